@@ -1,0 +1,38 @@
+# The two commands of the README: `make demo` and `make test`. Both create .venv when it is missing and
+# install everything they need into it. torch==2.13.0 (CPU build) is installed first so that nothing
+# pulls a CUDA build; the pin lives here and in CI only, never in the packages' own requirements.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+REPORTS := reports
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install test demo bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python requirements-dev.txt pyproject.toml runtime/pyproject.toml training/pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
+
+demo: install
+	mkdir -p $(REPORTS)
+	$(BIN)/python -m pytest -q examples -p no:cacheprovider \
+		--nlgeval-json $(REPORTS)/demo-results.json --nlgeval-report $(REPORTS)/demo-report.html
+	@echo "report: $(REPORTS)/demo-report.html"
+
+bench: install
+	$(BIN)/python benchmarks/scoring.py
+
+clean:
+	rm -rf $(VENV) $(REPORTS) .pytest_cache

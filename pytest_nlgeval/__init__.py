@@ -1,0 +1,50 @@
+"""pytest-nlgeval: quality tests for text-generating applications, as pytest assertions.
+
+    from pytest_nlgeval import assert_dimension
+
+    def test_summary_is_faithful(summarize, article):
+        assert_dimension(summarize(article), "consistency", source=article) > 0.7
+
+Names are imported on first use, so ``import pytest_nlgeval`` loads no model runtime.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "assert_dimension": "pytest_nlgeval.assertions",
+    "assert_dimensions": "pytest_nlgeval.assertions",
+    "Score": "pytest_nlgeval.score",
+    "ScoreList": "pytest_nlgeval.score",
+    "Evaluator": "pytest_nlgeval.evaluator",
+    "Dimension": "pytest_nlgeval.dimensions",
+    "DimensionRegistry": "pytest_nlgeval.dimensions",
+    "Check": "pytest_nlgeval.checks",
+    "assert_metric": "pytest_nlgeval.induction.assertions",
+    "assert_trajectory": "pytest_nlgeval.trajectory.assertions",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_nlgeval.assertions import assert_dimension, assert_dimensions
+    from pytest_nlgeval.checks import Check
+    from pytest_nlgeval.dimensions import Dimension, DimensionRegistry
+    from pytest_nlgeval.evaluator import Evaluator
+    from pytest_nlgeval.score import Score, ScoreList
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_nlgeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,64 @@
+"""``assert_dimension`` and ``assert_dimensions``: the dimension assertions of the DSL.
+
+    from pytest_nlgeval import assert_dimension, assert_dimensions
+
+    assert_dimension(summary, "consistency", source=article) > 0.7
+    assert_dimension(reply, "groundedness", task="dialogue", fact=knowledge) >= 0.6
+    assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
+
+The task comes from ``task=``, else from the test's ``@pytest.mark.nlgeval(task=...)``, else
+``summarization``; the evaluator from ``evaluator=``, else the session's (the marker's ``model=`` picks
+another model for one test).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from pytest_nlgeval import checks, context as _context
+from pytest_nlgeval.dimensions import DEFAULT_TASK
+from pytest_nlgeval.score import Score, ScoreList
+
+__all__ = ["assert_dimension", "assert_dimensions"]
+
+
+def _resolve(task: str | None, evaluator):
+    recorder = checks.active_recorder()
+    marker = recorder.marker if recorder is not None else {}
+    if evaluator is None:
+        evaluator = _context.active().evaluator(marker.get("model"))
+    return task or marker.get("task") or DEFAULT_TASK, evaluator
+
+
+def assert_dimension(output: str, dimension: str, *, source: str | None = None, reference: str | None = None,
+                     context: str | Sequence[str] | None = None, fact: str | Sequence[str] | None = None,
+                     task: str | None = None, evaluator=None) -> Score:
+    """Score ``output`` on ``dimension``; compare the result with a threshold to assert.
+
+    ``source`` is the document (summarization ``coherence``/``consistency``, ``fact``), ``reference`` a
+    reference text (``relevance``, data2text ``informativeness``), ``context`` the dialogue history (a
+    string or a list of turns), ``fact`` the knowledge of a dialogue turn. ``dimension="overall"`` is the
+    mean of the task's dimensions.
+
+        assert_dimension(summary, "consistency", source=article) > 0.7
+    """
+    task, evaluator = _resolve(task, evaluator)
+    return evaluator.score(output, dimension, source=source, reference=reference, context=context, fact=fact,
+                           task=task)
+
+
+def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequence | None = None,
+                      references: Sequence | None = None, contexts: Sequence | None = None,
+                      facts: Sequence | None = None, source=None, reference=None, context=None, fact=None,
+                      task: str | None = None, evaluator=None) -> ScoreList:
+    """Score many outputs on ``dimension`` in one batched call; assert on an aggregate.
+
+    Per-output inputs are lists (``sources=[...]``), an input shared by all outputs a single value
+    (``source=...``).
+
+        assert_dimensions(summaries, "consistency", sources=articles).mean() > 0.8
+        assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
+    """
+    task, evaluator = _resolve(task, evaluator)
+    return evaluator.evaluate(outputs, dimension, sources=sources, references=references, contexts=contexts,
+                              facts=facts, source=source, reference=reference, context=context, fact=fact,
+                              task=task)

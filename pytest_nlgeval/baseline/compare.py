@@ -1,0 +1,352 @@
+"""Verdicts of a run against a baseline: per check, and per suite (all cases of one dimension).
+
+Rules (docs/baselines.md has the reasoning):
+
+* **per check**: a change against the check's direction (``>``: higher is better, ``<``: lower is better)
+  larger than the check tolerance is a *regression*; a change the other way larger than the tolerance an
+  *improvement*; anything else *unchanged*. A non-finite score where the baseline had a number is a regression.
+* **per suite**: for every (kind, task, name) with at least :data:`MIN_SUITE_CASES` paired cases, a paired
+  bootstrap (:mod:`~pytest_nlgeval.baseline.bootstrap`) of the mean change. A *regression* needs both the 95%
+  interval entirely on the bad side of zero and the mean change beyond the suite tolerance; an improvement
+  mirrors it. Noise alone rarely moves a whole interval, and a tiny but consistent drift does not exceed
+  the tolerance, so both are needed.
+* **new checks** (no baseline entry) are reported; ``new_checks="notice"`` (default) lets them pass,
+  ``"fail"`` fails the comparison until the baseline is re-recorded (pytest-regressions' behaviour).
+* **removed checks** (in the baseline, not in this run) are reported and never fail: ``-k`` subsets and
+  deselected tests are normal. Re-recording keeps their entries.
+* **evaluators**: if a paired check was scored by a different evaluator (fingerprint id), the comparison is
+  refused (:class:`EvaluatorMismatchError`, naming what differs) unless ``allow_evaluator_change``. Then the
+  cross-evaluator drift of each dimension is measured as the mean absolute score difference over the cases
+  whose inputs (texts) did not change, which both evaluators scored; the check and suite tolerances of that
+  dimension widen by it. Cases of a dimension with no unchanged input cannot separate drift from a real
+  change: they are reported *incomparable* (not a pass, not a failure).
+
+Example::
+
+    comparison = compare(load_baseline("nlgeval-baseline.json"), Baseline.from_results(results), seed=0)
+    comparison.failed, [v.key for v in comparison.regressions]
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pytest_nlgeval.baseline.bootstrap import BootstrapResult, paired_bootstrap
+from pytest_nlgeval.baseline.errors import BaselineError, EvaluatorMismatchError
+from pytest_nlgeval.baseline.store import Baseline, BaselineEntry
+from pytest_nlgeval.baseline.tolerances import Tolerances
+
+__all__ = ["MIN_SUITE_CASES", "NEW_CHECK_POLICIES", "CheckVerdict", "Comparison", "EvaluatorChange",
+           "SuiteVerdict", "compare", "describe_fingerprint_difference", "group_label"]
+
+MIN_SUITE_CASES = 5  # below this a percentile interval over resampled cases is not worth reporting
+NEW_CHECK_POLICIES = ("notice", "fail")
+_EPS = 1e-12  # scores equal up to float noise are not "beyond" a tolerance of the same size
+
+
+def group_label(kind: str, task: str | None, name: str) -> str:
+    """``summarization/consistency`` for dimensions with a task, ``metric:helpful`` for the other kinds."""
+    if kind == "dimension":
+        return f"{task}/{name}" if task else name
+    return f"{kind}:{name}"
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """The verdict on one check. ``change`` is new - old in the score's own direction-free unit."""
+
+    key: str
+    nodeid: str
+    kind: str
+    task: str | None
+    name: str
+    status: str  # regression | improvement | unchanged | new | removed | incomparable
+    old: float | None
+    new: float | None
+    tolerance: float | None
+    higher_is_better: bool
+    drift: float = 0.0
+    reason: str | None = None
+
+    @property
+    def change(self) -> float | None:
+        return None if self.old is None or self.new is None else self.new - self.old
+
+    @property
+    def label(self) -> str:
+        return group_label(self.kind, self.task, self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["change"] = self.change
+        return data
+
+
+@dataclass(frozen=True)
+class SuiteVerdict:
+    """The verdict on the mean change of all paired cases of one dimension/metric."""
+
+    kind: str
+    task: str | None
+    name: str
+    status: str  # regression | improvement | unchanged | too few cases
+    n: int
+    old_mean: float | None
+    new_mean: float | None
+    tolerance: float
+    higher_is_better: bool
+    drift: float = 0.0
+    bootstrap: BootstrapResult | None = None
+
+    @property
+    def change(self) -> float | None:
+        return None if self.bootstrap is None else self.bootstrap.statistic
+
+    @property
+    def label(self) -> str:
+        return group_label(self.kind, self.task, self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["label"] = self.label
+        data["change"] = self.change
+        data["low"] = None if self.bootstrap is None else self.bootstrap.low
+        data["high"] = None if self.bootstrap is None else self.bootstrap.high
+        return data
+
+
+@dataclass(frozen=True)
+class EvaluatorChange:
+    """Evaluator pairs that differ between baseline and run, and the drift measured per dimension."""
+
+    pairs: tuple[tuple[str | None, str | None, tuple[str, ...], int], ...]  # (old id, new id, differences, checks)
+    drift: dict[str, tuple[float, int]]  # label -> (mean |new - old| on unchanged inputs, number of such cases)
+    unmeasured: tuple[str, ...] = ()  # labels whose drift could not be measured
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": [{"old": o, "new": n, "differences": list(d), "checks": c} for o, n, d, c in self.pairs],
+            "drift": {label: {"mean_abs_diff": m, "cases": c} for label, (m, c) in sorted(self.drift.items())},
+            "unmeasured": list(self.unmeasured),
+            "method": "mean absolute score difference between the two evaluators over the cases whose "
+                      "inputs are unchanged; check and suite tolerances of the dimension widen by it",
+        }
+
+
+@dataclass
+class Comparison:
+    """All verdicts of one comparison; ``failed`` is what CI gates on."""
+
+    checks: list[CheckVerdict]
+    suites: list[SuiteVerdict]
+    new_checks: str = "notice"
+    evaluator_change: EvaluatorChange | None = None
+    seed: int = 0
+    replicates: int = 2000
+    confidence: float = 0.95
+    tolerances: Tolerances = field(default_factory=Tolerances)
+    baseline_source: str | None = None
+    head_source: str | None = None
+
+    def _with(self, status: str) -> list[CheckVerdict]:
+        return [v for v in self.checks if v.status == status]
+
+    @property
+    def regressions(self) -> list[CheckVerdict]:
+        return self._with("regression")
+
+    @property
+    def improvements(self) -> list[CheckVerdict]:
+        return self._with("improvement")
+
+    @property
+    def new(self) -> list[CheckVerdict]:
+        return self._with("new")
+
+    @property
+    def removed(self) -> list[CheckVerdict]:
+        return self._with("removed")
+
+    @property
+    def incomparable(self) -> list[CheckVerdict]:
+        return self._with("incomparable")
+
+    @property
+    def suite_regressions(self) -> list[SuiteVerdict]:
+        return [s for s in self.suites if s.status == "regression"]
+
+    @property
+    def suite_improvements(self) -> list[SuiteVerdict]:
+        return [s for s in self.suites if s.status == "improvement"]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions or self.suite_regressions or (self.new_checks == "fail" and self.new))
+
+    @property
+    def status(self) -> str:
+        return "regression" if self.failed else "passed"
+
+    def counts(self) -> dict[str, int]:
+        counts = Counter(v.status for v in self.checks)
+        return {
+            "checks": len(self.checks), "compared": sum(counts[s] for s in ("regression", "improvement", "unchanged")),
+            "regressions": counts["regression"], "improvements": counts["improvement"],
+            "unchanged": counts["unchanged"], "new": counts["new"], "removed": counts["removed"],
+            "incomparable": counts["incomparable"], "suite_regressions": len(self.suite_regressions),
+            "suite_improvements": len(self.suite_improvements),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (stored as ``results["baseline"]`` and printed by ``nlgeval compare --format json``)."""
+        return {
+            "status": self.status,
+            "baseline": self.baseline_source,
+            "head": self.head_source,
+            "new_checks": self.new_checks,
+            "counts": self.counts(),
+            "statistics": {"method": "paired bootstrap over cases, percentile interval", "replicates": self.replicates,
+                           "seed": self.seed, "confidence": self.confidence, "min_cases": MIN_SUITE_CASES},
+            "tolerances": self.tolerances.to_dict(),
+            "evaluator_change": None if self.evaluator_change is None else self.evaluator_change.to_dict(),
+            "checks": [v.to_dict() for v in self.checks],
+            "suites": [s.to_dict() for s in self.suites],
+        }
+
+
+def describe_fingerprint_difference(old: dict | None, new: dict | None) -> list[str]:
+    """Lines saying how two evaluator fingerprints differ, e.g. ``["precision: fp32 -> int8"]``."""
+    if not old or not new:
+        missing = "baseline" if not old else "this run"
+        return [f"fingerprint details missing in {missing}"]
+    lines = []
+    for name in sorted(set(old) | set(new)):
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        if name == "files" and isinstance(a, dict) and isinstance(b, dict):
+            for fname in sorted(set(a) | set(b)):
+                fa, fb = a.get(fname), b.get(fname)
+                if fa == fb:
+                    continue
+                if fa is None:
+                    lines.append(f"file {fname}: only in this run")
+                elif fb is None:
+                    lines.append(f"file {fname}: only in the baseline")
+                else:
+                    lines.append(f"file {fname}: sha256 {str(fa)[:12]}… -> {str(fb)[:12]}…")
+        else:
+            lines.append(f"{name}: {a} -> {b}")
+    return lines
+
+
+def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = None,
+            allow_evaluator_change: bool = False, new_checks: str = "notice", seed: int = 0,
+            replicates: int = 2000, confidence: float = 0.95) -> Comparison:
+    """Compare ``head`` (this run) with ``base`` (the baseline); see the module docstring for the rules."""
+    if new_checks not in NEW_CHECK_POLICIES:
+        raise BaselineError(f"new_checks must be one of {', '.join(NEW_CHECK_POLICIES)}, got {new_checks!r}")
+    tolerances = tolerances or Tolerances()
+    common = sorted(set(base.entries) & set(head.entries))
+
+    changed = [(base.entries[k], head.entries[k]) for k in common
+               if base.entries[k].evaluator != head.entries[k].evaluator]
+    pair_counts = Counter((o.evaluator, n.evaluator) for o, n in changed)
+    pairs = tuple(
+        (old_id, new_id, tuple(describe_fingerprint_difference(base.evaluators.get(old_id) if old_id else None,
+                                                               head.evaluators.get(new_id) if new_id else None)
+                               if old_id and new_id else
+                               [f"evaluator: {old_id or 'none'} -> {new_id or 'none'}"]), count)
+        for (old_id, new_id), count in pair_counts.most_common()
+    )
+    if pairs and not allow_evaluator_change:
+        old_id, new_id, differences, count = pairs[0]
+        raise EvaluatorMismatchError(str(old_id), str(new_id), list(differences), len(changed))
+
+    # Drift per (group, direction): mean |new - old| over evaluator-changed cases whose inputs are unchanged.
+    drift_cases: dict[tuple, list[float]] = defaultdict(list)
+    changed_groups: set[tuple] = set()
+    for old, new in changed:
+        gkey = _group_key(new)
+        changed_groups.add(gkey)
+        if (old.inputs_sha256 is not None and old.inputs_sha256 == new.inputs_sha256
+                and old.score is not None and new.score is not None):
+            drift_cases[gkey].append(abs(new.score - old.score))
+    drift = {g: sum(v) / len(v) for g, v in drift_cases.items()}
+    unmeasured = sorted(changed_groups - set(drift))
+
+    verdicts: list[CheckVerdict] = []
+    for key in common:
+        old, new = base.entries[key], head.entries[key]
+        gkey = _group_key(new)
+        evaluator_changed = old.evaluator != new.evaluator
+        if evaluator_changed and gkey in unmeasured:
+            verdicts.append(_verdict(old, new, "incomparable", None, reason=(
+                "evaluator changed and no case of this dimension kept its inputs, so the drift cannot be measured")))
+            continue
+        widen = drift.get(gkey, 0.0) if evaluator_changed else 0.0
+        tol = tolerances.for_check(new.kind, new.task, new.name, new.tolerance) + widen
+        if old.score is None:
+            verdicts.append(_verdict(old, new, "incomparable", tol, widen, "baseline score was not finite"))
+        elif new.score is None:
+            verdicts.append(_verdict(old, new, "regression", tol, widen, "score is not finite"))
+        else:
+            gain = (new.score - old.score) * (1 if new.higher_is_better else -1)
+            status = "regression" if gain < -tol - _EPS else "improvement" if gain > tol + _EPS else "unchanged"
+            verdicts.append(_verdict(old, new, status, tol, widen))
+    for key in sorted(set(head.entries) - set(base.entries)):
+        verdicts.append(_verdict(None, head.entries[key], "new", None))
+    for key in sorted(set(base.entries) - set(head.entries)):
+        verdicts.append(_verdict(base.entries[key], None, "removed", None))
+    verdicts.sort(key=lambda v: v.key)
+
+    suites = _suites(verdicts, base, head, tolerances, drift, seed, replicates, confidence)
+    change = None
+    if pairs:
+        change = EvaluatorChange(pairs, {group_label(*g[:3]): (d, len(drift_cases[g])) for g, d in drift.items()},
+                                 tuple(group_label(*g[:3]) for g in unmeasured))
+    return Comparison(verdicts, suites, new_checks, change, seed, replicates, confidence, tolerances,
+                      base.source, head.source)
+
+
+def _group_key(entry: BaselineEntry) -> tuple:
+    return (entry.kind, entry.task, entry.name, entry.higher_is_better)
+
+
+def _verdict(old: BaselineEntry | None, new: BaselineEntry | None, status: str, tolerance: float | None,
+             drift: float = 0.0, reason: str | None = None) -> CheckVerdict:
+    ref = new or old
+    return CheckVerdict(key=ref.key, nodeid=ref.nodeid, kind=ref.kind, task=ref.task, name=ref.name, status=status,
+                        old=None if old is None else old.score, new=None if new is None else new.score,
+                        tolerance=tolerance, higher_is_better=ref.higher_is_better, drift=drift, reason=reason)
+
+
+def _suites(verdicts, base, head, tolerances, drift, seed, replicates, confidence) -> list[SuiteVerdict]:
+    groups: dict[tuple, list[CheckVerdict]] = defaultdict(list)
+    for v in verdicts:
+        if v.status in ("regression", "improvement", "unchanged") and v.old is not None and v.new is not None:
+            groups[(v.kind, v.task, v.name, v.higher_is_better)].append(v)
+    suites = []
+    for gkey in sorted(groups, key=lambda g: (g[0], g[1] or "", g[2], not g[3])):
+        cases = groups[gkey]
+        kind, task, name, higher = gkey
+        widen = drift.get(gkey, 0.0)
+        tol = tolerances.for_suite(kind, task, name) + widen
+        old = [v.old for v in cases]
+        new = [v.new for v in cases]
+        old_mean, new_mean = sum(old) / len(old), sum(new) / len(new)
+        if len(cases) < MIN_SUITE_CASES:
+            suites.append(SuiteVerdict(kind, task, name, "too few cases", len(cases), old_mean, new_mean, tol,
+                                       higher, widen))
+            continue
+        boot = paired_bootstrap(old, new, replicates=replicates, seed=seed, confidence=confidence)
+        if higher:
+            bad = boot.high < 0 and boot.statistic < -tol - _EPS
+            good = boot.low > 0 and boot.statistic > tol + _EPS
+        else:
+            bad = boot.low > 0 and boot.statistic > tol + _EPS
+            good = boot.high < 0 and boot.statistic < -tol - _EPS
+        status = "regression" if bad else "improvement" if good else "unchanged"
+        suites.append(SuiteVerdict(kind, task, name, status, len(cases), old_mean, new_mean, tol, higher, widen, boot))
+    return suites

@@ -1,0 +1,1 @@
+"""Subcommands of the ``nlgeval`` command line, one module each."""

@@ -1,0 +1,77 @@
+"""``nlgeval export`` and ``nlgeval prepare``: turn a checkpoint into a model folder the runtime serves."""
+from __future__ import annotations
+
+import sys
+import time
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("export", help="export a Hugging Face checkpoint (id or folder) to an ONNX model folder",
+                              description="Export a Boolean-QA checkpoint (e.g. MingZhong/unieval-sum) to OUT: "
+                                          "model.onnx, tokenizer.json and nlgeval.json with parity figures.")
+    p.add_argument("model", metavar="MODEL_ID_OR_PATH")
+    p.add_argument("out", metavar="OUT_DIR")
+    p.add_argument("--int8", action="store_true", help="also write a dynamically quantised int8 graph (CPU)")
+    p.add_argument("--fp16", action="store_true", help="also write a mixed-precision fp16 graph (CUDA)")
+    p.add_argument("--max-length", type=int, default=None, help="max input tokens (default 1024, as UniEval)")
+    p.set_defaults(func=run_export)
+
+    q = subparsers.add_parser("prepare", help="download/export a model into the user cache so it resolves offline",
+                              description="Resolve MODEL (Hugging Face id or checkpoint folder) into the cache "
+                                          "(downloading and exporting it once); later runs find it offline.")
+    q.add_argument("model", metavar="MODEL_ID_OR_PATH")
+    q.add_argument("--cache-dir", default=None)
+    q.set_defaults(func=run_prepare)
+
+
+def _progress(started: float):
+    def say(message: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def run_export(args) -> int:
+    from pytest_nlgeval.cli import UsageError
+
+    try:
+        from nlgeval_training.export import export_model
+    except ImportError as exc:
+        raise UsageError("exporting needs the training extra: pip install \"pytest-nlgeval[train]\"") from exc
+    from pathlib import Path
+
+    started = time.monotonic()
+    say = _progress(started)
+    local = Path(args.model)
+    checkpoint = str(local) if local.exists() else _download(args.model, say)
+    try:
+        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, max_length=args.max_length,
+                                source_id=args.model, progress=say)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+    for precision, fig in manifest["export"].get("parity", {}).items():
+        diff = fig.get("max_abs_diff")
+        print(f"{precision}: max |diff| to PyTorch = {diff if diff is None else f'{diff:.2e}'} on {fig['n']} inputs"
+              + (f" ({fig['note']})" if fig.get("note") else ""))
+    print(f"wrote {args.out} in {time.monotonic() - started:.1f}s")
+    return 0
+
+
+def _download(model_id: str, say) -> str:
+    from huggingface_hub import snapshot_download
+
+    say(f"downloading {model_id}")
+    return snapshot_download(model_id, allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt"])
+
+
+def run_prepare(args) -> int:
+    from pytest_nlgeval.cli import UsageError
+    from nlgeval_runtime.errors import NLGEvalRuntimeError
+    from nlgeval_runtime.resolve import resolve_model
+
+    try:
+        path = resolve_model(args.model, cache_dir=args.cache_dir)
+    except NLGEvalRuntimeError as exc:
+        raise UsageError(str(exc)) from exc
+    print(path)
+    return 0

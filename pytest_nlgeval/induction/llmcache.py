@@ -1,0 +1,243 @@
+"""A disk cache in front of any ``dspy.LM``, keyed by everything that determines the answer.
+
+The key is the SHA-256 of the canonical JSON of: the model id, the model type, every request parameter
+(the LM's defaults merged with the call's, e.g. temperature, max_tokens, api_base, rollout_id; the API key
+is left out because it does not change the answer and must not be written to disk) and the full prompt
+or message list. Keying on the model name alone (a defect of the reference toolkit) would hand a
+temperature-0.0 answer to a temperature-1.0 request, or one server's answer to another's.
+
+Calls that reach the model and calls answered from the cache are counted, with the tokens the model
+reported, so the command line and the report can show what an induction cost.
+
+Example::
+
+    >>> import dspy                                                                 # doctest: +SKIP
+    >>> lm = cached_lm(dspy.LM("openai/qwen2.5-7b", api_base="http://localhost:8000/v1"))  # doctest: +SKIP
+    >>> lm.usage.summary()                                                          # doctest: +SKIP
+    '0 LLM calls (0 from cache), 0 prompt + 0 completion tokens'
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["LLMUsage", "cached_lm", "default_cache_dir", "request_key", "require_dspy", "JudgesUnavailable",
+           "make_lm"]
+
+_SECRET_PARAMS = {"api_key", "api_token", "azure_ad_token"}
+
+
+class JudgesUnavailable(ImportError):
+    """DSPy is not installed; LLM judges need the optional extra."""
+
+
+def require_dspy():
+    """Import and return :mod:`dspy`, or raise :class:`JudgesUnavailable` saying how to install it."""
+    try:
+        import dspy
+    except ImportError as exc:
+        raise JudgesUnavailable(
+            "LLM judges need DSPy, which is not installed: run  pip install \"pytest-nlgeval[judges]\"  "
+            "(or induce from bank metrics alone by not configuring an LM)"
+        ) from exc
+    return dspy
+
+
+def default_cache_dir() -> Path:
+    """``$NLGEVAL_LLM_CACHE`` or the user cache directory of pytest-nlgeval, sub-folder ``llm``."""
+    env = os.environ.get("NLGEVAL_LLM_CACHE")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("pytest-nlgeval")) / "llm"
+
+
+@dataclass
+class LLMUsage:
+    """Counts of one cached LM: model calls, cache hits and the tokens the model reported."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add_call(self, usage: dict | None) -> None:
+        with self._lock:
+            self.calls += 1
+            usage = usage or {}
+            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+
+    def add_hit(self) -> None:
+        with self._lock:
+            self.cache_hits += 1
+
+    def to_dict(self) -> dict:
+        return {"calls": self.calls, "cache_hits": self.cache_hits, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+    def summary(self) -> str:
+        return (f"{self.calls + self.cache_hits} LLM calls ({self.cache_hits} from cache), "
+                f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens")
+
+
+def lm_identity(lm) -> dict:
+    """The model id and request parameters of an LM, without secrets (stored in artifacts and cache keys)."""
+    params = {k: v for k, v in dict(getattr(lm, "kwargs", {}) or {}).items()
+              if k not in _SECRET_PARAMS and v is not None}
+    return {"model": str(getattr(lm, "model", type(lm).__name__)),
+            "model_type": str(getattr(lm, "model_type", "chat")),
+            "params": _jsonable(params)}
+
+
+def request_key(identity: dict, params: dict, prompt, messages) -> str:
+    """SHA-256 of the canonical JSON of model id, merged parameters and the full prompt/messages."""
+    merged = dict(identity.get("params") or {})
+    merged.update({k: v for k, v in params.items() if k not in _SECRET_PARAMS})
+    payload = {"model": identity["model"], "model_type": identity.get("model_type", "chat"),
+               "params": _jsonable(merged), "prompt": prompt, "messages": _jsonable(messages)}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _jsonable(value):
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+class _DiskStore:
+    """One JSON file per key under ``root/ab/abcdef....json``; written atomically (safe under xdist)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str):
+        path = self._path(key)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, entry: dict) -> None:
+        path = self._path(key)
+        try:
+            blob = json.dumps(entry, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return  # outputs that are not plain JSON (tool objects) are not cached
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(blob)
+        os.replace(tmp, path)
+
+
+_CLASS = None
+
+
+def _cached_lm_class():
+    global _CLASS
+    if _CLASS is not None:
+        return _CLASS
+    require_dspy()
+    from dspy.clients.base_lm import BaseLM
+
+    class CachedLM(BaseLM):
+        """A ``dspy.BaseLM`` that answers from the disk cache and otherwise asks the wrapped LM."""
+
+        def __init__(self, inner, cache_dir: Path, usage: LLMUsage | None = None) -> None:
+            ident = lm_identity(inner)
+            super().__init__(model=ident["model"], model_type=ident["model_type"], cache=False)
+            self.kwargs = dict(getattr(inner, "kwargs", {}) or {})
+            self.inner = inner
+            self.identity = ident
+            self.cache_dir = Path(cache_dir)
+            self.store = _DiskStore(self.cache_dir)
+            self.usage = usage or LLMUsage()
+
+        def _request(self, kwargs: dict) -> dict:
+            # Parameters changed on this wrapper (e.g. by dspy's lm.copy(temperature=...)) travel with the call.
+            base = dict(getattr(self.inner, "kwargs", {}) or {})
+            extra = {k: v for k, v in self.kwargs.items() if base.get(k) != v}
+            return {**extra, **kwargs}
+
+        def _lookup(self, prompt, messages, call_kwargs):
+            key = request_key(self.identity, call_kwargs, prompt, messages)
+            entry = self.store.get(key)
+            return key, entry
+
+        def _remember(self, key: str, outputs, before: int) -> list:
+            history = getattr(self.inner, "history", None) or []
+            usage = history[-1].get("usage") if len(history) > before else None
+            self.usage.add_call(usage)
+            self.store.put(key, {"model": self.identity["model"], "outputs": list(outputs),
+                                 "usage": _jsonable(usage or {})})
+            return list(outputs)
+
+        def __call__(self, prompt=None, *, messages=None, **kwargs):
+            call_kwargs = self._request(kwargs)
+            key, entry = self._lookup(prompt, messages, call_kwargs)
+            if entry is not None:
+                self.usage.add_hit()
+                return list(entry["outputs"])
+            before = len(getattr(self.inner, "history", None) or [])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # messages= is DSPy 3.4's adapter path
+                outputs = self.inner(prompt, messages=messages, **call_kwargs)
+            return self._remember(key, outputs, before)
+
+        async def acall(self, prompt=None, *, messages=None, **kwargs):
+            call_kwargs = self._request(kwargs)
+            key, entry = self._lookup(prompt, messages, call_kwargs)
+            if entry is not None:
+                self.usage.add_hit()
+                return list(entry["outputs"])
+            before = len(getattr(self.inner, "history", None) or [])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                outputs = await self.inner.acall(prompt, messages=messages, **call_kwargs)
+            return self._remember(key, outputs, before)
+
+        def forward(self, prompt=None, messages=None, **kwargs):  # pragma: no cover - __call__ is overridden
+            raise NotImplementedError("CachedLM is called through __call__/acall")
+
+    _CLASS = CachedLM
+    return CachedLM
+
+
+def cached_lm(lm, cache_dir: str | Path | None = None, usage: LLMUsage | None = None):
+    """Wrap ``lm`` (any ``dspy.BaseLM``, including ``dspy.utils.DummyLM``) with the disk cache.
+
+    An LM that is already wrapped is returned as is. ``cache_dir`` defaults to :func:`default_cache_dir`.
+    """
+    cls = _cached_lm_class()
+    if isinstance(lm, cls):
+        return lm
+    return cls(lm, Path(cache_dir) if cache_dir is not None else default_cache_dir(), usage)
+
+
+def make_lm(model: str, *, api_base: str | None = None, api_key: str | None = None, temperature: float = 0.0,
+            max_tokens: int = 1000, cache_dir: str | Path | None = None, **params):
+    """Build a cached ``dspy.LM`` for any LiteLLM model id (``openai/<model>`` with ``api_base`` for an
+    OpenAI-compatible server such as vLLM or llama.cpp; ``ollama_chat/<model>``).
+
+    DSPy's own response cache is turned off so that this cache, whose key includes every parameter,
+    is the only one.
+    """
+    dspy = require_dspy()
+    kwargs = dict(params)
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    lm = dspy.LM(model, temperature=temperature, max_tokens=max_tokens, cache=False, **kwargs)
+    return cached_lm(lm, cache_dir)

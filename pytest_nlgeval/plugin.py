@@ -1,0 +1,351 @@
+"""The pytest plugin (entry point ``pytest11: nlgeval``).
+
+Options (each has an ini key of the same name with ``_`` for ``-``, e.g. ``nlgeval_model``)::
+
+    --nlgeval-model PATH_OR_ID   model folder or Hugging Face id (env NLGEVAL_MODEL; default: embedded)
+    --nlgeval-device auto|cpu|cuda
+    --nlgeval-precision auto|fp32|fp16|int8
+    --nlgeval-batch-size N       most inputs per ONNX call
+    --nlgeval-cache-dir DIR      score cache folder (default .nlgeval-cache under the rootdir)
+    --nlgeval-no-cache           score everything, read and write no cache
+    --nlgeval-json PATH          write the results file (docs/results-schema.md)
+
+Fixture ``nlgeval`` (session): the :class:`~pytest_nlgeval.evaluator.Evaluator`. Marker
+``@pytest.mark.nlgeval(task=..., model=..., tolerance=...)``: the default task and model of a test's
+assertions, and the tolerance recorded with its checks for the baseline comparison.
+
+Importing this module costs nothing beyond pytest: the evaluator, the runtime and the model are loaded
+on the first assertion.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from pytest_nlgeval import hookspecs
+
+RESULTS_SCHEMA = "pytest-nlgeval/results"
+RESULTS_VERSION = 1
+MARKER_KEYS = ("task", "model", "tolerance")
+_WORKEROUTPUT_KEY = "nlgeval"
+
+results_key = pytest.StashKey[dict]()
+_state_key = pytest.StashKey["NLGEvalSession"]()
+
+_OPTIONS = [
+    # (name, ini type, help)
+    ("model", "string", "model folder or Hugging Face id of the evaluator (env NLGEVAL_MODEL; default: the "
+                        "embedded model)"),
+    ("device", "string", "device of the evaluator: auto, cpu or cuda (default auto)"),
+    ("precision", "string", "precision of the evaluator graph: auto, fp32, fp16 or int8 (default auto)"),
+    ("batch_size", "string", "most inputs per ONNX Runtime call"),
+    ("cache_dir", "string", "folder of the score cache (default .nlgeval-cache under the rootdir)"),
+    ("no_cache", "bool", "read and write no score cache"),
+    ("json", "string", "write the results of the session (checks, scores, evaluators) to this JSON file"),
+]
+
+
+def pytest_addhooks(pluginmanager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("nlgeval", "quality tests of generated text (pytest-nlgeval)")
+    for name, kind, help_text in _OPTIONS:
+        flag = "--nlgeval-" + name.replace("_", "-")
+        if kind == "bool":
+            group.addoption(flag, action="store_true", default=None, dest=f"nlgeval_{name}", help=help_text)
+        else:
+            group.addoption(flag, action="store", default=None, dest=f"nlgeval_{name}",
+                            metavar=name.upper().replace("_", "-"), help=help_text)
+        parser.addini(f"nlgeval_{name}", help=help_text, type=kind, default=False if kind == "bool" else None)
+
+
+def _option(config, name: str) -> Any:
+    value = config.getoption(f"nlgeval_{name}")
+    if value is not None:
+        return value
+    if name == "model" and os.environ.get("NLGEVAL_MODEL"):
+        return os.environ["NLGEVAL_MODEL"]
+    value = config.getini(f"nlgeval_{name}")
+    return value if value not in ("", None) else None
+
+
+def _options(config) -> dict[str, Any]:
+    options = {name: _option(config, name) for name, _, _ in _OPTIONS}
+    if options["batch_size"] is not None:
+        try:
+            options["batch_size"] = int(options["batch_size"])
+            if options["batch_size"] < 1:
+                raise ValueError
+        except ValueError:
+            raise pytest.UsageError(
+                f"--nlgeval-batch-size / nlgeval_batch_size must be a positive integer, got {options['batch_size']!r}"
+            ) from None
+    for name, allowed in (("device", ("auto", "cpu", "cuda")), ("precision", ("auto", "fp32", "fp16", "int8"))):
+        if options[name] is not None and options[name] not in allowed:
+            raise pytest.UsageError(
+                f"--nlgeval-{name} / nlgeval_{name} must be one of {', '.join(allowed)}, got {options[name]!r}"
+            )
+    cache_dir = options["cache_dir"]
+    if cache_dir is None:
+        cache_dir = os.path.join(str(config.rootpath), ".nlgeval-cache")
+    elif not os.path.isabs(cache_dir):
+        cache_dir = os.path.join(str(config.invocation_params.dir), cache_dir)
+    options["cache_dir"] = cache_dir
+    options["cache"] = not options.pop("no_cache")
+    return options
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "nlgeval(task=None, model=None, tolerance=None): default task and model of the nlgeval assertions in "
+        "this test; tolerance recorded with its checks for baseline comparison",
+    )
+    session = NLGEvalSession(config, _options(config))
+    config.stash[_state_key] = session
+    config.pluginmanager.register(session, "nlgeval-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistController(session), "nlgeval-xdist")
+
+
+def pytest_unconfigure(config) -> None:
+    session = config.stash.get(_state_key, None)
+    if session is not None:
+        session.close()
+
+
+def get_results(config) -> dict | None:
+    """The merged results of the session (controller only), once the session has finished."""
+    return config.stash.get(results_key, None)
+
+
+def _marker_options(item) -> dict[str, Any]:
+    marker = item.get_closest_marker("nlgeval")
+    if marker is None:
+        return {}
+    options = dict(marker.kwargs)
+    if marker.args:
+        if len(marker.args) > 1 or "task" in options:
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.nlgeval takes one positional argument (the task)")
+        options["task"] = marker.args[0]
+    unknown = sorted(set(options) - set(MARKER_KEYS))
+    if unknown:
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.nlgeval got unknown argument(s) {unknown}; it takes {', '.join(MARKER_KEYS)}"
+        )
+    tolerance = options.get("tolerance")
+    if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
+                                  or tolerance < 0):
+        raise pytest.UsageError(f"{item.nodeid}: nlgeval(tolerance=...) must be a number >= 0, got {tolerance!r}")
+    return options
+
+
+@pytest.fixture(scope="session")
+def nlgeval(request):
+    """The session's evaluator (:class:`pytest_nlgeval.evaluator.Evaluator`); its model loads on first use.
+
+        def test_many(nlgeval):
+            scores = nlgeval.score_many(outputs, "fluency")
+    """
+    return request.config.stash[_state_key].context.evaluator()
+
+
+def pytest_assertrepr_compare(config, op, left, right):
+    """Explain a failed ``assert score == x`` (threshold comparisons raise their own message)."""
+    from_score = None
+    for side in (left, right):
+        if type(side).__name__ == "Score" and type(side).__module__ == "pytest_nlgeval.score":
+            from_score = side
+            break
+    if from_score is None:
+        return None
+    other = right if from_score is left else left
+    lines = [f"{from_score.label} = {float(from_score):.4f} {op} {other!r}"]
+    lines += ["  " + line for line in from_score.explanation()]
+    return lines
+
+
+class NLGEvalSession:
+    """Per-session state: the check recorder, the evaluation context, the results."""
+
+    def __init__(self, config, options: dict[str, Any]) -> None:
+        from pytest_nlgeval import checks, context
+
+        self.config = config
+        self.options = options
+        self.recorder = checks.CheckRecorder(on_record=self._on_record)
+        self.context = context.Context(options, register_dimensions=self._register_dimensions)
+        self.worker_data: list[dict] = []
+        self.is_worker = hasattr(config, "workerinput")
+        checks.activate(self.recorder)
+        context.activate(self.context)
+
+    def _register_dimensions(self, registry) -> None:
+        self.config.hook.pytest_nlgeval_register_dimensions(registry=registry)
+
+    def _on_record(self, check) -> None:
+        self.config.hook.pytest_nlgeval_check_recorded(check=check)
+
+    def close(self) -> None:
+        from pytest_nlgeval import checks, context
+
+        checks.deactivate(self.recorder)
+        context.deactivate(self.context)
+        self.context.close()
+
+    # -- tests ---------------------------------------------------------------------------------------------
+    def pytest_collection_modifyitems(self, items) -> None:
+        for item in items:
+            _marker_options(item)  # a wrong marker is a usage error before anything runs
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.recorder.start_test(item.nodeid, item, _marker_options(item))
+        try:
+            yield
+        finally:
+            self.recorder.end_test()
+
+    # -- results -------------------------------------------------------------------------------------------
+    def local_data(self) -> dict[str, Any]:
+        stats = {"scored": 0, "cached": 0, "sessions": 0}
+        for evaluator in self.context.evaluators:
+            for key in stats:
+                stats[key] += evaluator.stats[key]
+        return {
+            "checks": [c.to_dict() for c in self.recorder.checks],
+            "evaluators": dict(self.recorder.evaluators),
+            "scoring": stats,
+        }
+
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        data = self.local_data()
+        if self.is_worker:
+            import json
+
+            self.config.workeroutput[_WORKEROUTPUT_KEY] = json.dumps(data)
+            return
+        results = build_results([data, *self.worker_data])
+        self.config.hook.pytest_nlgeval_results_ready(config=self.config, results=results)
+        self.config.stash[results_key] = results
+        path = self.options.get("json")
+        if path:
+            path = os.path.join(str(self.config.invocation_params.dir), path)
+            write_results(results, path)
+            self.results_path = path
+
+    results_path: str | None = None
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        results = config.stash.get(results_key, None)
+        if not results or not results["checks"]:
+            return
+        write_summary(terminalreporter, results, self.results_path)
+
+
+class _XdistController:
+    """Collects the workers' checks on the controller (registered only when pytest-xdist is active)."""
+
+    def __init__(self, session: NLGEvalSession) -> None:
+        self.session = session
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        import json
+
+        raw = getattr(node, "workeroutput", {}).get(_WORKEROUTPUT_KEY)
+        if raw:
+            self.session.worker_data.append(json.loads(raw))
+
+
+def build_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Merge per-process check data into the results dict of docs/results-schema.md."""
+    import datetime
+    import platform
+    import sys
+
+    checks: list[dict] = []
+    evaluators: dict[str, dict] = {}
+    scoring = {"scored": 0, "cached": 0, "sessions": 0}
+    for part in parts:
+        checks.extend(part["checks"])
+        evaluators.update(part["evaluators"])
+        for key in scoring:
+            scoring[key] += part.get("scoring", {}).get(key, 0)
+    # Workers finish in any order; a stable sort by test keeps each test's checks in their own order.
+    checks.sort(key=lambda c: c["nodeid"])
+    passed = sum(1 for c in checks if c["passed"])
+    return {
+        "schema": RESULTS_SCHEMA,
+        "version": RESULTS_VERSION,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "environment": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "packages": _package_versions(),
+            "argv": sys.argv[1:],
+        },
+        "evaluators": evaluators,
+        "checks": checks,
+        "summary": {"checks": len(checks), "passed": passed, "failed": len(checks) - passed},
+        "scoring": scoring,
+    }
+
+
+def _package_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    versions = {}
+    for name in ("pytest-nlgeval", "nlgeval-runtime", "onnxruntime", "onnxruntime-gpu", "pytest", "numpy"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def write_results(results: dict[str, Any], path: str) -> None:
+    """Write ``results`` as sorted JSON, atomically (a reader never sees half a file)."""
+    import json
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".nlgeval-results-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(results, handle, indent=2, sort_keys=True, allow_nan=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None:
+    """The terminal table: checks per task and dimension (or metric / trajectory field)."""
+    groups: dict[tuple, list[dict]] = {}
+    for check in results["checks"]:
+        groups.setdefault((check["task"] or "-", check["kind"], check["name"]), []).append(check)
+    tr.write_sep("=", "nlgeval")
+    header = f"{'task':<15} {'kind':<10} {'name':<28} {'checks':>6} {'passed':>6} {'failed':>6} {'mean':>8} {'min':>8}"
+    tr.write_line(header)
+    for (task, kind, name), rows in sorted(groups.items()):
+        scores = [r["score"] for r in rows if r["score"] is not None]
+        failed = sum(1 for r in rows if not r["passed"])
+        mean = f"{sum(scores) / len(scores):8.4f}" if scores else f"{'-':>8}"
+        low = f"{min(scores):8.4f}" if scores else f"{'-':>8}"
+        line = (f"{task[:15]:<15} {kind[:10]:<10} {name[:28]:<28} {len(rows):>6} {len(rows) - failed:>6} "
+                f"{failed:>6} {mean} {low}")
+        tr.write_line(line, red=bool(failed), green=not failed)
+    for fid, fp in sorted(results["evaluators"].items()):
+        tr.write_line(f"evaluator {fid}: {fp.get('model')} ({fp.get('provider')}, {fp.get('precision')})")
+    scoring = results.get("scoring", {})
+    tr.write_line(f"scored {scoring.get('scored', 0)} evaluator inputs, {scoring.get('cached', 0)} from the cache")
+    if results_path:
+        tr.write_line(f"results: {results_path}")

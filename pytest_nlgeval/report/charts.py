@@ -1,0 +1,214 @@
+"""Inline SVG charts for the HTML report: no script, no font or stylesheet fetched, so they render from file://.
+
+Every function returns :class:`markupsafe.Markup`; every piece of text that came from a test (labels, ids) is
+escaped here, because the Jinja template inserts the Markup as it is.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from markupsafe import Markup, escape
+
+__all__ = ["distribution_chart", "delta_chart", "line_chart", "nice_ticks"]
+
+PASS_COLOUR = "#2e7d32"
+FAIL_COLOUR = "#c62828"
+NEUTRAL_COLOUR = "#546e7a"
+SERIES_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#558b2f")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.2f}"
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick positions covering [low, high] (steps of 1, 2 or 5 times a power of ten)."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return [low]
+    raw = (high - low) / max(count - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    first = math.ceil(low / step - 1e-9) * step
+    ticks, value = [], first
+    while value <= high + step * 1e-9:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+def _domain(values: Sequence[float], *, default: tuple[float, float]) -> tuple[float, float]:
+    """The default [0, 1] score range, widened to include everything drawn (sums such as engagingness)."""
+    low, high = default
+    finite = [v for v in values if math.isfinite(v)]
+    if finite:
+        low, high = min(low, min(finite)), max(high, max(finite))
+    if high - low < 1e-12:
+        low, high = low - 0.5, high + 0.5
+    return low, high
+
+
+def distribution_chart(scores: Sequence[float], passed: Sequence[bool], thresholds: Sequence[tuple[str, float]],
+                       *, title: str = "", width: int = 520, height: int = 150, bins: int = 20) -> Markup:
+    """A histogram of scores, stacked passed/failed, with a dashed line per distinct threshold.
+
+    >>> svg = distribution_chart([0.2, 0.8, 0.9], [False, True, True], [(">", 0.5)], title="fluency")
+    >>> svg.startswith("<svg")
+    True
+    """
+    left, right, top, bottom = 36, 12, 18, 26
+    plot_w, plot_h = width - left - right, height - top - bottom
+    low, high = _domain(list(scores) + [t for _, t in thresholds], default=(0.0, 1.0))
+    bin_w = (high - low) / bins
+    counts = [[0, 0] for _ in range(bins)]  # [passed, failed]
+    for score, ok in zip(scores, passed):
+        index = min(int((score - low) / bin_w), bins - 1)
+        counts[index][0 if ok else 1] += 1
+    peak = max((p + f for p, f in counts), default=0) or 1
+
+    def x(value: float) -> float:
+        return left + (value - low) / (high - low) * plot_w
+
+    def y(count: float) -> float:
+        return top + plot_h - count / peak * plot_h
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)} score distribution">',
+             f"<title>{escape(title)}: {len(scores)} scores</title>",
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>']
+    for tick in nice_ticks(low, high):
+        parts.append(f'<line x1="{x(tick):.1f}" y1="{top + plot_h}" x2="{x(tick):.1f}" y2="{top + plot_h + 4}" '
+                     f'class="axis"/><text x="{x(tick):.1f}" y="{height - 8}" class="tick" '
+                     f'text-anchor="middle">{_fmt(tick)}</text>')
+    for count in sorted({0, peak}):
+        parts.append(f'<text x="{left - 6}" y="{y(count) + 4:.1f}" class="tick" text-anchor="end">{count}</text>')
+    for index, (n_pass, n_fail) in enumerate(counts):
+        if not n_pass and not n_fail:
+            continue
+        x0 = x(low + index * bin_w) + 1
+        bar_w = max(plot_w / bins - 2, 1)
+        bin_text = f"{_fmt(low + index * bin_w)} to {_fmt(low + (index + 1) * bin_w)}"
+        if n_pass:
+            parts.append(f'<rect x="{x0:.1f}" y="{y(n_pass):.1f}" width="{bar_w:.1f}" '
+                         f'height="{y(0) - y(n_pass):.1f}" fill="{PASS_COLOUR}" class="bar-pass">'
+                         f"<title>{bin_text}: {n_pass} passed</title></rect>")
+        if n_fail:
+            parts.append(f'<rect x="{x0:.1f}" y="{y(n_pass + n_fail):.1f}" width="{bar_w:.1f}" '
+                         f'height="{y(n_pass) - y(n_pass + n_fail):.1f}" fill="{FAIL_COLOUR}" class="bar-fail">'
+                         f"<title>{bin_text}: {n_fail} failed</title></rect>")
+    for op, threshold in thresholds:
+        tx = x(threshold)
+        parts.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{top + plot_h}" class="threshold"/>'
+                     f'<text x="{tx + 3:.1f}" y="{top + 6}" class="threshold-label">{escape(op)} '
+                     f"{threshold:g}</text>")
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def delta_chart(rows: Sequence[tuple[str, float | None, float | None, float | None, float | None, str]],
+                *, width: int = 620, row_height: int = 26) -> Markup:
+    """A forest plot of per-dimension mean changes with their bootstrap intervals.
+
+    ``rows`` holds ``(label, delta, ci_low, ci_high, tolerance, status)``; a regression is drawn red, an
+    improvement green, and the negative tolerance as a dashed line.
+
+    >>> str(delta_chart([("summarization/fluency", -0.1, -0.15, -0.05, 0.02, "regression")])).count("<circle")
+    1
+    """
+    label_w, right, top = 190, 16, 20
+    height = top + row_height * max(len(rows), 1) + 28
+    plot_w = width - label_w - right
+    extent = 0.0
+    for _, delta, low, high, tol, _ in rows:
+        extent = max([extent] + [abs(v) for v in (delta, low, high, tol) if v is not None])
+    extent = (extent or 0.05) * 1.15
+
+    def x(value: float) -> float:
+        return label_w + (value + extent) / (2 * extent) * plot_w
+
+    bottom = top + row_height * max(len(rows), 1)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="score change against the baseline">',
+             "<title>mean score change against the baseline, with 95% bootstrap intervals</title>",
+             f'<line x1="{x(0):.1f}" y1="{top - 8}" x2="{x(0):.1f}" y2="{bottom}" class="axis"/>']
+    for tick in nice_ticks(-extent, extent):
+        parts.append(f'<text x="{x(tick):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">'
+                     f"{tick:+g}</text>")
+    for index, (label, delta, low, high, tol, status) in enumerate(rows):
+        cy = top + row_height * index + row_height / 2
+        colour = {"regression": FAIL_COLOUR, "improvement": PASS_COLOUR}.get(status, NEUTRAL_COLOUR)
+        parts.append(f'<text x="{label_w - 8}" y="{cy + 4:.1f}" class="label" text-anchor="end">'
+                     f"{escape(label)}</text>")
+        if tol is not None:
+            parts.append(f'<line x1="{x(-tol):.1f}" y1="{cy - 9:.1f}" x2="{x(-tol):.1f}" y2="{cy + 9:.1f}" '
+                         f'class="tolerance"><title>tolerance -{tol:g}</title></line>')
+        if low is not None and high is not None:
+            parts.append(f'<line x1="{x(low):.1f}" y1="{cy:.1f}" x2="{x(high):.1f}" y2="{cy:.1f}" '
+                         f'stroke="{colour}" stroke-width="2"/>')
+            for end in (low, high):
+                parts.append(f'<line x1="{x(end):.1f}" y1="{cy - 5:.1f}" x2="{x(end):.1f}" y2="{cy + 5:.1f}" '
+                             f'stroke="{colour}" stroke-width="2"/>')
+        if delta is not None:
+            interval = f" [{low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
+            parts.append(f'<circle cx="{x(delta):.1f}" cy="{cy:.1f}" r="4.5" fill="{colour}" class="delta-{escape(status)}">'
+                         f"<title>{escape(label)}: {delta:+.4f}{interval} ({escape(status)})</title></circle>")
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def line_chart(series: Sequence[tuple[str, Sequence[float]]], *, band: tuple[Sequence[float], Sequence[float]] | None = None,
+               band_label: str = "reference band", title: str = "", x_label: str = "", width: int = 520,
+               height: int = 170) -> Markup:
+    """Lines over a shared x axis (prefix length, step), with an optional shaded band (e.g. the human range).
+
+    >>> "polyline" in line_chart([("diversity", [1.0, 0.9, 0.8])])
+    True
+    """
+    left, right, top, bottom = 44, 12, 24, 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    values = [v for _, s in series for v in s if math.isfinite(v)]
+    if band is not None:
+        values += [v for side in band for v in side if math.isfinite(v)]
+    length = max([len(s) for _, s in series] + ([len(band[0]), len(band[1])] if band else [1]))
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    if high - low < 1e-12:
+        low, high = low - 0.5, high + 0.5
+    pad = (high - low) * 0.05
+    low, high = low - pad, high + pad
+
+    def x(i: int) -> float:
+        return left + (i / max(length - 1, 1)) * plot_w
+
+    def y(v: float) -> float:
+        return top + plot_h - (v - low) / (high - low) * plot_h
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+             f"<title>{escape(title)}</title>",
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" class="axis"/>']
+    for tick in nice_ticks(low, high, 4):
+        parts.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">{_fmt(tick)}</text>')
+    for tick in nice_ticks(1, length, 5):
+        if float(tick).is_integer():
+            parts.append(f'<text x="{x(int(tick) - 1):.1f}" y="{top + plot_h + 14}" class="tick" '
+                         f'text-anchor="middle">{int(tick)}</text>')
+    if x_label:
+        parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" class="tick" text-anchor="middle">'
+                     f"{escape(x_label)}</text>")
+    if band is not None:
+        lows, highs = band
+        n = min(len(lows), len(highs))
+        points = [(x(i), y(highs[i])) for i in range(n)] + [(x(i), y(lows[i])) for i in reversed(range(n))]
+        if points:
+            parts.append('<polygon class="band" points="' + " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
+                         + f'"><title>{escape(band_label)}</title></polygon>')
+    for index, (label, values_) in enumerate(series):
+        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values_) if math.isfinite(v))
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}">'
+                     f"<title>{escape(label)}</title></polyline>")
+        parts.append(f'<text x="{left + 8 + 110 * index}" y="{top - 8}" class="legend" fill="{colour}">'
+                     f"{escape(label)}</text>")
+    parts.append("</svg>")
+    return Markup("".join(parts))

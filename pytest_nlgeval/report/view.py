@@ -1,0 +1,204 @@
+"""The numbers and rows of a report, computed once from a results dict.
+
+The HTML report and the Markdown summaries both read a :class:`ReportView`, so the page and the pull-request
+comment can never disagree about how many checks failed or which ones regressed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from pytest_nlgeval.report.baseline_view import BaselineCheck, BaselineView, read_baseline
+from pytest_nlgeval.report.results import validate_results
+
+__all__ = ["CheckRow", "ScoreGroup", "ReportView", "build_view"]
+
+_OPERATORS = {">": lambda s, t: s > t, ">=": lambda s, t: s >= t, "<": lambda s, t: s < t,
+              "<=": lambda s, t: s <= t}
+
+
+@dataclass
+class CheckRow:
+    """One check as the report's table shows it."""
+
+    check: Mapping[str, Any]
+    baseline: BaselineCheck | None
+
+    @property
+    def key(self) -> str:
+        return self.check["key"]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.check["passed"])
+
+    @property
+    def regressed(self) -> bool:
+        return self.baseline is not None and self.baseline.status == "regression"
+
+    @property
+    def status(self) -> str:
+        """``failed``, ``regressed``, ``passed`` (a check that failed and regressed is shown as failed)."""
+        if not self.passed:
+            return "failed"
+        return "regressed" if self.regressed else "passed"
+
+    @property
+    def label(self) -> str:
+        return group_label(self.check)
+
+    @property
+    def score(self) -> float | None:
+        return _finite(self.check.get("score"))
+
+    @property
+    def threshold(self) -> float | None:
+        return _finite(self.check.get("threshold"))
+
+    @property
+    def margin(self) -> float | None:
+        """Signed distance from the threshold in the direction that passes (negative = failing by that much)."""
+        score, threshold, op = self.score, self.threshold, self.check.get("operator")
+        if score is None or threshold is None or op not in _OPERATORS:
+            return None
+        return score - threshold if op in (">", ">=") else threshold - score
+
+    @property
+    def details(self) -> Mapping[str, Any]:
+        details = self.check.get("details")
+        return details if isinstance(details, Mapping) else {}
+
+
+@dataclass
+class ScoreGroup:
+    """All checks of one dimension or metric (same kind, task and name): the distribution chart's data."""
+
+    label: str
+    kind: str
+    scores: list[float] = field(default_factory=list)
+    passed: list[bool] = field(default_factory=list)
+    thresholds: list[tuple[str, float]] = field(default_factory=list)  # distinct (operator, threshold)
+
+    @property
+    def n(self) -> int:
+        return len(self.scores)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for p in self.passed if not p)
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.scores) / len(self.scores) if self.scores else None
+
+
+@dataclass
+class ReportView:
+    results: Mapping[str, Any]
+    rows: list[CheckRow]
+    groups: list[ScoreGroup]
+    baseline: BaselineView | None
+    checks: int
+    passed: int
+    failed: int
+    tests: int
+    failed_tests: int
+
+    @property
+    def regressions(self) -> int:
+        return self.baseline.regression_count if self.baseline is not None else 0
+
+    @property
+    def verdict(self) -> str:
+        """``failed`` (a threshold failed), ``regressed`` (only regressions), ``passed``, or ``empty``."""
+        if self.failed:
+            return "failed"
+        if self.regressions:
+            return "regressed"
+        return "passed" if self.checks else "empty"
+
+    @property
+    def headline(self) -> str:
+        parts = [f"{self.checks} check{'s' if self.checks != 1 else ''}", f"{self.passed} passed",
+                 f"{self.failed} failed"]
+        if self.baseline is not None:
+            parts.append(f"{self.regressions} regression{'s' if self.regressions != 1 else ''}")
+        return ", ".join(parts)
+
+    @property
+    def failures(self) -> list[CheckRow]:
+        """Failed checks, the furthest below their threshold first."""
+        failed = [r for r in self.rows if not r.passed]
+        return sorted(failed, key=lambda r: (r.margin if r.margin is not None else 0.0, r.key))
+
+    @property
+    def evaluators(self) -> Mapping[str, Any]:
+        value = self.results.get("evaluators")
+        return value if isinstance(value, Mapping) else {}
+
+    @property
+    def environment(self) -> Mapping[str, Any]:
+        value = self.results.get("environment")
+        return value if isinstance(value, Mapping) else {}
+
+    def rows_of_kind(self, kind: str) -> list[CheckRow]:
+        return [r for r in self.rows if r.check.get("kind") == kind]
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def group_label(check: Mapping[str, Any]) -> str:
+    """``task/name`` for dimensions, ``kind:name`` for other kinds (``metric:helpful``)."""
+    name, task, kind = check.get("name", "?"), check.get("task"), check.get("kind", "dimension")
+    label = f"{task}/{name}" if task else str(name)
+    return label if kind == "dimension" else f"{kind}:{label}"
+
+
+_STATUS_ORDER = {"failed": 0, "regressed": 1, "passed": 2}
+
+
+def build_view(results: Mapping[str, Any]) -> ReportView:
+    """Validate ``results`` and compute everything the report and the summaries show.
+
+    >>> view = build_view(load_results("results.json"))  # doctest: +SKIP
+    >>> view.failed, view.regressions  # doctest: +SKIP
+    (2, 1)
+    """
+    validate_results(results)
+    baseline = read_baseline(results.get("baseline"))
+    rows = [CheckRow(check, baseline.checks.get(check["key"]) if baseline else None) for check in results["checks"]]
+    # Failures and regressions first; within a status the worst margin first, then by key for a stable page.
+    rows.sort(key=lambda r: (_STATUS_ORDER[r.status], r.margin if r.margin is not None else math.inf, r.key))
+
+    groups: dict[str, ScoreGroup] = {}
+    for row in rows:
+        if row.score is None or row.check.get("kind") == "trajectory":
+            continue  # trajectory checks get their own plots; their fields are not on one scale
+        group = groups.setdefault(row.label, ScoreGroup(label=row.label, kind=row.check.get("kind", "dimension")))
+        group.scores.append(row.score)
+        group.passed.append(row.passed)
+        op, threshold = row.check.get("operator"), row.threshold
+        if isinstance(op, str) and threshold is not None and (op, threshold) not in group.thresholds:
+            group.thresholds.append((op, threshold))
+
+    summary = results.get("summary") if isinstance(results.get("summary"), Mapping) else {}
+    computed_failed = sum(1 for r in rows if not r.passed)
+    # The results file's own summary is what CI reported; fall back to counting when it is absent.
+    checks = _count(summary, "checks", len(rows))
+    failed = _count(summary, "failed", computed_failed)
+    passed = _count(summary, "passed", len(rows) - computed_failed)
+    nodeids = {r.check["nodeid"] for r in rows}
+    failed_tests = len({r.check["nodeid"] for r in rows if not r.passed})
+    return ReportView(results=results, rows=rows, groups=sorted(groups.values(), key=lambda g: g.label),
+                      baseline=baseline, checks=checks, passed=passed, failed=failed, tests=len(nodeids),
+                      failed_tests=failed_tests)
+
+
+def _count(summary: Mapping[str, Any], name: str, default: int) -> int:
+    value = summary.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

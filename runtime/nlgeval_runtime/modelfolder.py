@@ -1,0 +1,170 @@
+"""The model folder: ``model.onnx`` (+ external data), ``tokenizer.json``, ``nlgeval.json``.
+
+The contract is documented in docs/model-folder.md. This module reads and validates the manifest,
+picks the graph for a precision and verifies file hashes; it never creates an ONNX session.
+
+Example::
+
+    folder = ModelFolder.open("models/unieval-sum")
+    folder.verify()                      # raises ModelIntegrityError on a tampered file
+    graph = folder.graph_for("int8")     # Path of the int8 variant
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nlgeval_runtime.errors import ModelFormatError, ModelIntegrityError
+from nlgeval_runtime.hashing import sha256_file
+
+MANIFEST = "nlgeval.json"
+FORMAT = "nlgeval-model"
+FORMAT_VERSION = 1
+KINDS = ("boolqa", "causal-lm")
+PRECISIONS = ("fp32", "fp16", "int8")
+
+
+@dataclass(frozen=True)
+class ModelFolder:
+    path: Path
+    manifest: dict[str, Any]
+
+    # -- loading -----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path) -> "ModelFolder":
+        """Read and validate ``path/nlgeval.json``; no file hashing happens here (see :meth:`verify`)."""
+        folder = Path(path).expanduser()
+        if not folder.is_dir():
+            raise ModelFormatError(f"model folder {str(folder)!r} does not exist or is not a directory")
+        manifest_path = folder / MANIFEST
+        if not manifest_path.is_file():
+            raise ModelFormatError(
+                f"{str(folder)!r} has no {MANIFEST}: it is not an exported model folder. "
+                f"Export a checkpoint with `nlgeval export CHECKPOINT {folder}`."
+            )
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelFormatError(f"{manifest_path} is not valid JSON ({exc}); re-export the model") from exc
+        _validate_manifest(manifest, manifest_path)
+        return cls(folder, manifest)
+
+    # -- accessors ---------------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        return self.manifest["kind"]
+
+    @property
+    def architecture(self) -> str:
+        return self.manifest.get("architecture", "unknown")
+
+    @property
+    def input_conventions(self) -> dict[str, Any]:
+        return self.manifest.get("input", {})
+
+    @property
+    def max_length(self) -> int:
+        return int(self.input_conventions.get("max_length", 512))
+
+    @property
+    def variants(self) -> dict[str, str]:
+        return dict(self.manifest.get("variants") or {"fp32": "model.onnx"})
+
+    @property
+    def tokenizer_path(self) -> Path:
+        return self.path / self.manifest.get("tokenizer", "tokenizer.json")
+
+    @property
+    def source(self) -> dict[str, Any]:
+        return dict(self.manifest.get("source") or {})
+
+    def graph_for(self, precision: str) -> Path:
+        """The ONNX file that serves ``precision``; a clear error when the folder lacks it."""
+        variants = self.variants
+        if precision not in variants:
+            have = ", ".join(sorted(variants)) or "none"
+            raise ModelFormatError(
+                f"model folder {str(self.path)!r} has no {precision} graph (it has: {have}). "
+                f"Re-export with `nlgeval export {self.source.get('checkpoint', 'CHECKPOINT')} {self.path} "
+                f"--{precision}` or choose one of the precisions it has."
+            )
+        return self.path / variants[precision]
+
+    def files_for(self, precision: str) -> dict[str, str]:
+        """Manifest hashes of the files one evaluator at ``precision`` reads (graph, its data, tokenizer)."""
+        hashes = self.manifest["files"]
+        wanted = {self.tokenizer_path.name}
+        graph = self.variants.get(precision)
+        if graph is not None:
+            wanted.add(graph)
+            wanted.update(self.manifest.get("external_data", {}).get(graph, []))
+        return {name: hashes[name] for name in sorted(wanted) if name in hashes}
+
+    # -- integrity ---------------------------------------------------------------------------
+    def verify(self, names: list[str] | None = None) -> None:
+        """Check the sha256 of the listed files (default: every file in the manifest)."""
+        hashes = self.manifest["files"]
+        for name in names if names is not None else sorted(hashes):
+            expected = hashes.get(name)
+            if expected is None:
+                raise ModelIntegrityError(
+                    f"{self.path / MANIFEST} lists no sha256 for {name!r}; re-export the model folder"
+                )
+            file = self.path / name
+            if not file.is_file():
+                raise ModelIntegrityError(
+                    f"model file {str(file)!r} is missing; the folder is incomplete. Re-download or re-export it."
+                )
+            actual = sha256_file(file)
+            if actual != expected:
+                raise ModelIntegrityError(
+                    f"model file {str(file)!r} does not match its sha256 in {MANIFEST} "
+                    f"(expected {expected[:16]}..., got {actual[:16]}...): the file was modified or truncated. "
+                    "Re-download or re-export the model folder; never edit it by hand."
+                )
+
+
+
+def _validate_manifest(manifest: Any, where: Path) -> None:
+    def fail(msg: str) -> None:
+        raise ModelFormatError(f"{where}: {msg}; re-export the model folder with `nlgeval export`")
+
+    if not isinstance(manifest, dict):
+        fail("the manifest must be a JSON object")
+    if manifest.get("format") != FORMAT:
+        fail(f"'format' must be {FORMAT!r}")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        fail(f"'format_version' {version!r} is not supported by this runtime (supports {FORMAT_VERSION})")
+    if manifest.get("kind") not in KINDS:
+        fail(f"'kind' must be one of {KINDS}, not {manifest.get('kind')!r}")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        fail("'files' must map every file name to its sha256")
+    for name, digest in files.items():
+        if not isinstance(digest, str) or len(digest) != 64:
+            fail(f"'files'[{name!r}] is not a sha256 hex digest")
+        if "/" in name or "\\" in name or name.startswith("."):
+            fail(f"'files' entry {name!r} must be a plain file name inside the folder")
+    variants = manifest.get("variants", {"fp32": "model.onnx"})
+    if not isinstance(variants, dict) or not variants:
+        fail("'variants' must map precisions to ONNX file names")
+    for precision, name in variants.items():
+        if precision not in PRECISIONS:
+            fail(f"unknown precision {precision!r} in 'variants' (known: {PRECISIONS})")
+        if name not in files:
+            fail(f"variant file {name!r} has no sha256 in 'files'")
+    tokenizer = manifest.get("tokenizer", "tokenizer.json")
+    if tokenizer not in files:
+        fail(f"tokenizer file {tokenizer!r} has no sha256 in 'files'")
+    if manifest["kind"] == "boolqa":
+        conventions = manifest.get("input")
+        if not isinstance(conventions, dict):
+            fail("'input' (separator, separator_token, max_length, pad_token_id) is required")
+        for key in ("separator", "separator_token", "max_length", "pad_token_id"):
+            if key not in conventions:
+                fail(f"'input' lacks {key!r}")
+        if not isinstance(conventions["max_length"], int) or conventions["max_length"] < 8:
+            fail("'input.max_length' must be an integer >= 8")

@@ -1,0 +1,137 @@
+"""ONNX Runtime sessions: provider choice that is verified, precision, threads.
+
+``onnxruntime-gpu`` lists ``CUDAExecutionProvider`` as available on machines without a GPU and then
+silently runs on the CPU (REFERENCE.md section 5), so the provider a session really got is read back
+from ``session.get_providers()`` and never assumed.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nlgeval_runtime.errors import ProviderError
+from nlgeval_runtime.modelfolder import ModelFolder
+
+DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "fp16", "int8")
+CPU = "CPUExecutionProvider"
+CUDA = "CUDAExecutionProvider"
+
+
+def check_options(device: str, precision: str) -> None:
+    if device not in DEVICES:
+        raise ProviderError(f"device {device!r} is not one of {', '.join(DEVICES)}")
+    if precision not in PRECISIONS:
+        raise ProviderError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    if device == "cpu" and precision == "fp16":
+        raise ProviderError("precision 'fp16' runs on CUDA only; use device 'cuda' or precision 'fp32'/'int8'")
+    if device == "cuda" and precision == "int8":
+        raise ProviderError(
+            "precision 'int8' (dynamic quantisation) runs on the CPU only; use device 'cpu' or precision 'fp16'"
+        )
+
+
+def cuda_listed() -> bool:
+    import onnxruntime as ort
+
+    return CUDA in ort.get_available_providers()
+
+
+def choose_precision(folder: ModelFolder, device: str, precision: str, on_cuda: bool) -> str:
+    """Resolve ``auto`` to the best graph the folder has for the device."""
+    if precision != "auto":
+        if precision == "fp16" and not on_cuda:
+            raise ProviderError("precision 'fp16' needs a CUDA session; this session runs on the CPU")
+        if precision == "int8" and on_cuda:
+            raise ProviderError("precision 'int8' is a CPU graph; use device 'cpu' for it")
+        return precision
+    have = folder.variants
+    order = ("fp16", "fp32") if on_cuda else ("fp32", "int8")
+    for candidate in order:
+        if candidate in have:
+            return candidate
+    raise ProviderError(
+        f"model folder {str(folder.path)!r} has no graph usable on {'CUDA' if on_cuda else 'the CPU'} "
+        f"(it has: {', '.join(sorted(have))})"
+    )
+
+
+def planned_provider(device: str) -> str | None:
+    """The provider a session would get, when that is certain without creating one; else None.
+
+    Used to fingerprint an evaluator cheaply (a warm cache then never builds a session).
+    """
+    if device == "cpu":
+        return CPU
+    if not cuda_listed():
+        if device == "cuda":
+            return None  # the session will fail with a clear error; let it
+        return CPU
+    return None  # CUDA is listed: only a real session tells whether it works
+
+
+@dataclass
+class Session:
+    """An ONNX Runtime session together with what it really runs on."""
+
+    inner: Any
+    provider: str
+    precision: str
+    graph: Path
+
+    def run(self, feeds: dict[str, Any]) -> list[Any]:
+        return self.inner.run(None, feeds)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [i.name for i in self.inner.get_inputs()]
+
+
+def create_session(folder: ModelFolder, *, device: str = "auto", precision: str = "auto",
+                   threads: int | None = None) -> Session:
+    """Build a session for ``folder``; the provider actually obtained is verified."""
+    import onnxruntime as ort
+
+    check_options(device, precision)
+    want_cuda = device == "cuda" or (device == "auto" and CUDA in ort.get_available_providers())
+    if device == "cuda" and CUDA not in ort.get_available_providers():
+        raise ProviderError(
+            "device 'cuda' was requested but this onnxruntime build has no CUDA provider; "
+            "install the GPU build (`pip install \"nlgeval-runtime[gpu]\"` after `pip uninstall onnxruntime`) "
+            "or use device 'cpu'"
+        )
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads is not None:
+        if threads < 1:
+            raise ProviderError(f"threads must be >= 1, not {threads}")
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+
+    def build(providers: list[str], chosen_precision: str) -> Any:
+        graph = folder.graph_for(chosen_precision)
+        return graph, ort.InferenceSession(str(graph), sess_options=options, providers=providers)
+
+    if want_cuda:
+        chosen = choose_precision(folder, device, precision, on_cuda=True)
+        graph, inner = build([CUDA, CPU], chosen)
+        got = inner.get_providers()
+        if got and got[0] == CUDA:
+            return Session(inner, CUDA, chosen, graph)
+        if device == "cuda":
+            raise ProviderError(
+                "device 'cuda' was requested but ONNX Runtime could not start its CUDA provider "
+                f"(the session got {got}); check the GPU driver, CUDA and cuDNN libraries, or use device 'cpu'"
+            )
+        # auto: CUDA was listed but is not usable here (no GPU); fall back to the CPU graph.
+        if precision == "fp16":
+            raise ProviderError("precision 'fp16' needs CUDA, which is not usable on this machine")
+    chosen = choose_precision(folder, device, precision, on_cuda=False)
+    graph, inner = build([CPU], chosen)
+    got = inner.get_providers()
+    if not got or got[0] != CPU:  # pragma: no cover - ORT always has the CPU provider
+        warnings.warn(f"ONNX Runtime session providers are {got}", RuntimeWarning, stacklevel=2)
+    return Session(inner, CPU, chosen, graph)

@@ -1,0 +1,112 @@
+"""Tokenisation with the ``tokenizers`` library, following the model folder's input conventions.
+
+UniEval inputs contain a literal ``</s>`` between fields (REFERENCE.md section 1). For a T5 tokenizer
+``</s>`` is a registered special token, so the ``tokenizers`` library already maps the literal to EOS;
+models with another separator (``[SEP]`` for BERT-like encoders) declare it in ``input.separator_token``
+and the literal is replaced before encoding. The tokenizer's post-processor appends the end token(s).
+
+Truncation keeps the head of the text and cuts the tail (the document / fact comes last), keeping the
+trailing special tokens, and reports which inputs were cut.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nlgeval_runtime.errors import ModelFormatError
+
+
+@dataclass
+class Encoded:
+    ids: list[np.ndarray]   # one int64 array per input, truncated, special tokens included
+    n_tokens: np.ndarray    # length before truncation
+    truncated: np.ndarray   # bool
+
+
+class TextEncoder:
+    """Encodes Boolean-QA input texts into token ids for one model folder.
+
+    Example::
+
+        enc = TextEncoder("model/tokenizer.json", separator="</s>", separator_token="</s>", max_length=1024)
+        batch = enc.encode(["question: Is this a fluent paragraph? </s> paragraph: Hi."])
+    """
+
+    def __init__(self, tokenizer_path: str | Path, *, separator: str, separator_token: str, max_length: int):
+        from tokenizers import Tokenizer
+
+        try:
+            self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:  # the tokenizers library raises plain Exceptions on bad files
+            raise ModelFormatError(f"cannot read tokenizer {str(tokenizer_path)!r}: {exc}") from exc
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        self.separator = separator
+        self.separator_token = separator_token
+        self.max_length = int(max_length)
+        if self.tokenizer.token_to_id(separator_token) is None:
+            raise ModelFormatError(
+                f"separator token {separator_token!r} of the model folder is not in {str(tokenizer_path)!r}"
+            )
+        probe = self.tokenizer.encode(f"a {separator} b")
+        if self.tokenizer.token_to_id(separator_token) not in probe.ids and separator == separator_token:
+            raise ModelFormatError(
+                f"the tokenizer does not map the literal {separator!r} to its special token; "
+                "it must be registered as a special (added) token in tokenizer.json"
+            )
+
+    def prepare(self, text: str) -> str:
+        if self.separator != self.separator_token:
+            return text.replace(self.separator, self.separator_token)
+        return text
+
+    def encode(self, texts: list[str]) -> Encoded:
+        encodings = self.tokenizer.encode_batch([self.prepare(t) for t in texts])
+        ids, lengths, cut = [], np.empty(len(texts), np.int64), np.zeros(len(texts), bool)
+        for i, enc in enumerate(encodings):
+            row = np.asarray(enc.ids, dtype=np.int64)
+            lengths[i] = row.size
+            if row.size > self.max_length:
+                # Keep the trailing special tokens (EOS / [SEP]) the post-processor added.
+                mask = enc.special_tokens_mask
+                tail = 0
+                while tail < len(mask) and mask[len(mask) - 1 - tail] == 1:
+                    tail += 1
+                head = self.max_length - tail
+                row = np.concatenate([row[:head], row[row.size - tail:]]) if tail else row[: self.max_length]
+                cut[i] = True
+            ids.append(row)
+        return Encoded(ids, lengths, cut)
+
+
+def plan_batches(lengths: np.ndarray, *, batch_tokens: int, max_batch_size: int) -> list[np.ndarray]:
+    """Group input indices into batches of similar length under a padded-token budget.
+
+    Inputs are sorted by length (longest first, so a budget problem shows on the first batch); a batch
+    grows while ``len(batch) * longest_in_batch <= batch_tokens`` and ``len(batch) <= max_batch_size``.
+    An input longer than the budget forms a batch of its own.
+    """
+    if batch_tokens < 1 or max_batch_size < 1:
+        raise ValueError("batch_tokens and max_batch_size must be >= 1")
+    order = np.argsort(-lengths, kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    n = len(order)
+    while start < n:
+        longest = int(lengths[order[start]])  # sorted descending: the first is the longest
+        size = max(1, min(max_batch_size, batch_tokens // max(longest, 1)))
+        batches.append(order[start:start + size])
+        start += size
+    return batches
+
+
+def pad(rows: list[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    width = max(r.size for r in rows)
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for i, r in enumerate(rows):
+        ids[i, : r.size] = r
+        mask[i, : r.size] = 1
+    return ids, mask

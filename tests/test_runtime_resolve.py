@@ -1,0 +1,112 @@
+"""Model resolution: folders, Hugging Face ids (through a local stand-in for the hub), the cache, offline."""
+from __future__ import annotations
+
+import shutil
+import sys
+
+import pytest
+
+from nlgeval_runtime import resolve
+from nlgeval_runtime.errors import ModelNotFoundError
+from nlgeval_runtime.resolve import cached_model_path, resolve_model
+
+pytestmark = pytest.mark.xdist_group("tiny-t5")
+
+
+class LocalHub:
+    """Serves repositories from local folders through huggingface_hub's two functions the resolver calls."""
+
+    def __init__(self, repos):
+        self.repos = repos
+        self.downloads = []
+
+    def list_repo_files(self, repo_id, revision="main"):
+        if repo_id not in self.repos:
+            raise OSError(f"404: {repo_id}")
+        return sorted(p.name for p in self.repos[repo_id].iterdir())
+
+    def snapshot_download(self, repo_id, revision="main", local_dir=None, allow_patterns=None):
+        self.downloads.append(repo_id)
+        src = self.repos[repo_id]
+        if local_dir is None:
+            return str(src)
+        shutil.copytree(src, local_dir, dirs_exist_ok=True)
+        return local_dir
+
+
+@pytest.fixture()
+def hub(monkeypatch, tiny_t5_checkpoint, tiny_t5_model):
+    import huggingface_hub
+
+    fake = LocalHub({"acme/tiny-t5": tiny_t5_checkpoint, "acme/tiny-exported": tiny_t5_model})
+    monkeypatch.setattr(huggingface_hub, "list_repo_files", fake.list_repo_files)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake.snapshot_download)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("NLGEVAL_OFFLINE", raising=False)
+    return fake
+
+
+def test_exported_folder_is_used_as_is(tiny_t5_model):
+    assert resolve_model(tiny_t5_model) == tiny_t5_model
+
+
+def test_hub_checkpoint_is_exported_once_then_resolves_offline(hub, tmp_path, monkeypatch):
+    path = resolve_model("acme/tiny-t5", cache_dir=tmp_path)
+    assert path == cached_model_path("acme/tiny-t5", "main", tmp_path)
+    assert (path / "nlgeval.json").is_file() and (path / "model.onnx").is_file()
+    assert hub.downloads == ["acme/tiny-t5"]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert resolve_model("acme/tiny-t5", cache_dir=tmp_path) == path
+    assert hub.downloads == ["acme/tiny-t5"], "a cached model must not be downloaded again"
+
+
+def test_hub_repository_with_exported_folder_is_used_as_is(hub, tmp_path, tiny_t5_model):
+    path = resolve_model("acme/tiny-exported@v1", cache_dir=tmp_path)
+    assert path.name == "v1"
+    assert (path / "nlgeval.json").read_bytes() == (tiny_t5_model / "nlgeval.json").read_bytes()
+    assert not list(tmp_path.rglob(".cache"))
+
+
+def test_unknown_hub_id_is_a_clear_error(hub, tmp_path):
+    with pytest.raises(ModelNotFoundError, match="cannot reach Hugging Face model 'acme/missing'"):
+        resolve_model("acme/missing", cache_dir=tmp_path)
+
+
+def test_offline_with_nothing_cached_names_the_prepare_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelNotFoundError, match="nlgeval prepare MingZhong/unieval-sum"):
+        resolve_model("MingZhong/unieval-sum", cache_dir=tmp_path)
+
+
+def test_missing_training_extra_is_named(hub, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "nlgeval_training.export", None)
+    with pytest.raises(ModelNotFoundError, match=r"pytest-nlgeval\[train\]"):
+        resolve_model("acme/tiny-t5", cache_dir=tmp_path)
+
+
+def test_local_checkpoint_folder_is_exported_into_the_cache(tiny_t5_checkpoint, tmp_path):
+    path = resolve_model(tiny_t5_checkpoint, cache_dir=tmp_path)
+    assert (path / "nlgeval.json").is_file()
+    assert str(path).startswith(str(tmp_path))
+
+
+def test_embedded_default_missing_is_an_error_never_a_stand_in(monkeypatch, tmp_path):
+    monkeypatch.setattr(resolve, "embedded_model_path", lambda: tmp_path / "embedded")
+    with pytest.raises(ModelNotFoundError, match="embedded default model is not part of this installation"):
+        resolve_model(None)
+
+
+def test_not_a_model_and_not_an_id(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="neither an exported model folder"):
+        resolve_model(tmp_path)
+    with pytest.raises(ModelNotFoundError, match="not an existing folder and not a Hugging Face id"):
+        resolve_model("no such thing")
+
+
+def test_interrupted_export_leftover_is_replaced(hub, tmp_path):
+    target = cached_model_path("acme/tiny-t5", "main", tmp_path)
+    target.mkdir(parents=True)
+    (target / "model.onnx").write_bytes(b"half written")
+    path = resolve_model("acme/tiny-t5", cache_dir=tmp_path)
+    assert (path / "nlgeval.json").is_file()
+    assert (path / "model.onnx").stat().st_size > 100

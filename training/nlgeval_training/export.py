@@ -1,0 +1,341 @@
+"""Export a Hugging Face Boolean-QA checkpoint to a model folder (docs/model-folder.md).
+
+For T5 (UniEval) the graph is the whole scoring computation of REFERENCE.md section 1: the encoder, one
+decoder step from ``decoder_start_token_id``, and ``p_yes = sigmoid(logit_Yes - logit_No)``. Only the two
+rows of the LM head that matter are multiplied (the softmax normaliser cancels), so the graph never
+computes the 32k-way vocabulary projection.
+
+Every export measures its own parity against the PyTorch reference computation (full forward, softmax
+over the vocabulary, ``P(Yes) / (P(Yes) + P(No))``, as UniEval's scorer does) on sample inputs with
+padding, and writes the figures into ``nlgeval.json``.
+
+Example::
+
+    export_model("MingZhong/unieval-sum", "models/unieval-sum", int8=True)
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from nlgeval_runtime.hashing import sha256_file
+from nlgeval_runtime.modelfolder import FORMAT, FORMAT_VERSION, MANIFEST
+
+OPSET = 17
+# ONNX protobufs cannot exceed 2 GB; beyond this size the weights go to an external data file.
+EXTERNAL_DATA_THRESHOLD = 1_800_000_000
+UNIEVAL_MAX_LENGTH = 1024
+
+_PARITY_SENTENCES = [
+    "The company reported a sharp rise in quarterly profits, driven by strong demand for its cloud services.",
+    "Officials said the bridge would reopen next week after repairs.",
+    "Is it raining?",
+    "Scientists have discovered a new species of frog in the rainforests of Peru, the third this year, "
+    "and they warn that its habitat is shrinking quickly because of illegal logging and mining.",
+    "He said that he would not run for office again.",
+    "Prices of wheat and maize fell for a third consecutive month as harvests in the southern hemisphere "
+    "came in larger than expected, easing fears of a global shortage that had pushed up food costs.",
+]
+
+
+def parity_texts(n: int = 12) -> list[str]:
+    """Realistic Boolean-QA inputs of mixed length (so batches carry padding) for parity checks."""
+    questions = [
+        ("Is this a fluent paragraph?", ["paragraph"]),
+        ("Is this claim consistent with the document?", ["claim", "document"]),
+        ("Is this a coherent summary to the document?", ["summary", "document"]),
+        ("Is this summary relevant to the reference?", ["summary", "reference"]),
+    ]
+    texts = []
+    for i in range(n):
+        question, fields = questions[i % len(questions)]
+        parts = [f"question: {question}"]
+        for j, name in enumerate(fields):
+            k = (i + j * 3) % len(_PARITY_SENTENCES)
+            body = _PARITY_SENTENCES[k] if j == 0 else " ".join(_PARITY_SENTENCES[: 1 + (i % 5)] * (1 + i % 3))
+            parts.append(f"{name}: {body}")
+        texts.append(" </s> ".join(parts))
+    return texts
+
+
+# -- folder helpers shared by every exporter ----------------------------------------------------
+
+def finalize_model_folder(folder: str | Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Hash every file of ``folder`` into ``manifest["files"]`` and write ``nlgeval.json``."""
+    folder = Path(folder)
+    files = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != MANIFEST and not path.name.startswith("."):
+            files[path.name] = sha256_file(path)
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": files}
+    tmp = folder / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / MANIFEST)
+    return manifest
+
+
+def save_onnx(model_proto: Any, path: Path) -> list[str]:
+    """Save an ONNX model, with external data when it would exceed the protobuf limit.
+
+    Returns the names of the external data files (empty when the graph is self-contained).
+    """
+    import onnx
+
+    fits = _proto_size_known(model_proto) and model_proto.ByteSize() <= EXTERNAL_DATA_THRESHOLD
+    if not fits:
+        data_name = path.name + ".data"
+        onnx.save_model(model_proto, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=data_name, size_threshold=1024)
+        return [data_name]
+    onnx.save_model(model_proto, str(path))
+    return []
+
+
+def _proto_size_known(model_proto: Any) -> bool:
+    try:
+        model_proto.ByteSize()
+        return True
+    except Exception:  # protobuf refuses to measure messages over 2 GB
+        return False
+
+
+def quantize_int8(src: str | Path, dst: str | Path, *, op_types: Sequence[str] = ("MatMul", "Gemm")) -> list[str]:
+    """Dynamic int8 quantisation of the weights (activations stay float); CPU inference.
+
+    Returns the external data file names of ``dst`` (empty when self-contained).
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    src, dst = Path(src), Path(dst)
+    large = sum(p.stat().st_size for p in src.parent.glob(src.name + "*")) > EXTERNAL_DATA_THRESHOLD
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, op_types_to_quantize=list(op_types),
+                     use_external_data_format=large)
+    if large:
+        return sorted(p.name for p in dst.parent.glob(dst.name + "*") if p.name != dst.name)
+    return []
+
+
+def convert_fp16(src: str | Path, dst: str | Path, *, keep_fp32_nodes: Callable[[str], bool] | None = None) -> list[str]:
+    """Mixed-precision fp16 graph for CUDA.
+
+    t5-v1_1 feed-forward outputs overflow fp16 (REFERENCE.md section 5); Hugging Face keeps the ``wo``
+    projections in fp32 for that reason, and so does this conversion (``keep_fp32_nodes``), together with
+    normalisation, softmax and residual additions.
+    """
+    import onnx
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    model = onnx.load(str(src), load_external_data=True)
+    blocked_nodes = [n.name for n in model.graph.node if keep_fp32_nodes and keep_fp32_nodes(n.name)]
+    converted = convert_float_to_float16(
+        model, keep_io_types=True,
+        op_block_list=["Pow", "ReduceMean", "Sqrt", "Reciprocal", "Div", "Softmax", "Sigmoid", "Add", "Erf", "Tanh"],
+        node_block_list=blocked_nodes,
+    )
+    return save_onnx(converted, Path(dst))
+
+
+def _wo_node(name: str) -> bool:
+    return "DenseReluDense/wo" in name or "/wo/" in name
+
+
+# -- T5 ------------------------------------------------------------------------------------------
+
+def _t5_scoring_module(model: Any, yes_id: int, no_id: int) -> Any:
+    import torch
+
+    config = model.config
+    scale = getattr(config, "scale_decoder_outputs", getattr(config, "tie_word_embeddings", False))
+    head = model.lm_head.weight.detach()[[yes_id, no_id]].clone()  # (2, d_model)
+
+    class T5BoolQA(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = model.get_encoder()
+            self.decoder = model.get_decoder()
+            self.register_buffer("head", head)
+            self.start = int(config.decoder_start_token_id)
+            self.scale = float(config.d_model) ** -0.5 if scale else 1.0
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            start = torch.full((input_ids.shape[0], 1), self.start, dtype=input_ids.dtype, device=input_ids.device)
+            out = self.decoder(input_ids=start, encoder_hidden_states=hidden, encoder_attention_mask=attention_mask,
+                               use_cache=False).last_hidden_state[:, 0, :]
+            logits = (out * self.scale) @ self.head.t()  # (batch, 2): Yes, No
+            return torch.sigmoid(logits[:, 0] - logits[:, 1])
+
+    return T5BoolQA().eval()
+
+
+def t5_reference_scores(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int,
+                        yes_id: int, no_id: int, batch_size: int = 8) -> np.ndarray:
+    """UniEval's own computation in PyTorch: full forward, softmax over the vocabulary, batch 8, fp32."""
+    import torch
+
+    scores = []
+    with torch.no_grad():
+        for i in range(0, len(texts), batch_size):
+            enc = tokenizer(list(texts[i:i + batch_size]), max_length=max_length, truncation=True, padding=True,
+                            return_tensors="pt")
+            start = torch.full((enc.input_ids.shape[0], 1), model.config.decoder_start_token_id, dtype=torch.long)
+            logits = model(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
+                           decoder_input_ids=start).logits[:, 0, :]
+            probs = torch.softmax(logits.double(), dim=-1)
+            scores.append((probs[:, yes_id] / (probs[:, yes_id] + probs[:, no_id])).numpy())
+    return np.concatenate(scores) if scores else np.zeros(0)
+
+
+def _first_piece(tokenizer: Any, word: str) -> int:
+    ids = tokenizer(word).input_ids
+    return int(ids[0])
+
+
+def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False, fp16: bool = False,
+              max_length: int | None = None, source_id: str | None = None, revision: str | None = None,
+              opset: int = OPSET, parity_inputs: Sequence[str] | None = None,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Export a T5 Boolean-QA checkpoint (UniEval) into ``out_dir``; returns the manifest."""
+    import torch
+    import transformers
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
+
+    say = progress or (lambda _msg: None)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    say(f"loading {checkpoint}")
+    tokenizer = AutoTokenizer.from_pretrained(str(checkpoint), use_fast=True)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"{checkpoint}: a fast (tokenizers) tokenizer is needed to write tokenizer.json")
+    # Eager attention traces into plain ONNX ops; the trace is then exact for any padding pattern.
+    model = T5ForConditionalGeneration.from_pretrained(str(checkpoint), dtype=torch.float32,
+                                                       attn_implementation="eager").eval()
+    yes_id, no_id = _first_piece(tokenizer, "Yes"), _first_piece(tokenizer, "No")
+    if yes_id == no_id:
+        raise ValueError(f"{checkpoint}: 'Yes' and 'No' map to the same token id {yes_id}")
+    eos = tokenizer.eos_token or "</s>"
+    max_length = int(max_length or UNIEVAL_MAX_LENGTH)
+
+    module = _t5_scoring_module(model, yes_id, no_id)
+    sample = tokenizer(parity_texts(2), padding=True, return_tensors="pt")
+    # Tracing with a padded batch keeps the attention-mask path in the graph (an unpadded trace could
+    # specialise it away).
+    assert int(sample.attention_mask.min()) == 0, "the tracing sample must contain padding"
+    graph = out / "model.onnx"
+    say("exporting the ONNX graph")
+    raw = out / ".raw"
+    raw.mkdir(exist_ok=True)
+    raw_graph = raw / "model.onnx"
+    import warnings
+
+    with torch.no_grad(), warnings.catch_warnings():
+        # The tracer warns about Python-level branches; they are constant for a one-step decoder and a
+        # padded tracing batch (checked above), and parity below is the real check.
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module, (sample.input_ids, sample.attention_mask), str(raw_graph),
+            input_names=["input_ids", "attention_mask"], output_names=["p_yes"],
+            dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+                          "p_yes": {0: "batch"}},
+            opset_version=opset, dynamo=False, do_constant_folding=True,
+        )
+    import onnx
+
+    external = {"model.onnx": save_onnx(onnx.load(str(raw_graph), load_external_data=True), graph)}
+    shutil.rmtree(raw, ignore_errors=True)
+    tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    variants = {"fp32": "model.onnx"}
+    if int8:
+        say("quantising to int8")
+        external["model.int8.onnx"] = quantize_int8(graph, out / "model.int8.onnx")
+        variants["int8"] = "model.int8.onnx"
+    if fp16:
+        say("converting to mixed-precision fp16")
+        external["model.fp16.onnx"] = convert_fp16(graph, out / "model.fp16.onnx", keep_fp32_nodes=_wo_node)
+        variants["fp16"] = "model.fp16.onnx"
+
+    manifest: dict[str, Any] = {
+        "kind": "boolqa",
+        "architecture": "t5",
+        "input": {"separator": "</s>", "separator_token": eos, "max_length": max_length,
+                  "pad_token_id": int(model.config.pad_token_id)},
+        "yes_token_id": yes_id,
+        "no_token_id": no_id,
+        "variants": variants,
+        "external_data": {k: v for k, v in external.items() if v},
+        "source": {"checkpoint": source_id or str(checkpoint), "revision": revision},
+        "export": {"exporter": f"nlgeval_training {_version()}", "torch": torch.__version__,
+                   "transformers": transformers.__version__, "opset": opset,
+                   "date": _dt.date.today().isoformat()},
+    }
+    finalize_model_folder(out, manifest)
+
+    say("measuring parity with PyTorch")
+    texts = list(parity_inputs) if parity_inputs is not None else parity_texts()
+    reference = t5_reference_scores(model, tokenizer, texts, max_length=max_length, yes_id=yes_id, no_id=no_id)
+    manifest["export"]["parity"] = measure_parity(out, texts, reference, variants)
+    return finalize_model_folder(out, manifest)
+
+
+def measure_parity(folder: str | Path, texts: Sequence[str], reference: np.ndarray,
+                   variants: dict[str, str]) -> dict[str, Any]:
+    """Score ``texts`` with every variant through the runtime and compare with ``reference``."""
+    from nlgeval_runtime.boolqa import BoolQAScorer
+    from nlgeval_runtime.modelfolder import ModelFolder
+    from nlgeval_runtime.session import create_session
+    from nlgeval_runtime.session import cuda_listed
+
+    folder_obj = ModelFolder.open(folder)
+    figures: dict[str, Any] = {}
+    for precision in variants:
+        if precision == "fp16" and not cuda_listed():
+            figures[precision] = {"max_abs_diff": None, "n": 0, "note": "not measured: no CUDA at export time"}
+            continue
+        device = "cuda" if precision == "fp16" else "cpu"
+        try:
+            session = create_session(folder_obj, device=device, precision=precision)
+        except Exception as exc:  # e.g. CUDA listed but unusable
+            figures[precision] = {"max_abs_diff": None, "n": 0, "note": f"not measured: {exc}"}
+            continue
+        scores = BoolQAScorer(folder_obj, session, batch_tokens=4096, max_batch_size=4).score(texts).scores
+        diff = np.abs(scores - reference)
+        figures[precision] = {"max_abs_diff": float(diff.max()), "mean_abs_diff": float(diff.mean()),
+                              "n": len(texts), "provider": session.provider,
+                              "non_finite": int((~np.isfinite(scores)).sum())}
+    return figures
+
+
+def _version() -> str:
+    from nlgeval_training import __version__
+
+    return __version__
+
+
+def export_model(checkpoint: str | Path, out_dir: str | Path, **kwargs: Any) -> dict[str, Any]:
+    """Export any supported checkpoint, chosen by its ``config.json`` (T5 family or an encoder classifier)."""
+    config_path = Path(checkpoint) / "config.json"
+    model_type = None
+    if config_path.is_file():
+        model_type = json.loads(config_path.read_text(encoding="utf-8")).get("model_type")
+    else:
+        from transformers import AutoConfig
+
+        model_type = AutoConfig.from_pretrained(str(checkpoint)).model_type
+    if model_type in ("t5", "mt5", "umt5"):
+        return export_t5(checkpoint, out_dir, **kwargs)
+    nlgeval_config = Path(checkpoint) / "nlgeval_classifier.json"
+    if nlgeval_config.is_file():
+        from nlgeval_training.encoder_classifier import export_encoder_classifier
+
+        return export_encoder_classifier(checkpoint, out_dir, **kwargs)
+    raise ValueError(
+        f"{checkpoint}: model type {model_type!r} is not a supported Boolean-QA evaluator "
+        "(supported: T5-family seq2seq checkpoints such as MingZhong/unieval-sum, and encoder classifiers "
+        "trained by nlgeval-train)"
+    )

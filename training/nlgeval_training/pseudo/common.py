@@ -1,0 +1,117 @@
+"""Shared pieces of the pseudo-data generators: span perturbations, balancing, deduplication, splits.
+
+Span operations follow UniEval's disfluency recipe (Zhong et al., 2022, section 3.2): pick a span of
+Poisson(lambda) words and repeat, delete or shuffle it. Every operation is guaranteed to change the text.
+
+    >>> import random
+    >>> span_perturb("the cat sat on the warm mat today", random.Random(0), lam=3.0)[0] != "the cat sat on the warm mat today"
+    True
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections import defaultdict
+from typing import Iterable
+
+SPAN_OPS = ("repeat", "delete", "shuffle")
+
+
+def poisson(rng: random.Random, lam: float) -> int:
+    """A Poisson(lam) draw (Knuth's multiplication method; lam is small here)."""
+    limit, k, p = math.exp(-lam), 0, 1.0
+    while True:
+        p *= rng.random()
+        if p <= limit:
+            return k
+        k += 1
+
+
+def span_perturb(text: str, rng: random.Random, lam: float, op: str | None = None) -> tuple[str, str] | None:
+    """Repeat, delete or shuffle a span of max(1, Poisson(lam)) words; ``None`` if no op can change ``text``.
+
+    Returns ``(new_text, op)``. Deletion keeps at least two words; shuffling needs two distinct words.
+    """
+    words = text.split()
+    if len(words) < 3:
+        return None
+    ops = [op] if op else list(SPAN_OPS)
+    rng.shuffle(ops)
+    for name in ops:
+        length = min(max(1, poisson(rng, lam)), len(words) - 2 if name == "delete" else len(words))
+        if name == "shuffle":
+            length = max(length, 2)
+            if length > len(words):
+                continue
+        start = rng.randrange(0, len(words) - length + 1)
+        span = words[start:start + length]
+        if name == "repeat":
+            new = words[:start + length] + span + words[start + length:]
+        elif name == "delete":
+            new = words[:start] + words[start + length:]
+        else:
+            if len(set(span)) < 2:
+                continue
+            shuffled = span[:]
+            while shuffled == span:
+                rng.shuffle(shuffled)
+            new = words[:start] + shuffled + words[start + length:]
+        out = " ".join(new)
+        if out != " ".join(words):
+            return out, name
+    return None
+
+
+def finalize(records: Iterable[dict], seed: int, limit: int | None = None) -> list[dict]:
+    """Deduplicate, drop inputs seen with both labels, balance 50/50 per (task, dimension), shuffle.
+
+    ``limit`` caps the records per (task, dimension) (half positive, half negative).
+    """
+    by_input: dict[str, dict] = {}
+    conflicted: set[str] = set()
+    for rec in records:
+        prev = by_input.get(rec["input"])
+        if prev is None:
+            by_input[rec["input"]] = rec
+        elif prev["label"] != rec["label"]:
+            conflicted.add(rec["input"])
+    buckets: dict[tuple[str, str, int], list[dict]] = defaultdict(list)
+    for text, rec in by_input.items():
+        if text not in conflicted:
+            buckets[(rec["task"], rec["dimension"], rec["label"])].append(rec)
+    rng = random.Random(seed)
+    out: list[dict] = []
+    for task, dim in sorted({(t, d) for t, d, _ in buckets}):
+        pos, neg = buckets[(task, dim, 1)], buckets[(task, dim, 0)]
+        n = min(len(pos), len(neg))
+        if limit is not None:
+            n = min(n, limit // 2)
+        rng.shuffle(pos)
+        rng.shuffle(neg)
+        out.extend(pos[:n] + neg[:n])
+    rng.shuffle(out)
+    return out
+
+
+def is_held_out(group: str, fraction: float) -> bool:
+    """Deterministic group-level split: the same source item always lands on the same side."""
+    digest = hashlib.sha1(group.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def split_records(records: list[dict], fraction: float = 0.1) -> tuple[list[dict], list[dict]]:
+    """(train, held_out): records whose ``group`` hashes below ``fraction`` are held out."""
+    train, test = [], []
+    for rec in records:
+        (test if is_held_out(rec["group"], fraction) else train).append(rec)
+    return train, test
+
+
+def match_case(template: str, word: str) -> str:
+    """``word`` with the capitalisation of ``template`` (for substitutions inside a sentence)."""
+    if template.isupper() and len(template) > 1:
+        return word.upper()
+    if template[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word

@@ -1,0 +1,173 @@
+"""Pseudo data for the dialogue dimensions (Zhong et al., 2022, section 3.2; REFERENCE.md section 1).
+
+Inputs follow the scorer's conventions: history turns joined by ``"\\n"`` and ending in ``"\\n\\n"``, the
+fact ending in ``"\\n"``.
+
+- naturalness: the gold response vs. the same response with a Poisson(3) span repeated, deleted or shuffled;
+- coherence: the gold response vs. a gold response of another dialogue, for the same history;
+- engagingness: an informative gold response (it cites knowledge, at least ``min_words`` words) vs. a dull,
+  uninformative one. The paper sampled dull responses from a small DialoGPT; offline we draw them from a
+  bank of generic back-channel replies (:data:`DULL_RESPONSES`) and from the corpus's own short turns that
+  share no content word with the fact, which is the kind of reply DialoGPT produces without a prompt;
+- groundedness: a sentence of the cited knowledge (half the time lightly reworded into a conversational
+  paraphrase, standing in for the paper's PEGASUS paraphrases) vs. a sentence of an unrelated dialogue's
+  knowledge, with the same fact.
+
+    >>> from nlgeval_training.data import Dialogue
+    >>> dlg = [Dialogue(f"c{i}", [f"hello there number {i} how are you", f"I am fine thanks {i} and you",
+    ...        f"great to hear that friend {i} today"]) for i in range(5)]
+    >>> recs = naturalness(dlg, seed=0)
+    >>> {r["label"] for r in recs} == {0, 1}
+    True
+"""
+from __future__ import annotations
+
+import random
+import re
+
+from nlgeval_runtime.sentences import split_sentences
+
+from nlgeval_training.boolqa import make_record
+from nlgeval_training.data import Dialogue
+from nlgeval_training.pseudo.common import finalize, span_perturb
+from nlgeval_training.retrieval import tokenize
+
+TASK = "dialogue"
+
+#: Generic replies of the kind a dialogue model gives when it has nothing to say.
+DULL_RESPONSES = (
+    "I don't know.", "Yeah.", "Yes.", "No.", "Ok.", "Okay, cool.", "That's cool.", "That is interesting.",
+    "Oh really?", "I see.", "Haha, yes.", "Me too.", "I'm not sure.", "Sounds good.", "Nice.", "Wow.",
+    "I guess so.", "Maybe.", "That's nice.", "Hmm, I don't know about that.", "I like it.", "Same here.",
+    "Right.", "Sure.", "Lol.", "I have no idea.", "That's true.", "Good to know.", "I agree.", "Interesting.",
+    "Yeah, I think so.", "Not really.", "I don't really know much about that.", "Cool, cool.", "Ha, nice.",
+    "What do you mean?", "I'm not sure what you mean.", "Yes, I know.", "Oh, okay.", "Thanks!",
+)
+
+_PREFIXES = ("Did you know that {}", "I read that {}", "Apparently {}", "Fun fact: {}", "I heard that {}")
+
+
+def history_text(turns: list[str]) -> str:
+    """Turns joined by newlines, ending with a blank line (the scorer's dialogue-history convention)."""
+    return "\n".join(t.strip() for t in turns) + "\n\n"
+
+
+def fact_text(fact: str) -> str:
+    return fact.strip() + "\n"
+
+
+def _pairs(dialogues: list[Dialogue], history_turns: int, rng: random.Random, per_dialogue: int):
+    """(dialogue, turn index) pairs with at least one history turn, ``per_dialogue`` per dialogue."""
+    for dlg in dialogues:
+        idx = list(range(1, len(dlg.turns)))
+        rng.shuffle(idx)
+        for t in idx[:per_dialogue]:
+            yield dlg, t, dlg.turns[max(0, t - history_turns):t]
+
+
+def naturalness(dialogues: list[Dialogue], seed: int = 0, *, lam: float = 3.0, per_dialogue: int = 3,
+                min_words: int = 4, limit: int | None = None) -> list[dict]:
+    """Positive: a gold response. Negative: the response with a Poisson(lam) span repeated/deleted/shuffled."""
+    rng = random.Random(seed)
+    records = []
+    for dlg in dialogues:
+        turns = [t for t in dlg.turns if len(t.split()) >= min_words]
+        rng.shuffle(turns)
+        for turn in turns[:per_dialogue]:
+            bad = span_perturb(turn, rng, lam)
+            if bad is None:
+                continue
+            records.append(make_record(TASK, "naturalness", 1, dlg.id, output=turn))
+            records.append(make_record(TASK, "naturalness", 0, dlg.id, output=bad[0]))
+    return finalize(records, seed, limit)
+
+
+def coherence(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 3, per_dialogue: int = 3,
+              limit: int | None = None) -> list[dict]:
+    """Positive: the gold response to a history. Negative: a gold response from a different dialogue."""
+    if len(dialogues) < 2:
+        raise ValueError("dialogue coherence needs at least two dialogues (negatives come from another one)")
+    rng = random.Random(seed)
+    records = []
+    for dlg, t, hist in _pairs(dialogues, history_turns, rng, per_dialogue):
+        other = dlg
+        while other is dlg:
+            other = rng.choice(dialogues)
+        foreign = rng.choice(other.turns[1:])
+        h = history_text(hist)
+        records.append(make_record(TASK, "coherence", 1, dlg.id, output=dlg.turns[t], context=h))
+        records.append(make_record(TASK, "coherence", 0, dlg.id, output=foreign, context=h))
+    return finalize(records, seed, limit)
+
+
+def _first_sentences(text: str, n: int | None) -> str:
+    if n is None:
+        return text
+    return " ".join(split_sentences(text)[:n]) or text
+
+
+def engagingness(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 3, per_dialogue: int = 3,
+                 min_words: int = 10, fact_sentences: int | None = 3, limit: int | None = None) -> list[dict]:
+    """Positive: an informative gold response that cites knowledge. Negative: a dull reply (see module doc)."""
+    rng = random.Random(seed)
+    mined = sorted({t for d in dialogues for t in d.turns if 1 <= len(t.split()) <= 4})
+    records = []
+    for dlg in dialogues:
+        cands = [t for t in range(1, len(dlg.turns))
+                 if t < len(dlg.knowledge) and dlg.knowledge[t] and len(dlg.turns[t].split()) >= min_words]
+        rng.shuffle(cands)
+        for t in cands[:per_dialogue]:
+            fact = fact_text(_first_sentences(dlg.knowledge[t][0], fact_sentences))
+            fact_words = set(tokenize(fact))
+            dull_pool = [d for d in rng.sample(mined, min(20, len(mined))) if not set(tokenize(d)) & fact_words]
+            dull = rng.choice(dull_pool) if dull_pool and rng.random() < 0.5 else rng.choice(DULL_RESPONSES)
+            h = history_text(dlg.turns[max(0, t - history_turns):t])
+            records.append(make_record(TASK, "engagingness", 1, dlg.id, output=dlg.turns[t], context=h, fact=fact))
+            records.append(make_record(TASK, "engagingness", 0, dlg.id, output=dull, context=h, fact=fact))
+    return finalize(records, seed, limit)
+
+
+def paraphrase(sentence: str, rng: random.Random) -> str:
+    """A close conversational paraphrase: bracketed asides dropped, framed as a remark in a chat."""
+    core = re.sub(r"\s*[\(\[][^\)\]]*[\)\]]", "", sentence).strip()
+    if core and core[0].isupper() and not core[:2].isupper() and core.split()[0].lower() in ("the", "a", "an", "it", "in", "this"):
+        core = core[0].lower() + core[1:]
+    return rng.choice(_PREFIXES).format(core)
+
+
+def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int = 3, fact_sentences: int | None = 3,
+                 paraphrase_rate: float = 0.5, limit: int | None = None) -> list[dict]:
+    """Positive: a knowledge sentence (or a close paraphrase). Negative: an unrelated knowledge sentence."""
+    rng = random.Random(seed)
+    knowledge = [(d.id, k) for d in dialogues for ks in d.knowledge for k in ks]
+    knowledge += [(d.id, f) for d in dialogues for f in d.facts]
+    if len({dlg_id for dlg_id, _ in knowledge}) < 2:
+        raise ValueError("groundedness needs knowledge from at least two dialogues (negatives come from another)")
+    records = []
+    for dlg in dialogues:
+        passages = sorted({k for ks in dlg.knowledge for k in ks} | set(dlg.facts))
+        rng.shuffle(passages)
+        for passage in passages[:per_dialogue]:
+            fact_sents = split_sentences(passage)
+            if fact_sentences is not None:
+                fact_sents = fact_sents[:fact_sentences]
+            if not fact_sents:
+                continue
+            fact = fact_text(" ".join(fact_sents))
+            pos = rng.choice(fact_sents)
+            if rng.random() < paraphrase_rate:
+                pos = paraphrase(pos, rng)
+            while True:
+                other_id, other = rng.choice(knowledge)
+                if other_id != dlg.id and other not in passages:
+                    break
+            neg = rng.choice(split_sentences(other) or [other])
+            if rng.random() < paraphrase_rate:
+                neg = paraphrase(neg, rng)
+            records.append(make_record(TASK, "groundedness", 1, dlg.id, output=pos, fact=fact))
+            records.append(make_record(TASK, "groundedness", 0, dlg.id, output=neg, fact=fact))
+    return finalize(records, seed, limit)
+
+
+GENERATORS = {"coherence": coherence, "naturalness": naturalness, "groundedness": groundedness,
+              "engagingness": engagingness}

@@ -1,0 +1,248 @@
+"""Pseudo data for the summarization dimensions (Zhong et al., 2022, section 3.2; REFERENCE.md section 1).
+
+Positives are reference summaries (or the article lead for relevance); negatives are built as the paper
+describes:
+
+- coherence: one summary sentence replaced by a sentence of another document's summary retrieved by BM25;
+- consistency: a summary sentence perturbed by antonym substitution, a changed number, a swapped named
+  entity, or negation pruning/insertion (a syntactic edit that flips the claim);
+- fluency: a span of Poisson(5) words repeated, deleted or shuffled in one sentence (sentence-level units,
+  as the scorer splits summaries into sentences for fluency);
+- relevance: several sentences of the candidate replaced by sentences of BM25-retrieved other documents.
+  The candidate is the article lead and the reference is the gold summary, so a positive is never the
+  reference itself (that would be a trivial string match).
+
+Documents are shortened to ``document_sentences`` sentences (``None`` keeps the whole article) so small
+encoders can see the evidence inside their context.
+
+    >>> from nlgeval_training.data import Document
+    >>> docs = [Document(f"d{i}", [f"Sentence {j} of story {i} about topic{i}." for j in range(6)],
+    ...                  [f"Story {i} is about topic{i}.", f"It has {i + 2} parts."]) for i in range(4)]
+    >>> recs = fluency(docs, seed=1)
+    >>> sum(r["label"] for r in recs) * 2 == len(recs)
+    True
+"""
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+from nlgeval_training.boolqa import make_record
+from nlgeval_training.data import Document, read_jsonl
+from nlgeval_training.pseudo.common import finalize, match_case, span_perturb
+from nlgeval_training.retrieval import BM25Index
+
+TASK = "summarization"
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w])")
+_ENTITY = re.compile(r"(?<!^)(?<![.!?]\s)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b")
+_AUX_NEG = re.compile(r"\b(is|are|was|were|will|would|can|could|has|have|had|did|does|do|should|must)\s+not\b")
+_NT = re.compile(r"\b(is|are|was|were|could|would|did|does|do|has|have|had|should)n't\b", re.IGNORECASE)
+_AUX = re.compile(r"\b(is|are|was|were|will|would|can|could|has|have|had|should|must)\b")
+_NEVER = re.compile(r"\bnever\s+")
+
+
+def load_antonyms(path: str | Path) -> dict[str, list[str]]:
+    """Single-word antonym pairs (both directions) from a WordNet JSONL list (``word``, ``antonym``)."""
+    table: dict[str, list[str]] = {}
+    for obj in read_jsonl(path):
+        a, b = str(obj.get("word", "")).lower(), str(obj.get("antonym", "")).lower()
+        if a and b and " " not in a and " " not in b and "-" not in a + b and a != b:
+            table.setdefault(a, [])
+            if b not in table[a]:
+                table[a].append(b)
+            table.setdefault(b, [])
+            if a not in table[b]:
+                table[b].append(a)
+    return table
+
+
+def _document(doc: Document, n: int | None, around: int = 0) -> str:
+    if n is None or len(doc.sentences) <= n:
+        return doc.text
+    start = max(0, min(around - n // 2, len(doc.sentences) - n))
+    return " ".join(doc.sentences[start:start + n])
+
+
+def _summary(doc: Document, max_sentences: int) -> list[str]:
+    return doc.summary[:max_sentences]
+
+
+# -- coherence --------------------------------------------------------------------------------------------
+def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | None = None,
+              max_summary_sentences: int = 4, candidates: int = 5, limit: int | None = None) -> list[dict]:
+    """Positive: the reference summary. Negative: one sentence swapped for one of a BM25-retrieved summary."""
+    rng = random.Random(seed)
+    index = BM25Index([" ".join(d.summary) for d in docs])
+    records = []
+    for i, doc in enumerate(docs):
+        summ = _summary(doc, max_summary_sentences)
+        if len(summ) < 2:
+            continue
+        source = _document(doc, document_sentences)
+        hits = index.top(" ".join(summ), k=candidates, exclude={i})
+        pool = [s for h in hits for s in docs[h].summary if s not in summ]
+        if not pool:
+            continue
+        neg = list(summ)
+        neg[rng.randrange(len(neg))] = rng.choice(pool)
+        records.append(make_record(TASK, "coherence", 1, doc.id, output=" ".join(summ), source=source))
+        records.append(make_record(TASK, "coherence", 0, doc.id, output=" ".join(neg), source=source))
+    return finalize(records, seed, limit)
+
+
+# -- consistency ------------------------------------------------------------------------------------------
+def _antonym_swap(sentence: str, rng: random.Random, antonyms: dict[str, list[str]]) -> str | None:
+    spots = [m for m in _WORD.finditer(sentence) if m.group(0).lower() in antonyms and len(m.group(0)) > 2]
+    if not spots:
+        return None
+    m = rng.choice(spots)
+    repl = match_case(m.group(0), rng.choice(antonyms[m.group(0).lower()]))
+    return sentence[:m.start()] + repl + sentence[m.end():]
+
+
+def _number_change(sentence: str, rng: random.Random) -> str | None:
+    spots = list(_NUMBER.finditer(sentence))
+    if not spots:
+        return None
+    m = rng.choice(spots)
+    text = m.group(0)
+    value = float(text.replace(",", ""))
+    is_int = "." not in text
+    for _ in range(10):
+        factor = rng.choice([0.5, 2, 3, 0.25, 10, 1.5])
+        new = value * factor + rng.choice([-3, -1, 0, 1, 2, 7])
+        if new < 0:
+            new = value + rng.randint(1, 9)
+        new_text = f"{int(round(new)):,}" if is_int and "," in text else (str(int(round(new))) if is_int else f"{new:.1f}")
+        if new_text != text:
+            return sentence[:m.start()] + new_text + sentence[m.end():]
+    return None
+
+
+def _entity_swap(sentence: str, rng: random.Random, pool: list[str]) -> str | None:
+    spots = [m for m in _ENTITY.finditer(sentence) if m.start() > 0]
+    if not spots:
+        return None
+    m = rng.choice(spots)
+    options = [e for e in pool if e != m.group(0) and e not in sentence]
+    if not options:
+        return None
+    return sentence[:m.start()] + rng.choice(options) + sentence[m.end():]
+
+
+def _negation_edit(sentence: str, rng: random.Random) -> str | None:
+    for pattern, repl in ((_AUX_NEG, r"\1"), (_NT, r"\1"), (_NEVER, "")):
+        if pattern.search(sentence):
+            return pattern.sub(repl, sentence, count=1)  # prune the negation
+    m = _AUX.search(sentence)
+    if m:
+        return sentence[:m.end()] + " not" + sentence[m.end():]
+    return None
+
+
+def entities(texts: list[str]) -> list[str]:
+    """Capitalised multi- or single-word names that do not start a sentence (a cheap NER substitute)."""
+    found = []
+    for text in texts:
+        found.extend(m.group(0) for m in _ENTITY.finditer(text) if m.start() > 0 and len(m.group(0)) > 3)
+    return sorted(set(found))
+
+
+def perturb_claim(sentence: str, rng: random.Random, antonyms: dict[str, list[str]],
+                  entity_pool: list[str]) -> tuple[str, str] | None:
+    """An inconsistent version of ``sentence`` and the perturbation used, or ``None``."""
+    ops = ["antonym", "number", "entity", "negation"]
+    rng.shuffle(ops)
+    for op in ops:
+        if op == "antonym":
+            out = _antonym_swap(sentence, rng, antonyms)
+        elif op == "number":
+            out = _number_change(sentence, rng)
+        elif op == "entity":
+            out = _entity_swap(sentence, rng, entity_pool)
+        else:
+            out = _negation_edit(sentence, rng)
+        if out and out != sentence:
+            return out, op
+    return None
+
+
+def _support(doc: Document, sentence: str) -> int:
+    """Index of the article sentence sharing most words with ``sentence`` (where its evidence is)."""
+    words = set(w.lower() for w in _WORD.findall(sentence))
+    best, best_i = -1, 0
+    for i, s in enumerate(doc.sentences):
+        overlap = len(words & set(w.lower() for w in _WORD.findall(s)))
+        if overlap > best:
+            best, best_i = overlap, i
+    return best_i
+
+
+def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int = 0, *,
+                document_sentences: int | None = None, claims_per_document: int = 2,
+                limit: int | None = None) -> list[dict]:
+    """Positive: a reference summary sentence. Negative: the same sentence adversarially perturbed."""
+    rng = random.Random(seed)
+    records = []
+    for doc in docs:
+        pool = entities(doc.sentences) or entities([" ".join(d.summary) for d in rng.sample(docs, min(5, len(docs)))])
+        claims = list(doc.summary)
+        rng.shuffle(claims)
+        for claim in claims[:claims_per_document]:
+            bad = perturb_claim(claim, rng, antonyms, pool)
+            if bad is None:
+                continue
+            source = _document(doc, document_sentences, around=_support(doc, claim))
+            records.append(make_record(TASK, "consistency", 1, doc.id, output=claim, source=source))
+            records.append(make_record(TASK, "consistency", 0, doc.id, output=bad[0], source=source))
+    return finalize(records, seed, limit)
+
+
+# -- fluency ----------------------------------------------------------------------------------------------
+def fluency(docs: list[Document], seed: int = 0, *, lam: float = 5.0, units_per_document: int = 2,
+            min_words: int = 6, limit: int | None = None) -> list[dict]:
+    """Positive: one summary sentence. Negative: the sentence with a Poisson(lam) span repeated/deleted/shuffled."""
+    rng = random.Random(seed)
+    records = []
+    for doc in docs:
+        units = [s for s in doc.summary if len(s.split()) >= min_words]
+        rng.shuffle(units)
+        for unit in units[:units_per_document]:
+            bad = span_perturb(unit, rng, lam)
+            if bad is None:
+                continue
+            records.append(make_record(TASK, "fluency", 1, doc.id, output=unit))
+            records.append(make_record(TASK, "fluency", 0, doc.id, output=bad[0]))
+    return finalize(records, seed, limit)
+
+
+# -- relevance --------------------------------------------------------------------------------------------
+def relevance(docs: list[Document], seed: int = 0, *, lead: int = 3, max_reference_sentences: int = 4,
+              candidates: int = 5, limit: int | None = None) -> list[dict]:
+    """Positive: the article lead against the reference summary. Negative: most lead sentences replaced
+    by sentences of BM25-retrieved other documents' leads."""
+    rng = random.Random(seed)
+    index = BM25Index([d.lead(lead) for d in docs])
+    records = []
+    for i, doc in enumerate(docs):
+        cand = doc.sentences[:lead]
+        reference = [s for s in doc.summary if s not in cand][:max_reference_sentences]
+        if len(cand) < 2 or not reference:
+            continue
+        hits = index.top(" ".join(reference), k=candidates, exclude={i})
+        pool = [s for h in hits for s in docs[h].sentences[:lead + 2]]
+        n_replace = max(2, (len(cand) + 1) // 2 + 1) if len(cand) > 2 else len(cand) - 1
+        if len(pool) < n_replace:
+            continue
+        neg = list(cand)
+        for pos, sent in zip(rng.sample(range(len(cand)), n_replace), rng.sample(pool, n_replace)):
+            neg[pos] = sent
+        ref = " ".join(reference)
+        records.append(make_record(TASK, "relevance", 1, doc.id, output=" ".join(cand), reference=ref))
+        records.append(make_record(TASK, "relevance", 0, doc.id, output=" ".join(neg), reference=ref))
+    return finalize(records, seed, limit)
+
+
+GENERATORS = {"coherence": coherence, "consistency": consistency, "fluency": fluency, "relevance": relevance}
