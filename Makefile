@@ -9,7 +9,7 @@ REPORTS := reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench clean
+.PHONY: install test demo bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,8 @@ $(STAMP): $(BIN)/python requirements-dev.txt pyproject.toml runtime/pyproject.to
 
 install: $(STAMP)
 
-test: install
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
+test: install browser
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests
 
 demo: install
 	mkdir -p $(REPORTS)
@@ -31,8 +31,15 @@ demo: install
 		--nlgeval-json $(REPORTS)/demo-results.json --nlgeval-report $(REPORTS)/demo-report.html
 	@echo "report: $(REPORTS)/demo-report.html"
 
+# Headless Chromium and its driver for the HTML report's browser tests (Debian packages; run as root).
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	fi
+
 bench: install
 	$(BIN)/python benchmarks/scoring.py
+	$(BIN)/python benchmarks/plugin.py
 
 clean:
 	rm -rf $(VENV) $(REPORTS) .pytest_cache

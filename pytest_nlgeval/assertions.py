@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from pytest_nlgeval import checks, context as _context
-from pytest_nlgeval.dimensions import DEFAULT_TASK
+from pytest_nlgeval.dimensions import DEFAULT_TASK, hide_user_errors
 from pytest_nlgeval.score import Score, ScoreList
 
 __all__ = ["assert_dimension", "assert_dimensions"]
@@ -41,6 +41,7 @@ def assert_dimension(output: str, dimension: str, *, source: str | None = None, 
 
         assert_dimension(summary, "consistency", source=article) > 0.7
     """
+    __tracebackhide__ = hide_user_errors
     task, evaluator = _resolve(task, evaluator)
     return evaluator.score(output, dimension, source=source, reference=reference, context=context, fact=fact,
                            task=task)
@@ -58,6 +59,7 @@ def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequen
         assert_dimensions(summaries, "consistency", sources=articles).mean() > 0.8
         assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
     """
+    __tracebackhide__ = hide_user_errors
     task, evaluator = _resolve(task, evaluator)
     return evaluator.evaluate(outputs, dimension, sources=sources, references=references, contexts=contexts,
                               facts=facts, source=source, reference=reference, context=context, fact=fact,

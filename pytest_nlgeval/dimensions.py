@@ -60,6 +60,11 @@ class InputError(ValueError):
     """An output or an input field that cannot be scored (missing, empty, not a string)."""
 
 
+def hide_user_errors(excinfo) -> bool:
+    """``__tracebackhide__`` for pytest: a user error shows the test line, not the plugin's internals."""
+    return excinfo.errisinstance((InputError, DimensionError))
+
+
 @dataclass(frozen=True)
 class Dimension:
     """How one dimension is scored.
@@ -218,12 +223,14 @@ class DimensionRegistry:
 
     def overall_members(self, task: str) -> list[Dimension]:
         """The dimensions averaged by ``overall``: the task's built-in ones."""
+        __tracebackhide__ = hide_user_errors
         if task in _NO_OVERALL:
             raise DimensionError(f"task {task!r} has no 'overall' score; assert its dimensions one by one")
         return [d for (t, _), d in self._dims.items() if t == task and d.builtin]
 
     def get(self, name: str, task: str | None = None) -> Dimension:
         """The dimension ``name`` of ``task`` (default summarization); raises DimensionError listing valid names."""
+        __tracebackhide__ = hide_user_errors
         task = task or DEFAULT_TASK
         if not isinstance(name, str):
             raise DimensionError(f"dimension must be a name (str), got {type(name).__name__}")
@@ -249,6 +256,7 @@ class DimensionRegistry:
 
 
 def _check_text(value, what: str) -> str:
+    __tracebackhide__ = hide_user_errors
     if not isinstance(value, str):
         raise InputError(f"{what} must be a str, got {type(value).__name__}: {value!r:.80}")
     if not value.strip():
@@ -258,6 +266,7 @@ def _check_text(value, what: str) -> str:
 
 def _dialogue_history(value, what: str) -> str:
     """Dialogue history per the reference convention: turns joined by '\\n', ending with '\\n\\n'."""
+    __tracebackhide__ = hide_user_errors
     if isinstance(value, (list, tuple)):
         turns = [_check_text(t, f"{what} turn {i}").strip() for i, t in enumerate(value)]
         if not turns:
@@ -268,6 +277,7 @@ def _dialogue_history(value, what: str) -> str:
 
 def _fact(value, what: str) -> str:
     """Fact / knowledge per the reference convention: ends with a single '\\n'."""
+    __tracebackhide__ = hide_user_errors
     if isinstance(value, (list, tuple)):
         items = [_check_text(t, f"{what} item {i}").strip() for i, t in enumerate(value)]
         if not items:
@@ -285,6 +295,7 @@ def prepare_inputs(dimension: Dimension, output, values: Mapping[str, object], *
     (default: :func:`nlgeval_runtime.sentences.split_sentences`). Returns ``(units, texts)``: the
     output itself or its sentences, and one input text per unit.
     """
+    __tracebackhide__ = hide_user_errors
     text = _check_text(output, label)
     prepared: dict[str, str] = {}
     for argument in dimension.arguments:

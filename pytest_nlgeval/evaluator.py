@@ -27,6 +27,7 @@ from pytest_nlgeval.dimensions import (
     Dimension,
     DimensionRegistry,
     InputError,
+    hide_user_errors,
     prepare_inputs,
 )
 from pytest_nlgeval.score import Score, ScoreList
@@ -202,6 +203,7 @@ class Evaluator:
 
         Per-case inputs are lists (``sources=[...]``); one shared input is a single value (``source=...``).
         """
+        __tracebackhide__ = hide_user_errors
         task = _task(task)
         if isinstance(outputs, str) or not isinstance(outputs, Sequence):
             raise InputError(
@@ -215,6 +217,7 @@ class Evaluator:
         return self._evaluate(outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))])
 
     def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str]) -> ScoreList:
+        __tracebackhide__ = hide_user_errors
         members = self._members(dimension, task)
         plans = []  # (case, dimension, units, slice into texts)
         texts: list[str] = []
@@ -237,15 +240,18 @@ class Evaluator:
     def score(self, output: str, dimension: str, *, source=None, reference=None, context=None, fact=None,
               task: str | None = None) -> Score:
         """Score one output; compare the returned :class:`Score` with a threshold to assert."""
+        __tracebackhide__ = hide_user_errors
         values = {"source": source, "reference": reference, "context": context, "fact": fact}
         per_case = [{k: v for k, v in values.items() if v is not None}]
         return self._evaluate([output], dimension, _task(task), per_case, ["output"])[0]
 
     def score_many(self, outputs: Sequence[str], dimension: str, **inputs) -> list[float]:
         """Plain numbers for many outputs (one batched call); same arguments as :meth:`evaluate`."""
+        __tracebackhide__ = hide_user_errors
         return [float(s) for s in self.evaluate(outputs, dimension, **inputs)]
 
     def _members(self, dimension: str, task: str) -> list[Dimension]:
+        __tracebackhide__ = hide_user_errors
         if dimension == OVERALL:
             if task not in self.registry.tasks():
                 from pytest_nlgeval.dimensions import DimensionError
@@ -272,6 +278,7 @@ def _task(task: str | None) -> str:
 
 def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
     """Per-case argument dicts from ``name=(list_or_None, shared_or_None)`` pairs."""
+    __tracebackhide__ = hide_user_errors
     cases: list[dict[str, Any]] = [dict() for _ in range(n)]
     for plural, (many, one) in pairs.items():
         argument = plural[:-1]

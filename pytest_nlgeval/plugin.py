@@ -180,6 +180,7 @@ class NLGEvalSession:
         self.recorder = checks.CheckRecorder(on_record=self._on_record)
         self.context = context.Context(options, register_dimensions=self._register_dimensions)
         self.worker_data: list[dict] = []
+        self.results_path: str | None = None
         self.is_worker = hasattr(config, "workerinput")
         checks.activate(self.recorder)
         context.activate(self.context)
@@ -237,8 +238,6 @@ class NLGEvalSession:
             path = os.path.join(str(self.config.invocation_params.dir), path)
             write_results(results, path)
             self.results_path = path
-
-    results_path: str | None = None
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         results = config.stash.get(results_key, None)

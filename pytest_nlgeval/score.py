@@ -226,7 +226,7 @@ class ScoreList(Sequence[Score]):
         more = ", ..." if len(self) > 8 else ""
         return f"ScoreList({self.name}, n={len(self)}: [{shown}{more}])"
 
-    def __gt__(self, other):  # pragma: no cover - message only
+    def __gt__(self, other):
         raise TypeError(self._no_direct_compare())
 
     __ge__ = __lt__ = __le__ = __gt__

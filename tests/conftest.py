@@ -12,12 +12,33 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def _shared_dir(tmp_path_factory, name: str) -> Path:
+    """A folder shared by every xdist worker of this run (the parent of the per-worker base temp)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return root / name
+
+
+def _build_once(tmp_path_factory, name: str, build) -> Path:
+    """Build an artefact once per test run, even with several xdist workers (file lock + marker)."""
+    from filelock import FileLock
+
+    target = _shared_dir(tmp_path_factory, name)
+    with FileLock(str(target) + ".lock"):
+        done = target / ".complete"
+        if not done.is_file():
+            target.mkdir(parents=True, exist_ok=True)
+            build(target)
+            done.write_text("ok")
+    return target
+
+
 @pytest.fixture(scope="session")
 def tiny_t5_checkpoint(tmp_path_factory) -> Path:
     """A random tiny T5 checkpoint folder (config.json, weights, tokenizer) of the t5-v1_1 family."""
     from tinymodels import build_tiny_t5_checkpoint
 
-    return build_tiny_t5_checkpoint(tmp_path_factory.mktemp("tiny-t5-ckpt"))
+    return _build_once(tmp_path_factory, "tiny-t5-ckpt", build_tiny_t5_checkpoint)
 
 
 @pytest.fixture(scope="session")
@@ -25,4 +46,5 @@ def tiny_t5_model(tiny_t5_checkpoint, tmp_path_factory) -> Path:
     """The tiny T5 exported to a model folder (fp32 + int8), max length 48 tokens."""
     from tinymodels import build_tiny_t5_model
 
-    return build_tiny_t5_model(tiny_t5_checkpoint, tmp_path_factory.mktemp("tiny-t5-model") / "model")
+    root = _build_once(tmp_path_factory, "tiny-t5-model", lambda d: build_tiny_t5_model(tiny_t5_checkpoint, d / "model"))
+    return root / "model"

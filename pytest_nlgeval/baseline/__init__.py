@@ -5,19 +5,31 @@ Layout: :mod:`.store` (the baseline file: format, validation, atomic writes), :m
 :mod:`.render` (terminal and Markdown), :mod:`.plugin` (pytest options and hooks). Nothing here imports
 numpy until a suite is bootstrapped. Example::
 
-    from pytest_nlgeval.baseline import Baseline, compare, load_baseline, load_snapshot
+    from pytest_nlgeval.baseline import load_baseline, load_snapshot
+    from pytest_nlgeval.baseline.compare import compare
 
     comparison = compare(load_baseline("nlgeval-baseline.json"), load_snapshot("results.json"))
     if comparison.failed:
         print([v.key for v in comparison.regressions])
 """
-from pytest_nlgeval.baseline.compare import CheckVerdict, Comparison, SuiteVerdict, compare
-from pytest_nlgeval.baseline.errors import BaselineError, BaselineFormatError, EvaluatorMismatchError
-from pytest_nlgeval.baseline.store import Baseline, BaselineEntry, load_baseline, load_snapshot, write_baseline
-from pytest_nlgeval.baseline.tolerances import Tolerances
+from __future__ import annotations
 
-__all__ = [
-    "Baseline", "BaselineEntry", "BaselineError", "BaselineFormatError", "CheckVerdict", "Comparison",
-    "EvaluatorMismatchError", "SuiteVerdict", "Tolerances", "compare", "load_baseline", "load_snapshot",
-    "write_baseline",
-]
+import importlib
+
+_LAZY = {
+    "CheckVerdict": "compare", "Comparison": "compare", "SuiteVerdict": "compare",
+    "BaselineError": "errors", "BaselineFormatError": "errors", "EvaluatorMismatchError": "errors",
+    "Baseline": "store", "BaselineEntry": "store", "load_baseline": "store", "load_snapshot": "store",
+    "write_baseline": "store", "Tolerances": "tolerances",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    # Lazy: the pytest plugin module lives in this package, and loading it must not load the comparison.
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,7 +38,7 @@ from pytest_nlgeval.baseline.store import Baseline, BaselineEntry
 from pytest_nlgeval.baseline.tolerances import Tolerances
 
 __all__ = ["MIN_SUITE_CASES", "NEW_CHECK_POLICIES", "CheckVerdict", "Comparison", "EvaluatorChange",
-           "SuiteVerdict", "compare", "describe_fingerprint_difference", "group_label"]
+           "SuiteVerdict", "compare", "describe_fingerprint_difference", "group_label", "same_evaluator"]
 
 MIN_SUITE_CASES = 5  # below this a percentile interval over resampled cases is not worth reporting
 NEW_CHECK_POLICIES = ("notice", "fail")
@@ -241,6 +241,28 @@ def describe_fingerprint_difference(old: dict | None, new: dict | None) -> list[
     return lines
 
 
+# How a model was named (a local path differs between a laptop and CI) is not part of what makes scores
+# comparable; the files' sha256, provider, precision and runtime version are.
+_NAMING_ONLY = ("model",)
+
+
+def same_evaluator(old_id: str | None, new_id: str | None, base: Baseline, head: Baseline) -> bool:
+    """Whether two fingerprint ids denote the same evaluator.
+
+    Equal ids are the same; different ids are still the same evaluator when both fingerprints are recorded,
+    list the model files with their sha256, and differ only in how the model was referenced (``model``).
+    """
+    if old_id == new_id:
+        return True
+    if old_id is None or new_id is None:
+        return False
+    a, b = base.evaluators.get(old_id), head.evaluators.get(new_id)
+    if not a or not b or not a.get("files") or not b.get("files"):
+        return False
+    strip = lambda fp: {k: v for k, v in fp.items() if k not in _NAMING_ONLY}  # noqa: E731
+    return strip(a) == strip(b)
+
+
 def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = None,
             allow_evaluator_change: bool = False, new_checks: str = "notice", seed: int = 0,
             replicates: int = 2000, confidence: float = 0.95) -> Comparison:
@@ -251,15 +273,10 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
     common = sorted(set(base.entries) & set(head.entries))
 
     changed = [(base.entries[k], head.entries[k]) for k in common
-               if base.entries[k].evaluator != head.entries[k].evaluator]
+               if not same_evaluator(base.entries[k].evaluator, head.entries[k].evaluator, base, head)]
     pair_counts = Counter((o.evaluator, n.evaluator) for o, n in changed)
-    pairs = tuple(
-        (old_id, new_id, tuple(describe_fingerprint_difference(base.evaluators.get(old_id) if old_id else None,
-                                                               head.evaluators.get(new_id) if new_id else None)
-                               if old_id and new_id else
-                               [f"evaluator: {old_id or 'none'} -> {new_id or 'none'}"]), count)
-        for (old_id, new_id), count in pair_counts.most_common()
-    )
+    pairs = tuple((old_id, new_id, _pair_differences(old_id, new_id, base, head), count)
+                  for (old_id, new_id), count in pair_counts.most_common())
     if pairs and not allow_evaluator_change:
         old_id, new_id, differences, count = pairs[0]
         raise EvaluatorMismatchError(str(old_id), str(new_id), list(differences), len(changed))
@@ -280,7 +297,7 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
     for key in common:
         old, new = base.entries[key], head.entries[key]
         gkey = _group_key(new)
-        evaluator_changed = old.evaluator != new.evaluator
+        evaluator_changed = not same_evaluator(old.evaluator, new.evaluator, base, head)
         if evaluator_changed and gkey in unmeasured:
             verdicts.append(_verdict(old, new, "incomparable", None, reason=(
                 "evaluator changed and no case of this dimension kept its inputs, so the drift cannot be measured")))
@@ -301,13 +318,19 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
         verdicts.append(_verdict(base.entries[key], None, "removed", None))
     verdicts.sort(key=lambda v: v.key)
 
-    suites = _suites(verdicts, base, head, tolerances, drift, seed, replicates, confidence)
+    suites = _suites(verdicts, tolerances, drift, seed, replicates, confidence)
     change = None
     if pairs:
         change = EvaluatorChange(pairs, {group_label(*g[:3]): (d, len(drift_cases[g])) for g, d in drift.items()},
                                  tuple(group_label(*g[:3]) for g in unmeasured))
     return Comparison(verdicts, suites, new_checks, change, seed, replicates, confidence, tolerances,
                       base.source, head.source)
+
+
+def _pair_differences(old_id: str | None, new_id: str | None, base: Baseline, head: Baseline) -> tuple[str, ...]:
+    if old_id is None or new_id is None:  # one side used no evaluator at all
+        return (f"evaluator: {old_id or 'none'} -> {new_id or 'none'}",)
+    return tuple(describe_fingerprint_difference(base.evaluators.get(old_id), head.evaluators.get(new_id)))
 
 
 def _group_key(entry: BaselineEntry) -> tuple:
@@ -322,7 +345,7 @@ def _verdict(old: BaselineEntry | None, new: BaselineEntry | None, status: str, 
                         tolerance=tolerance, higher_is_better=ref.higher_is_better, drift=drift, reason=reason)
 
 
-def _suites(verdicts, base, head, tolerances, drift, seed, replicates, confidence) -> list[SuiteVerdict]:
+def _suites(verdicts, tolerances, drift, seed, replicates, confidence) -> list[SuiteVerdict]:
     groups: dict[tuple, list[CheckVerdict]] = defaultdict(list)
     for v in verdicts:
         if v.status in ("regression", "improvement", "unchanged") and v.old is not None and v.new is not None:

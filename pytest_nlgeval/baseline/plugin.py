@@ -77,7 +77,8 @@ class BaselineState:
     error: str | None = None  # a refusal or failure: fails the run
     notice: str | None = None
     session: Any = None
-    lines: list = field(default_factory=list)
+    done: bool = False  # results_ready ran: without it nothing was compared, which must not pass silently
+    warnings: list = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -150,6 +151,7 @@ def pytest_nlgeval_results_ready(config, results) -> None:
     state = config.stash.get(_state_key, None)
     if state is None:
         return
+    state.done = True
     from pytest_nlgeval.baseline.errors import BaselineError
     from pytest_nlgeval.baseline.store import Baseline, write_baseline
 
@@ -164,10 +166,24 @@ def pytest_nlgeval_results_ready(config, results) -> None:
             state.notice = f"baseline {state.path} not updated: the session was interrupted"
             results["baseline"] = {"status": "not updated", "path": state.path, "reason": "interrupted"}
             return
+        if not head.entries:
+            state.notice = f"baseline {state.path} not updated: no nlgeval check ran"
+            results["baseline"] = {"status": "not updated", "path": state.path, "reason": "no checks"}
+            return
         old = state.baseline or Baseline(source=state.path)
         new, summary = old.updated(head)
-        write_baseline(new, state.path)
+        try:
+            write_baseline(new, state.path)
+        except OSError as exc:
+            state.error = f"could not write the baseline {state.path}: {exc}"
+            results["baseline"] = {"status": "error", "path": state.path, "error": state.error}
+            return
         state.update_summary = summary
+        evaluators = sorted({e.evaluator for e in new.entries.values() if e.evaluator is not None})
+        if len(evaluators) > 1:
+            state.warnings.append(
+                f"the baseline now holds scores of {len(evaluators)} evaluators ({', '.join(evaluators)}): entries "
+                "kept from checks that did not run were scored by another evaluator; re-record the whole suite")
         results["baseline"] = {"status": "updated", "path": state.path, "entries": len(new.entries),
                                "added": len(summary.added), "changed": len(summary.changed),
                                "unchanged": len(summary.unchanged), "kept": len(summary.kept),
@@ -194,6 +210,9 @@ def pytest_nlgeval_results_ready(config, results) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus) -> None:
     state = session.config.stash.get(_state_key, None)
+    if state is not None and not state.done:
+        state.error = ("no nlgeval results reached the baseline comparison (the nlgeval plugin did not finish "
+                       "its session, or it is disabled); nothing was compared")
     if state is not None and state.failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -212,6 +231,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     elif state.update_summary is not None:
         tr.write_sep("=", "nlgeval baseline updated", green=True)
         tr.write_line(f"{state.path}: {state.update_summary.describe()}")
+        for warning in state.warnings:
+            tr.write_line(warning, yellow=True)
         if state.update_summary.not_finite:
             tr.write_line("not recorded (score not finite): " + ", ".join(state.update_summary.not_finite[:10]),
                           yellow=True)

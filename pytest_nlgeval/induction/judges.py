@@ -28,7 +28,7 @@ import math
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Literal, Sequence  # Literal: resolved by name in the signatures below
 
 from pytest_nlgeval.induction.llmcache import require_dspy
 
@@ -106,7 +106,6 @@ def _signatures() -> dict[str, type]:
     if _SIGS:
         return _SIGS
     dspy = require_dspy()
-    from typing import Literal
 
     class JudgeOutput(dspy.Signature):
         """Judge one output of a text-generation task against the criterion, on a scale from 1 (worst) to
@@ -435,12 +434,14 @@ def _examples_spec(dataset, chosen, scaled, task, target, uses_input, uses_refer
 
 def optimized_judge(dataset, *, task: str, target: str, lm, optimizer: str = "mipro", seed: int = 0,
                     uses_input: bool = True, uses_references: bool = False, reflection_lm=None,
-                    auto: str = "light", num_threads: int = 1) -> JudgeSpec:
+                    auto: str | None = "light", max_metric_calls: int | None = None,
+                    num_threads: int = 1, budget: dict | None = None) -> JudgeSpec:
     """A judge whose prompt an optimiser rewrote: ``optimizer="mipro"`` (MIPROv2) or ``"gepa"`` (GEPA).
 
     The training metric is ``1 - |score - label| / 4`` on the 1-5 scale. The optimised instructions and
     demonstrations are copied into the returned spec, so the artifact can rebuild the judge without DSPy's
-    program files.
+    program files. ``max_metric_calls`` (GEPA) replaces the ``auto`` budget when given; for MIPROv2 with
+    ``auto=None``, ``budget`` holds ``num_candidates`` and the compile options (``num_trials``, ...).
     """
     dspy = require_dspy()
     labels = [e.labels[target] for e in dataset.examples]
@@ -464,11 +465,18 @@ def optimized_judge(dataset, *, task: str, target: str, lm, optimizer: str = "mi
     program = _judge_predictor(base)
     with dspy.context(lm=lm, adapter=_adapter()):
         if optimizer == "mipro":
-            opt = dspy.MIPROv2(metric=closeness, auto=auto, num_threads=num_threads, seed=seed)
-            compiled = opt.compile(program, trainset=trainset)
+            extra = dict(budget or {})
+            opt = dspy.MIPROv2(metric=closeness, auto=auto, num_threads=num_threads, seed=seed,
+                               num_candidates=extra.pop("num_candidates", None))
+            try:
+                compiled = opt.compile(program, trainset=trainset, **extra)
+            except ImportError as exc:  # DSPy's MIPROv2 searches with optuna, an extra of dspy
+                raise ImportError(f"the MIPROv2-optimised judge needs optuna: pip install \"dspy[optuna]\" "
+                                  f"(or use optimizer='gepa'); {exc}") from exc
         elif optimizer == "gepa":
-            opt = dspy.GEPA(metric=closeness, auto=auto, reflection_lm=reflection_lm or lm, num_threads=num_threads,
-                            seed=seed)
+            budget = {"max_metric_calls": max_metric_calls} if max_metric_calls else {"auto": auto}
+            opt = dspy.GEPA(metric=closeness, reflection_lm=reflection_lm or lm, num_threads=num_threads, seed=seed,
+                            **budget)
             compiled = opt.compile(program, trainset=trainset)
         else:
             raise ValueError(f"optimizer must be 'mipro' or 'gepa', got {optimizer!r}")

@@ -19,7 +19,7 @@ transformations). Rule-based ones:
 Example::
 
     >>> perturb_worse("The cat sat. It was warm. Then it slept.", "truncate")
-    'The cat sat. It was'
+    'The cat sat. It'
 """
 from __future__ import annotations
 
@@ -37,20 +37,17 @@ SAME = ("whitespace", "punctuation", "casing", "synonyms")
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _AUX = re.compile(r"\b(is|are|was|were|can|will|would|should|could|does|do|did|has|have|had|must)\b", re.I)
-_SYNONYMS = {
+_SYNONYMS = {  # pairs that stay grammatical whichever part of speech the word has in context
     "big": "large", "large": "big", "small": "little", "little": "small", "quick": "fast", "fast": "quick",
-    "begin": "start", "start": "begin", "help": "assist", "assist": "help", "buy": "purchase",
-    "purchase": "buy", "show": "display", "answer": "reply", "reply": "answer", "choose": "select",
-    "select": "choose", "maybe": "perhaps", "perhaps": "maybe", "often": "frequently", "frequently": "often",
-    "about": "approximately", "approximately": "about", "also": "additionally", "however": "nevertheless",
-    "important": "significant", "significant": "important", "use": "employ", "get": "obtain",
-    "obtain": "get", "need": "require", "require": "need", "enough": "sufficient", "sufficient": "enough",
-    "easy": "simple", "simple": "easy", "hard": "difficult", "difficult": "hard", "end": "finish",
-    "finish": "end", "car": "automobile", "house": "home", "home": "house", "rapid": "swift",
-    "correct": "right", "mistake": "error", "error": "mistake", "idea": "notion", "problem": "issue",
-    "issue": "problem", "method": "approach", "approach": "method", "check": "verify", "verify": "check",
+    "maybe": "perhaps", "perhaps": "maybe", "often": "frequently", "frequently": "often",
+    "important": "significant", "significant": "important", "enough": "sufficient", "sufficient": "enough",
+    "easy": "simple", "simple": "easy", "hard": "difficult", "difficult": "hard", "rapid": "swift",
+    "mistake": "error", "error": "mistake", "idea": "notion", "problem": "issue", "issue": "problem",
+    "method": "approach", "choose": "select", "select": "choose", "buy": "purchase", "purchase": "buy",
+    "car": "automobile", "however": "nevertheless", "also": "additionally", "usually": "typically",
+    "typically": "usually", "quickly": "rapidly", "rapidly": "quickly", "huge": "enormous",
 }
-_FUNCTION_WORDS = ("the", "a", "and", "of", "to", "in", "for", "with", "on", "is")
+_FUNCTION_WORDS = ("the", "a", "and", "of", "to", "in", "for", "with", "on")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -113,13 +110,15 @@ def perturb_same(text: str, kind: str, seed: int = 0) -> str:
         return " ".join(words) + "\n"
     if kind == "punctuation":
         edited = re.sub(r"\s+([,;:])", r"\1", text)
-        edited = re.sub(r"([,;:])(?=\S)", r"\1 ", edited)
-        stripped = edited.rstrip()
+        edited = re.sub(r"([,;:])(?=[^\s\d])", r"\1 ", edited)
+        if edited != text:
+            return edited
+        stripped = text.rstrip()
         if stripped and stripped[-1] not in ".!?\"')":
             return stripped + "."
         if stripped.endswith(".") and not stripped.endswith(".."):
-            return stripped[:-1] + ("!" if False else "")  # drop the final full stop
-        return edited
+            return stripped[:-1]  # a missing final full stop does not change what the text says
+        return text
     if kind == "casing":
         words = text.split(" ")
         candidates = [i for i, w in enumerate(words) if i > 0 and w in _FUNCTION_WORDS]

@@ -26,6 +26,11 @@ class MetricInputError(ValueError):
     """Bad input to a metric (missing references, mismatched batch lengths, non-string text)."""
 
 
+class MetricUnavailableError(RuntimeError):
+    """A metric's model or data is not installed or configured (WordNet, encoder weights, a causal LM);
+    the message names what is missing and how to provide it."""
+
+
 @dataclass(frozen=True)
 class MetricResult:
     """A score with optional feedback text that says why (used by optimisers such as GEPA).

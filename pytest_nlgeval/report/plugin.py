@@ -16,6 +16,7 @@ import os
 import pytest
 
 _report_path_key = pytest.StashKey[str]()
+_report_error_key = pytest.StashKey[str]()
 _HELP = "write an HTML report of the quality checks (self-contained, opens from file://) to this path"
 
 
@@ -33,7 +34,7 @@ def _report_option(config) -> str | None:
     return value or None
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(trylast=True, optionalhook=True)
 def pytest_nlgeval_results_ready(config, results) -> None:
     path = _report_option(config)
     if not path:
@@ -42,8 +43,12 @@ def pytest_nlgeval_results_ready(config, results) -> None:
     from pytest_nlgeval.report.sections import collect_sections
 
     target = os.path.join(str(config.invocation_params.dir), path)
-    sections = collect_sections(results, hook=config.hook.pytest_nlgeval_report_sections)
-    write_html(results, target, sections=sections)
+    try:
+        sections = collect_sections(results, hook=config.hook.pytest_nlgeval_report_sections)
+        write_html(results, target, sections=sections)
+    except Exception as exc:  # a broken section or an unwritable path must not hide the test results
+        config.stash[_report_error_key] = f"{target}: {type(exc).__name__}: {exc}"
+        return
     config.stash[_report_path_key] = target
 
 
@@ -51,3 +56,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     path = config.stash.get(_report_path_key, None)
     if path:
         terminalreporter.write_line(f"nlgeval: HTML report written to {path}")
+    error = config.stash.get(_report_error_key, None)
+    if error:
+        terminalreporter.write_line(f"nlgeval: HTML report NOT written: {error}", red=True, bold=True)

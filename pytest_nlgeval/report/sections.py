@@ -76,26 +76,22 @@ def normalise_sections(returned: Iterable[Any], *, source: str = "pytest_nlgeval
     return sections
 
 
-class _SectionPluginManager:
-    """A pluggy manager that, like pytest's, accepts unmarked ``pytest_nlgeval_*`` functions as hook impls."""
+def _plugin_manager():
+    """A pluggy manager that, like pytest's, takes unmarked ``pytest_nlgeval_*`` functions as hook impls."""
+    import pluggy
 
-    def __new__(cls):
-        import pluggy
+    from pytest_nlgeval import hookspecs
 
-        from pytest_nlgeval import hookspecs
+    class SectionPluginManager(pluggy.PluginManager):
+        def parse_hookimpl_opts(self, plugin, name):
+            opts = super().parse_hookimpl_opts(plugin, name)
+            if opts is None and name.startswith("pytest_nlgeval_") and callable(getattr(plugin, name, None)):
+                return {}  # pluggy fills in the defaults (no tryfirst/trylast/wrapper)
+            return opts
 
-        class Manager(pluggy.PluginManager):
-            def parse_hookimpl_opts(self, plugin, name):
-                opts = super().parse_hookimpl_opts(plugin, name)
-                if opts is None and name.startswith("pytest_nlgeval_"):
-                    method = getattr(plugin, name, None)
-                    if callable(method):
-                        return {}
-                return opts
-
-        manager = Manager("pytest")
-        manager.add_hookspecs(hookspecs)
-        return manager
+    manager = SectionPluginManager("pytest")  # the project name of pytest.hookspec, which hookspecs.py uses
+    manager.add_hookspecs(hookspecs)
+    return manager
 
 
 def collect_sections(results: Mapping[str, Any], *, plugins: Sequence[str] = (), autoload: bool | None = None,
@@ -110,7 +106,7 @@ def collect_sections(results: Mapping[str, Any], *, plugins: Sequence[str] = (),
     """
     if hook is not None:
         return normalise_sections(hook(results=results))
-    manager = _SectionPluginManager()
+    manager = _plugin_manager()
     if autoload is None:
         autoload = not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     if autoload:
@@ -195,6 +191,7 @@ def render_details(details: Mapping[str, Any], *, skip: Sequence[str] = (), dept
 
 _LOW = ("low", "lo", "lower", "min", "p05", "p5", "q05")
 _HIGH = ("high", "hi", "upper", "max", "p95", "q95")
+_MIDDLE = ("median", "mid", "p50", "q50")
 
 
 def _series_in(value: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], list[float]]]:
@@ -220,6 +217,10 @@ def trajectory_charts(details: Mapping[str, Any]) -> list[Markup]:
         last = path[-1].lower() if path else ""
         if last in _LOW or last in _HIGH:
             bands.setdefault(path[:-1], {})["low" if last in _LOW else "high"] = values
+        elif last in _MIDDLE and len(path) >= 2:
+            # a band's median is a reference line of the band's signal, not a signal of its own
+            signals.setdefault(path[-2], {"series": [], "band": None})["series"].append(
+                (f"reference {last}", values))
         else:
             signal = path[-1] if path else "series"
             label = "/".join(p for p in path[:-1] if p not in ("trajectory", "trajectories", "signals")) or signal

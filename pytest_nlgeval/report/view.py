@@ -153,10 +153,12 @@ def _finite(value: Any) -> float | None:
 
 
 def group_label(check: Mapping[str, Any]) -> str:
-    """``task/name`` for dimensions, ``kind:name`` for other kinds (``metric:helpful``)."""
+    """``task/name`` for dimensions, ``kind:name`` for other kinds (``metric:helpful``), as the baseline
+    comparison labels its suites, so a dimension has one name across the whole report."""
     name, task, kind = check.get("name", "?"), check.get("task"), check.get("kind", "dimension")
-    label = f"{task}/{name}" if task else str(name)
-    return label if kind == "dimension" else f"{kind}:{label}"
+    if kind == "dimension":
+        return f"{task}/{name}" if task else str(name)
+    return f"{kind}:{name}"
 
 
 _STATUS_ORDER = {"failed": 0, "regressed": 1, "passed": 2}

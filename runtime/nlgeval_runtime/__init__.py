@@ -12,7 +12,7 @@ from nlgeval_runtime._version import __version__
 
 __all__ = [
     "__version__", "load_boolqa", "BoolQAScorer", "BoolQAResult", "ModelFolder", "resolve_model",
-    "planned_fingerprint", "fingerprint_id",
+    "planned_fingerprint", "fingerprint_id", "load_causal_lm", "CausalLMScorer", "CausalLMResult",
 ]
 
 _LAZY = {
@@ -23,6 +23,9 @@ _LAZY = {
     "fingerprint_id": "nlgeval_runtime.boolqa",
     "ModelFolder": "nlgeval_runtime.modelfolder",
     "resolve_model": "nlgeval_runtime.resolve",
+    "load_causal_lm": "nlgeval_runtime.causal_lm",
+    "CausalLMScorer": "nlgeval_runtime.causal_lm",
+    "CausalLMResult": "nlgeval_runtime.causal_lm",
 }
 
 

@@ -19,6 +19,8 @@ from torch import nn
 
 #: Token that the literal ``</s>`` of evaluator inputs becomes for BERT-style encoders.
 SEPARATOR_TOKEN = "[SEP]"
+#: Marker file of an encoder-classifier checkpoint (read by the exporter's dispatch).
+CLASSIFIER_FILE = "nlgeval_classifier.json"
 
 
 def minilm_path() -> Path:
@@ -44,7 +46,10 @@ class EncoderClassifier(nn.Module):
         """Encoder weights from a local transformers folder (never the network); a fresh head."""
         from transformers import AutoModel
 
+        from transformers.utils import logging as hf_logging
+
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        hf_logging.disable_progress_bar()
         path = Path(path)
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"encoder folder {str(path)!r} has no config.json; pass a transformers model folder")
@@ -73,20 +78,27 @@ class EncoderClassifier(nn.Module):
 
     # -- persistence --------------------------------------------------------------------------------------
     def save(self, folder: str | Path) -> None:
-        """``encoder/`` (transformers format) and ``head.pt`` under ``folder``."""
+        """The encoder in transformers format (``config.json``, weights), ``head.pt`` and
+        ``nlgeval_classifier.json`` (which tells the exporter this is an encoder classifier)."""
+        from transformers.utils import logging as hf_logging
+
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        self.encoder.save_pretrained(str(folder / "encoder"))
+        hf_logging.disable_progress_bar()   # one bar per checkpoint would drown the training progress
+        self.encoder.save_pretrained(str(folder))
         torch.save(self.head.state_dict(), folder / "head.pt")
-        (folder / "classifier.json").write_text(json.dumps({"architecture": "encoder-classifier",
-                                                            "labels": ["yes", "no"], "pooling": "mean"}))
+        (folder / CLASSIFIER_FILE).write_text(json.dumps(
+            {"architecture": "encoder-classifier", "head": "linear", "labels": ["yes", "no"], "pooling": "mean",
+             "separator_token": SEPARATOR_TOKEN}, indent=1))
 
     @classmethod
     def load(cls, folder: str | Path) -> "EncoderClassifier":
+        """A checkpoint written by :meth:`save` (older checkpoints kept the encoder in ``encoder/``)."""
         folder = Path(folder)
         if not (folder / "head.pt").is_file():
             raise FileNotFoundError(f"{str(folder)!r} is not an encoder-classifier checkpoint (no head.pt)")
-        model = cls.from_pretrained_encoder(folder / "encoder")
+        encoder_dir = folder / "encoder" if (folder / "encoder" / "config.json").is_file() else folder
+        model = cls.from_pretrained_encoder(encoder_dir)
         model.head.load_state_dict(torch.load(folder / "head.pt", map_location="cpu", weights_only=True))
         return model
 

@@ -20,19 +20,26 @@ ALL_DIMENSIONS = [f"summarization/{d}" for d in sum_gen.GENERATORS] + [f"dialogu
 def build_pseudo_data(summarization: Iterable[str | Path] = (), dialogue: Iterable[str | Path] = (),
                       antonyms: str | Path | None = None, dimensions: Iterable[str] | None = None,
                       seed: int = 0, limit: int | None = None,
-                      options: dict[str, dict[str, Any]] | None = None, progress: bool = False) -> list[dict]:
+                      options: dict[str, dict[str, Any]] | None = None, progress: bool = False,
+                      document_fields: dict[str, Any] | None = None,
+                      dialogue_fields: dict[str, Any] | None = None) -> list[dict]:
     """Records of every requested ``task/dimension`` (default: all eight), each 50/50 and deduplicated.
 
     ``options`` maps ``"task/dimension"`` to keyword arguments of that generator (e.g.
     ``{"summarization/coherence": {"document_sentences": 4}}``); ``limit`` caps records per dimension.
+    ``document_fields`` / ``dialogue_fields`` are passed to the loaders for files with other field names
+    (e.g. ``{"article_field": "text", "summary_fields": ["abstract"]}``).
     """
     wanted = list(dimensions) if dimensions is not None else list(ALL_DIMENSIONS)
     unknown = [d for d in wanted if d not in ALL_DIMENSIONS]
     if unknown:
         raise ValueError(f"unknown pseudo-data dimension(s) {unknown}; choose from {ALL_DIMENSIONS}")
     options = options or {}
-    docs = [d for path in summarization for d in load_documents(path)]
-    dialogues = [d for path in dialogue for d in load_dialogues(path)]
+    doc_kw = dict(document_fields or {})
+    if "summary_fields" in doc_kw:
+        doc_kw["summary_fields"] = tuple(doc_kw["summary_fields"])
+    docs = [d for path in summarization for d in load_documents(path, **doc_kw)]
+    dialogues = [d for path in dialogue for d in load_dialogues(path, **(dialogue_fields or {}))]
     antonym_table = sum_gen.load_antonyms(antonyms) if antonyms else {}
     records: list[dict] = []
     for offset, name in enumerate(wanted):

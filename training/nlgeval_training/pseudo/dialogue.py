@@ -90,10 +90,16 @@ def coherence(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 
     rng = random.Random(seed)
     records = []
     for dlg, t, hist in _pairs(dialogues, history_turns, rng, per_dialogue):
-        other = dlg
-        while other is dlg:
+        own = set(dlg.turns)
+        foreign = None
+        for _ in range(20):   # a generic turn ("lol") can occur in both dialogues: it is no negative then
             other = rng.choice(dialogues)
-        foreign = rng.choice(other.turns[1:])
+            candidate = rng.choice(other.turns[1:])
+            if other is not dlg and candidate not in own:
+                foreign = candidate
+                break
+        if foreign is None:
+            continue
         h = history_text(hist)
         records.append(make_record(TASK, "coherence", 1, dlg.id, output=dlg.turns[t], context=h))
         records.append(make_record(TASK, "coherence", 0, dlg.id, output=foreign, context=h))
@@ -157,11 +163,15 @@ def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int 
             pos = rng.choice(fact_sents)
             if rng.random() < paraphrase_rate:
                 pos = paraphrase(pos, rng)
-            while True:
+            neg = None
+            for _ in range(20):   # reading sets overlap across dialogues: the negative must not be in the fact
                 other_id, other = rng.choice(knowledge)
-                if other_id != dlg.id and other not in passages:
+                candidate = rng.choice(split_sentences(other) or [other])
+                if other_id != dlg.id and other not in passages and candidate not in fact:
+                    neg = candidate
                     break
-            neg = rng.choice(split_sentences(other) or [other])
+            if neg is None:
+                continue
             if rng.random() < paraphrase_rate:
                 neg = paraphrase(neg, rng)
             records.append(make_record(TASK, "groundedness", 1, dlg.id, output=pos, fact=fact))

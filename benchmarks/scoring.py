@@ -1,0 +1,193 @@
+"""Scoring throughput: the PyTorch reference path vs ONNX Runtime fp32 and int8, measured in one run.
+
+A random-weight T5 of the t5-v1_1 architecture (``--arch base`` by default, ``--arch large`` for the
+released UniEval size) scores realistic Boolean-QA inputs of about 400 tokens built from the news articles
+in ../shared/data (or any JSONL with an ``article`` field). The reference path is UniEval's: Hugging Face
+forward, batch 8, fp32, ``torch.no_grad()``. The paths run in alternating rounds so that a noisy machine
+affects them alike; the median round is reported.
+
+    python benchmarks/scoring.py                      # t5-v1_1-base, 32 inputs, 3 rounds
+    python benchmarks/scoring.py --arch large --inputs 16
+    python benchmarks/scoring.py --device cuda         # adds fp16 on the GPU (onnxruntime-gpu)
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ARCHS = {
+    # google/t5-v1_1-{base,large} (REFERENCE.md section 1)
+    "tiny": dict(d_model=64, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4, d_kv=16),
+    "base": dict(d_model=768, d_ff=2048, num_layers=12, num_decoder_layers=12, num_heads=12, d_kv=64),
+    "large": dict(d_model=1024, d_ff=2816, num_layers=24, num_decoder_layers=24, num_heads=16, d_kv=64),
+}
+VOCAB = 32128
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cnndm.jsonl.gz"
+
+
+def load_articles(path: Path, n: int) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    out = []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            out.append(json.loads(line)["article"])
+            if len(out) >= n:
+                break
+    return out
+
+
+def build_tokenizer(articles: list[str]):
+    """A Unigram tokenizer with T5's conventions (pad 0, </s> 1, unk 2, EOS appended), vocab 32128."""
+    from collections import Counter
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+    counts = Counter(w for a in articles for w in a.split())
+    chars = sorted({c for a in articles for c in a if not c.isspace()})
+    words = [w for w, _ in counts.most_common(VOCAB - 4 - len(chars) - 2) if w not in ("Yes", "No")]
+    vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -3.0), ("\u2581Yes", -5.0), ("\u2581No", -5.0)]
+    vocab += [("\u2581" + w, -5.0 - i * 1e-5) for i, w in enumerate(words)] + [(c, -12.0) for c in chars]
+    vocab += [(f"<extra_id_{i}>", -20.0) for i in range(VOCAB - len(vocab))]
+    tok = Tokenizer(models.Unigram(vocab[:VOCAB], unk_id=2, byte_fallback=False))
+    tok.add_special_tokens(["<pad>", "</s>", "<unk>"])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    return tok
+
+
+def build_checkpoint(arch: str, articles: list[str], where: Path) -> Path:
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration, T5TokenizerFast
+
+    tok = build_tokenizer(articles)
+    T5TokenizerFast(tokenizer_object=tok, eos_token="</s>", pad_token="<pad>", unk_token="<unk>",
+                    extra_ids=0, model_max_length=1024).save_pretrained(str(where))
+    config = T5Config(vocab_size=VOCAB, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                      decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, dropout_rate=0.0, **ARCHS[arch])
+    torch.manual_seed(0)
+    model = T5ForConditionalGeneration(config).eval()
+    with torch.no_grad():  # keep random scores inside (0, 1) rather than saturated, so diffs are informative
+        model.lm_head.weight.mul_(0.05)
+    model.save_pretrained(str(where))
+    return where
+
+
+def build_inputs(articles: list[str], n: int, tokenizer, target_tokens: int = 400) -> list[str]:
+    questions = [("Is this claim consistent with the document?", "claim"),
+                 ("Is this a coherent summary to the document?", "summary")]
+    texts = []
+    for i in range(n):
+        doc = articles[i % len(articles)]
+        first = doc.split(". ")[0][:200]
+        q, field = questions[i % 2]
+        words = doc.split()
+        budget = target_tokens - 40 + (i % 7) * 10  # mixed lengths around the target, like a real suite
+        body = " ".join(words[: budget])
+        while len(tokenizer(f"question: {q} </s> {field}: {first} </s> document: {body}").input_ids) > budget + 40:
+            body = " ".join(body.split()[: int(len(body.split()) * 0.9)])
+        texts.append(f"question: {q} </s> {field}: {first} </s> document: {body}")
+    return texts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--arch", choices=sorted(ARCHS), default="base")
+    parser.add_argument("--inputs", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the checkpoint and exports here")
+    args = parser.parse_args()
+
+    import torch
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
+
+    from nlgeval_runtime import load_boolqa
+    from nlgeval_training.export import export_t5, t5_reference_scores
+
+    torch.set_num_threads(args.threads)
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="nlgeval-bench-"))
+    articles = load_articles(args.data, max(args.inputs, 64))
+    ckpt, folder = work / f"t5-v1_1-{args.arch}-random", work / f"t5-v1_1-{args.arch}-onnx"
+    t0 = time.perf_counter()
+    if not (ckpt / "config.json").is_file():
+        build_checkpoint(args.arch, articles, ckpt)
+    if not (folder / "nlgeval.json").is_file():
+        export_t5(ckpt, folder, int8=args.device == "cpu", fp16=args.device == "cuda", source_id=f"random t5-v1_1-{args.arch}",
+                  progress=lambda m: print(f"  export: {m}", file=sys.stderr, flush=True))
+    print(f"setup (build + export): {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+
+    tokenizer = AutoTokenizer.from_pretrained(str(ckpt))
+    model = T5ForConditionalGeneration.from_pretrained(str(ckpt)).eval()
+    texts = build_inputs(articles, args.inputs, tokenizer)
+    n_tok = [len(tokenizer(t).input_ids) for t in texts]
+    yes, no = tokenizer("Yes").input_ids[0], tokenizer("No").input_ids[0]
+
+    paths = {"pytorch-reference": None}
+    if args.device == "cpu":
+        paths["onnx-fp32"] = load_boolqa(folder, device="cpu", precision="fp32", threads=args.threads)
+        paths["onnx-int8"] = load_boolqa(folder, device="cpu", precision="int8", threads=args.threads)
+    else:
+        model = model.cuda()
+        paths["onnx-fp32"] = load_boolqa(folder, device="cuda", precision="fp32")
+        paths["onnx-fp16"] = load_boolqa(folder, device="cuda", precision="fp16")
+
+    def run(name):
+        scorer = paths[name]
+        if scorer is None:
+            if args.device == "cuda":
+                return _reference_cuda(model, tokenizer, texts, yes, no)
+            return t5_reference_scores(model, tokenizer, texts, max_length=1024, yes_id=yes, no_id=no, batch_size=8)
+        return scorer.score(texts).scores
+
+    timings = {name: [] for name in paths}
+    scores = {}
+    for name in paths:  # warm-up (session initialisation, allocator)
+        scores[name] = run(name)
+    for _ in range(args.rounds):
+        for name in paths:
+            t = time.perf_counter()
+            scores[name] = run(name)
+            timings[name].append(time.perf_counter() - t)
+
+    ref = scores["pytorch-reference"]
+    ref_rate = len(texts) / statistics.median(timings["pytorch-reference"])
+    print(f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} inputs, tokens per input "
+          f"mean {np.mean(n_tok):.0f} (min {min(n_tok)}, max {max(n_tok)}), device {args.device}, "
+          f"{args.threads} threads, median of {args.rounds} alternating rounds")
+    print(f"{'path':<20}{'inputs/s':>10}{'ratio':>9}{'max|diff|':>12}")
+    for name in paths:
+        rate = len(texts) / statistics.median(timings[name])
+        diff = float(np.abs(scores[name] - ref).max())
+        print(f"{name:<20}{rate:>10.2f}{rate / ref_rate:>8.2f}x{diff:>12.2e}")
+    return 0
+
+
+def _reference_cuda(model, tokenizer, texts, yes, no):
+    import torch
+
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(texts), 8):
+            enc = tokenizer(texts[i:i + 8], max_length=1024, truncation=True, padding=True, return_tensors="pt").to("cuda")
+            start = torch.zeros((enc.input_ids.shape[0], 1), dtype=torch.long, device="cuda")
+            logits = model(**enc, decoder_input_ids=start).logits[:, 0, :]
+            p = torch.softmax(logits.double(), -1)
+            out.append((p[:, yes] / (p[:, yes] + p[:, no])).cpu().numpy())
+    return np.concatenate(out)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Quality tests of a knowledge-grounded chatbot (UniEval's dialogue dimensions).
+
+The dialogue history is a list of turns (joined and terminated the way the evaluator was trained), the
+fact is the knowledge the reply should use. ``@pytest.mark.nlgeval(task="dialogue")`` makes dialogue the
+default task of every assertion in the module.
+"""
+from __future__ import annotations
+
+import pytest
+
+from chatbot import CONVERSATIONS
+from pytest_nlgeval import assert_dimension, assert_dimensions
+
+pytestmark = pytest.mark.nlgeval(task="dialogue")
+
+
+def test_reply_is_grounded_in_the_fact(chatbot, conversation):
+    response = chatbot(conversation["history"], conversation["fact"])
+    assert_dimension(response, "groundedness", fact=conversation["fact"]) > 0.3
+
+
+def test_reply_follows_the_history(chatbot, conversation):
+    response = chatbot(conversation["history"], conversation["fact"])
+    assert_dimension(response, "coherence", context=conversation["history"]) > 0.3
+
+
+def test_replies_are_natural_and_understandable(chatbot):
+    responses = [chatbot(c["history"], c["fact"]) for c in CONVERSATIONS]
+    assert_dimensions(responses, "naturalness").mean() > 0.3
+    assert_dimensions(responses, "understandability").min() > 0.2
+
+
+def test_engagingness_is_a_sum_over_sentences(chatbot):
+    conversation = CONVERSATIONS[0]
+    response = chatbot(conversation["history"], conversation["fact"])
+    score = assert_dimension(response, "engagingness", context=conversation["history"], fact=conversation["fact"])
+    # engagingness adds up sentence scores (range [0, inf)): two sentences can exceed 1
+    score > 0.5
+
+
+@pytest.mark.xfail(strict=True, reason="demonstration: shows the failure message of an off-topic reply")
+def test_demo_failure_message_of_an_ungrounded_reply():
+    conversation = CONVERSATIONS[1]
+    off_topic = "my favourite colour is green and i think trains are loud ."
+    assert_dimension(off_topic, "groundedness", fact=conversation["fact"]) >= 0.999

@@ -1,0 +1,244 @@
+"""``assert_trajectory``: trajectory checks for stories, continuations and other open-ended output.
+
+    from pytest_nlgeval import assert_trajectory
+
+    def test_story_does_not_degenerate(generate):
+        result = assert_trajectory(generate(prompt), prompt=prompt, bank="refs/stories.npz")
+        result.assert_not_degenerate()           # diversity stays inside the human band
+        result.diversity_dtw > -0.05             # close to human diversity trajectories
+        result.likelihood > -20                  # a typical (mean, variance) profile for human text
+
+Every field is a :class:`~pytest_nlgeval.score.Score` (kind ``"trajectory"``): comparing it with a
+threshold is the assertion, and the check is recorded with the machine trajectory and the human band
+percentiles in its details, which the HTML report plots. Fields (see :mod:`.scoring`):
+``diversity_dtw``, ``coherence_dtw`` (negative mean DTW distance to all references),
+``diversity_dtw_paired``, ``coherence_dtw_paired`` (to the human continuations of the same prompt),
+``summary_mean``, ``summary_var``, ``summary_all`` (summary comparison with the matched human continuation),
+``likelihood``, ``likelihood_mean``, ``likelihood_var`` (log density under the human reference
+distribution), and the reference-free baselines ``diversity_end``, ``coherence_end``, ``diversity_mean``,
+``coherence_mean``, ``diversity_var``, ``coherence_var``.
+
+The causal LM is the bank's (the shipped default LM unless the bank was fitted with another); a
+different ``lm`` is refused unless it is the same model, tokenizer and precision the bank was fitted with.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytest_nlgeval.score import Score
+from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
+from pytest_nlgeval.trajectory.scoring import SCORE_NAMES, TrajectoryScores, score_trajectory
+from pytest_nlgeval.trajectory.signals import Trajectory
+
+__all__ = ["assert_trajectory", "TrajectoryResult", "load_bank", "get_lm"]
+
+BAND_PERCENTILES = (5.0, 50.0, 95.0)
+_BANKS: dict[tuple[str, float], ReferenceBank] = {}
+_LMS: dict[tuple, Any] = {}
+
+
+def load_bank(bank: str | os.PathLike | ReferenceBank) -> ReferenceBank:
+    """A :class:`ReferenceBank` from a path (loaded once per process and file version) or as given."""
+    if isinstance(bank, ReferenceBank):
+        return bank
+    path = Path(bank).expanduser().resolve()
+    key = (str(path), path.stat().st_mtime if path.exists() else 0.0)
+    if key not in _BANKS:
+        _BANKS[key] = ReferenceBank.load(path)
+    return _BANKS[key]
+
+
+def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None, precision: str | None = None):
+    """The causal-LM scorer for ``model`` (None: the default LM), created once per process and options.
+
+    ``device``/``precision`` default to the pytest session's ``--nlgeval-device``/``--nlgeval-precision``.
+    """
+    from nlgeval_runtime.causal_lm import load_causal_lm
+
+    from pytest_nlgeval import context as _context
+
+    options = _context.active().options
+    device = device or options.get("device") or "auto"
+    precision = precision or options.get("precision") or "auto"
+    if precision in ("fp16", "int8"):
+        precision = "auto"  # causal-LM folders ship fp32 graphs; the evaluator's precision does not apply
+    key = (str(model) if model is not None else None, device, precision)
+    if key not in _LMS:
+        _LMS[key] = load_causal_lm(model, device=device, precision=precision)
+    return _LMS[key]
+
+
+def _lm_for_bank(bank: ReferenceBank, lm):
+    if lm is None:
+        ref = bank.lm.get("model_ref")
+        lm = get_lm(None if ref in (None, "default-lm") else ref)
+    elif isinstance(lm, (str, os.PathLike)):
+        lm = get_lm(lm)
+    bank.check_lm(lm)
+    return lm
+
+
+def _rounded(values: np.ndarray) -> list[float | None]:
+    return [None if not np.isfinite(v) else round(float(v), 5) for v in values]
+
+
+def _band_dict(band: np.ndarray) -> dict[str, list]:
+    defined = np.all(np.isfinite(band), axis=0)
+    stop = int(np.argmin(defined)) if not defined.all() else band.shape[1]
+    return {key: _rounded(row[:stop]) for key, row in zip(("low", "median", "high"), band)}
+
+
+class TrajectoryResult:
+    """The trajectory scores of one continuation; every field is a comparable :class:`Score`."""
+
+    def __init__(self, scores: TrajectoryScores, bank: ReferenceBank, lm, *, continuation: str, prompt: str,
+                 likelihood_kind: str):
+        self.scores = scores
+        self.bank = bank
+        self.lm = lm
+        self.continuation = continuation
+        self.prompt = prompt
+        self.likelihood_kind = likelihood_kind
+        tr = scores.trajectory
+        self._bands = {s: bank.band(s, BAND_PERCENTILES) for s in ("diversity", "coherence")}
+        horizon = bank.horizon
+        self.details: dict[str, Any] = {
+            "inputs": {"output": continuation, "prompt": prompt},
+            "trajectory": {"diversity": _rounded(tr.diversity), "coherence": _rounded(tr.coherence),
+                           "tokens": tr.length},
+            # Band rows stop where fewer than three references reach a position (no band beyond).
+            "band": {signal: _band_dict(self._bands[signal]) for signal in ("diversity", "coherence")},
+            "band_percentiles": dict(zip(("low", "median", "high"), BAND_PERCENTILES)),
+            "horizon": horizon,
+            "bank": {"path": bank.meta.get("path"), "references": bank.n_references,
+                     "matched": len(scores.matched)},
+            "lm": bank.lm.get("model_ref"),
+            "likelihood_kind": likelihood_kind,
+            "values": {k: (None if v is None else round(v, 6)) for k, v in scores.values.items()},
+        }
+
+    @property
+    def trajectory(self) -> Trajectory:
+        return self.scores.trajectory
+
+    def _score(self, name: str) -> Score:
+        value = self.scores.values[name]
+        if value is None:
+            raise LookupError(
+                f"{name} needs a human continuation of the same prompt, and the bank "
+                f"({self.bank.meta.get('path', 'in memory')}) has none for prompt {self.prompt[:60]!r}; add one to "
+                "the human file and refit the bank, or use diversity_dtw/likelihood, which compare with all references")
+        details = dict(self.details, field=name)
+        return Score(value, name=name, kind="trajectory", details=details,
+                     evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint,
+                     explain=self._explain)
+
+    def _explain(self, score: Score, op: str, threshold: float) -> list[str]:
+        tr = self.trajectory
+        v = self.scores.values
+        lines = [f"continuation ({tr.length} tokens): {' '.join(self.continuation.split())[:100]!r}",
+                 f"diversity end {v['diversity_end']:.3f}, coherence end {v['coherence_end']:.3f}; "
+                 f"bank of {self.bank.n_references} human continuations, horizon {self.bank.horizon}"]
+        leave = self.leaves_band()
+        if leave is not None:
+            lines.append(f"diversity leaves the human band at token {leave[0] + 1} "
+                         f"({leave[1]:.3f} < {BAND_PERCENTILES[0]:g}th percentile {leave[2]:.3f})")
+        return lines
+
+    def leaves_band(self, percentile: float = BAND_PERCENTILES[0]) -> tuple[int, float, float] | None:
+        """First position where diversity falls below the human ``percentile``: (0-based t, value, bound)."""
+        band = self._bands["diversity"][0] if percentile == BAND_PERCENTILES[0] else \
+            self.bank.band("diversity", (percentile,))[0]
+        div = self.trajectory.diversity
+        for t in range(min(div.size, band.size)):
+            if np.isfinite(band[t]) and div[t] < band[t]:
+                return t, float(div[t]), float(band[t])
+        return None
+
+    def assert_not_degenerate(self, percentile: float = BAND_PERCENTILES[0]) -> bool:
+        """Assert that diversity never drops below the human band's lower ``percentile``.
+
+        Recorded as the check ``diversity_band_margin >= 0`` (margin = the smallest ``machine - bound``
+        over positions with a band); the failure names the token where the trajectory leaves the band.
+        """
+        __tracebackhide__ = True
+        band = self.bank.band("diversity", (percentile,))[0]
+        div = self.trajectory.diversity
+        n = min(div.size, band.size)
+        margins = div[:n] - band[:n]
+        margins = margins[np.isfinite(margins)]
+        if margins.size == 0:
+            raise BankError("no position of the continuation has a human band (too few references reach it)")
+        leave = self.leaves_band(percentile)
+
+        def explain(score, op, threshold):
+            lines = list(self._explain(score, op, threshold))
+            if leave is not None:
+                t, value, bound = leave
+                lines[-1] = (f"diversity leaves the human band at token {t + 1} of {div.size}: {value:.3f} < "
+                             f"{percentile:g}th percentile of human continuations {bound:.3f}")
+                lines.append(f"text around token {t + 1}: {self._token_context(t)!r}")
+            return lines
+
+        score = Score(float(margins.min()), name="diversity_band_margin", kind="trajectory",
+                      details=dict(self.details, field="diversity_band_margin", percentile=percentile,
+                                   leaves_at=None if leave is None else leave[0] + 1),
+                      evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint, explain=explain)
+        return score >= 0.0
+
+    def _token_context(self, t: int) -> str:
+        ids = self.trajectory.token_ids
+        lo = max(0, t - 12)
+        try:
+            return self.lm.tokenizer.decode([int(i) for i in ids[lo : t + 1]])
+        except Exception:  # decoding is a courtesy in a message; never let it hide the failure
+            return " ".join(str(int(i)) for i in ids[lo : t + 1])
+
+    def as_dict(self) -> dict[str, float | None]:
+        """All values as plain floats (None where the bank has no matched human continuation)."""
+        return dict(self.scores.values)
+
+    def __repr__(self) -> str:
+        v = self.scores.values
+        return (f"TrajectoryResult(tokens={self.trajectory.length}, diversity_dtw={v['diversity_dtw']:.4f}, "
+                f"coherence_dtw={v['coherence_dtw']:.4f}, likelihood={v['likelihood']:.3f})")
+
+
+def _field(name: str):
+    return property(lambda self: self._score(name), doc=f"The ``{name}`` score (see :mod:`.scoring`).")
+
+
+for _name in SCORE_NAMES:
+    setattr(TrajectoryResult, _name, _field(_name))
+
+
+def assert_trajectory(continuation: str, *, prompt: str, bank: str | os.PathLike | ReferenceBank, lm=None,
+                      horizon: int | None = None, likelihood_kind: str = "gaussian") -> TrajectoryResult:
+    """Measure ``continuation`` (given ``prompt``) and compare it with the human references of ``bank``.
+
+    ``horizon`` (tokens scored) must equal the bank's (default 128, set by ``fit-bank --horizon``); None
+    takes the bank's. ``lm``: None for the bank's LM, a causal-LM folder path, or a loaded scorer.
+    ``likelihood_kind``: ``"gaussian"`` (full covariance), ``"diagonal"`` or ``"kde"``.
+
+        result = assert_trajectory(story, prompt=prompt, bank="refs/stories.npz")
+        result.diversity_dtw > -0.05
+        result.assert_not_degenerate()
+    """
+    if not isinstance(continuation, str) or not continuation.strip():
+        raise ValueError("assert_trajectory needs a non-empty continuation string")
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
+    ref_bank = load_bank(bank)
+    if horizon is not None and horizon != ref_bank.horizon:
+        raise ValueError(f"the bank was fitted at horizon {ref_bank.horizon}; pass horizon={ref_bank.horizon} "
+                         f"or refit it with `nlgeval trajectory fit-bank ... --horizon {horizon}`")
+    scorer = _lm_for_bank(ref_bank, lm)
+    result = scorer.score([continuation], [prompt], max_tokens=ref_bank.horizon)
+    tr = Trajectory.from_tokens(result.token_ids[0], result.logprobs[0], ref_bank.horizon)
+    scores = score_trajectory(tr, ref_bank, prompt, likelihood_kind=likelihood_kind)
+    return TrajectoryResult(scores, ref_bank, scorer, continuation=continuation, prompt=prompt,
+                            likelihood_kind=likelihood_kind)

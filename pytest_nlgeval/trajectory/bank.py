@@ -1,0 +1,250 @@
+"""The reference bank: human trajectories and the distributions fitted on them, in one ``.npz`` file.
+
+``nlgeval trajectory fit-bank HUMAN.jsonl -o bank.npz`` computes the trajectories of human continuations
+with a causal LM and stores, without pickle (``np.load(..., allow_pickle=False)`` reads it):
+
+- the human coherence and diversity trajectories (ragged, concatenated with their lengths) and prompts,
+  so DTW compares with every reference and the summary comparison finds the human continuation of the
+  same prompt;
+- the summary features of every reference, the densities of the mean profile and of the variance
+  profile (full Gaussian, diagonal Gaussian, KDE with Scott's bandwidth) and the standardisation of the
+  summary components;
+- the horizon and the identity of the LM and tokenizer that produced the numbers. Scores from another
+  LM are not comparable with these trajectories, so :meth:`ReferenceBank.check_lm` refuses them.
+
+The summary standardisation is fitted on human-vs-human contrasts: every reference is compared with a
+reference of another prompt drawn by a seeded permutation, as if it were a machine continuation. That
+is the fixed reference collection the trajectory paper asks for when scoring new texts; users with a
+collection of machine outputs can refit it (:meth:`ReferenceBank.with_standardizer`).
+
+    >>> bank = ReferenceBank.load("refs/stories.npz")          # doctest: +SKIP
+    >>> bank.n_references, bank.horizon                         # doctest: +SKIP
+    (50, 128)
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from pytest_nlgeval.trajectory.likelihood import KINDS, Density
+from pytest_nlgeval.trajectory.signals import DEFAULT_HORIZON, FEATURE_NAMES, Trajectory
+from pytest_nlgeval.trajectory.summary import Standardizer, summary_components
+
+__all__ = ["ReferenceBank", "BankError", "BankMismatchError", "BANK_FORMAT", "BANK_VERSION", "lm_identity"]
+
+BANK_FORMAT = "nlgeval-trajectory-bank"
+BANK_VERSION = 1
+PROFILES = {"mean": (0, 1), "var": (2, 3)}   # (coherence, diversity) mean profile and variance profile
+MIN_REFERENCES = 3
+
+
+class BankError(ValueError):
+    """A bank file is missing, unreadable, of another format version, or too small for a comparison."""
+
+
+class BankMismatchError(BankError):
+    """The LM or tokenizer used for scoring differs from the one the bank was fitted with."""
+
+
+def lm_identity(lm: Any) -> dict[str, Any]:
+    """What a bank records about the LM: graph+tokenizer+precision id, tokenizer hash, reference, fingerprint."""
+    return {"model_id": lm.model_id, "tokenizer_sha256": lm.tokenizer_sha256, "model_ref": lm.model_ref,
+            "fingerprint": lm.fingerprint}
+
+
+def _normalise_prompt(prompt: str) -> str:
+    return " ".join(str(prompt).split())
+
+
+@dataclass(frozen=True)
+class ReferenceBank:
+    """Human reference trajectories with fitted distributions (see the module docstring)."""
+
+    prompts: list[str]
+    diversity: list[np.ndarray]
+    coherence: list[np.ndarray]
+    features: np.ndarray                       # (n, 4) in FEATURE_NAMES order
+    horizon: int
+    lm: dict[str, Any]
+    standardizer: Standardizer
+    densities: dict[tuple[str, str], Density]  # (kind, profile) -> density
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # -- building ----------------------------------------------------------------------------------
+    @classmethod
+    def from_trajectories(cls, prompts: Sequence[str], trajectories: Sequence[Trajectory], *, lm: dict[str, Any],
+                          horizon: int = DEFAULT_HORIZON, seed: int = 0,
+                          meta: dict[str, Any] | None = None) -> "ReferenceBank":
+        """Fit a bank on precomputed human trajectories; ``lm`` is :func:`lm_identity` of their LM."""
+        if len(prompts) != len(trajectories):
+            raise BankError(f"{len(prompts)} prompts but {len(trajectories)} trajectories")
+        if len(trajectories) < MIN_REFERENCES:
+            raise BankError(f"a reference bank needs at least {MIN_REFERENCES} human continuations, "
+                            f"got {len(trajectories)}")
+        for i, tr in enumerate(trajectories):
+            if tr.length > horizon:
+                raise BankError(f"reference {i} has {tr.length} tokens, more than the horizon {horizon}")
+        features = np.stack([tr.features() for tr in trajectories])
+        lengths = np.array([tr.length for tr in trajectories])
+        norm = [_normalise_prompt(p) for p in prompts]
+        # Human-vs-human contrasts for the summary standardisation: pair each reference with one of
+        # another prompt (a seeded permutation; a reference paired with its own prompt is re-drawn).
+        rng = np.random.default_rng(seed)
+        n = len(trajectories)
+        partner = rng.permutation(n)
+        for i in range(n):
+            tries = 0
+            while (partner[i] == i or norm[partner[i]] == norm[i]) and tries < 20:
+                partner[i] = rng.integers(n)
+                tries += 1
+        contrasts = np.stack([summary_components(features[i], features[partner[i]], int(lengths[i]))
+                              for i in range(n)])
+        standardizer = Standardizer.fit(contrasts)
+        densities = {(kind, name): Density.fit(features[:, list(cols)], kind)
+                     for kind in KINDS for name, cols in PROFILES.items()}
+        info = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seed": seed}
+        info.update(meta or {})
+        return cls(list(prompts), [tr.diversity.copy() for tr in trajectories],
+                   [tr.coherence.copy() for tr in trajectories], features, int(horizon), dict(lm), standardizer,
+                   densities, info)
+
+    @classmethod
+    def fit(cls, prompts: Sequence[str], continuations: Sequence[str], lm: Any, *,
+            horizon: int = DEFAULT_HORIZON, seed: int = 0, meta: dict[str, Any] | None = None,
+            progress=None) -> "ReferenceBank":
+        """Compute the human trajectories with ``lm`` (a causal-LM scorer) and fit the bank."""
+        from pytest_nlgeval.trajectory.scoring import compute_trajectories
+
+        trajectories = compute_trajectories(prompts, continuations, lm, horizon=horizon, progress=progress)
+        return cls.from_trajectories(prompts, trajectories, lm=lm_identity(lm), horizon=horizon, seed=seed,
+                                     meta=meta)
+
+    def with_standardizer(self, standardizer: Standardizer) -> "ReferenceBank":
+        """The same bank with summary standardisation fitted elsewhere (e.g. on a machine collection)."""
+        return replace(self, standardizer=standardizer)
+
+    # -- queries -----------------------------------------------------------------------------------
+    @property
+    def n_references(self) -> int:
+        return len(self.prompts)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.array([d.size for d in self.diversity], dtype=np.int64)
+
+    def matched(self, prompt: str) -> list[int]:
+        """Indices of the references whose prompt equals ``prompt`` (whitespace-normalised)."""
+        key = _normalise_prompt(prompt)
+        return [i for i, p in enumerate(self.prompts) if _normalise_prompt(p) == key]
+
+    def density(self, kind: str, profile: str) -> Density:
+        if kind not in KINDS:
+            raise BankError(f"likelihood kind {kind!r} is not one of {KINDS}")
+        if profile not in PROFILES:
+            raise BankError(f"profile {profile!r} is not one of {tuple(PROFILES)}")
+        return self.densities[(kind, profile)]
+
+    def band(self, signal: str, percentiles: Sequence[float] = (5.0, 50.0, 95.0),
+             min_references: int = MIN_REFERENCES) -> np.ndarray:
+        """Percentiles of the human ``signal`` at every position: array (len(percentiles), horizon).
+
+        Position ``t`` uses the references that reach it; positions fewer than ``min_references``
+        references reach are NaN (no band there).
+        """
+        series = self._signal(signal)
+        out = np.full((len(percentiles), self.horizon), np.nan)
+        lengths = self.lengths
+        for t in range(self.horizon):
+            values = np.array([s[t] for s, n in zip(series, lengths) if n > t])
+            if values.size >= max(1, min_references):
+                out[:, t] = np.percentile(values, percentiles)
+        return out
+
+    def _signal(self, signal: str) -> list[np.ndarray]:
+        if signal == "diversity":
+            return self.diversity
+        if signal == "coherence":
+            return self.coherence
+        raise BankError(f"signal {signal!r} is not 'diversity' or 'coherence'")
+
+    def check_lm(self, lm: Any) -> None:
+        """Raise :class:`BankMismatchError` unless ``lm`` is the LM (graph, tokenizer, precision) of the bank."""
+        got = lm_identity(lm)
+        if got["tokenizer_sha256"] != self.lm.get("tokenizer_sha256"):
+            raise BankMismatchError(
+                f"the reference bank was fitted with tokenizer {self.lm.get('tokenizer_sha256', '?')[:12]} "
+                f"(LM {self.lm.get('model_ref')!r}) but the scoring LM {got['model_ref']!r} uses tokenizer "
+                f"{got['tokenizer_sha256'][:12]}; token ids and trajectories are not comparable. Score with the "
+                "bank's LM or refit the bank: `nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz --lm ...`")
+        if got["model_id"] != self.lm.get("model_id"):
+            raise BankMismatchError(
+                f"the reference bank was fitted with LM {self.lm.get('model_ref')!r} (id {self.lm.get('model_id')}) "
+                f"but scoring uses {got['model_ref']!r} (id {got['model_id']}, precision "
+                f"{got['fingerprint'].get('precision')}); coherence from different LMs or precisions is not "
+                "comparable. Score with the bank's LM or refit the bank with this one "
+                "(`nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz --lm ...`)")
+
+    # -- files -------------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the bank as a compressed ``.npz`` (no pickled objects); returns the path."""
+        path = Path(path)
+        meta = {"format": BANK_FORMAT, "format_version": BANK_VERSION, "horizon": self.horizon, "lm": self.lm,
+                "feature_names": list(FEATURE_NAMES), "n_references": self.n_references, "info": self.meta}
+        arrays: dict[str, np.ndarray] = {
+            "meta": np.array(json.dumps(meta, sort_keys=True)),
+            "prompts": np.array(self.prompts, dtype=str) if self.prompts else np.zeros(0, dtype="<U1"),
+            "lengths": self.lengths,
+            "diversity": np.concatenate(self.diversity),
+            "coherence": np.concatenate(self.coherence),
+            "features": self.features,
+            "std_mean": self.standardizer.mean,
+            "std_scale": self.standardizer.scale,
+        }
+        for (kind, profile), density in self.densities.items():
+            arrays.update(density.to_arrays(f"density_{kind}_{profile}_"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as handle:  # a file object keeps numpy from appending a second .npz
+            np.savez_compressed(handle, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ReferenceBank":
+        """Read a bank written by :meth:`save`; clear errors for a missing, foreign or newer file."""
+        path = Path(path)
+        if not path.is_file():
+            raise BankError(f"reference bank {str(path)!r} does not exist; create it with "
+                            f"`nlgeval trajectory fit-bank HUMAN.jsonl -o {path}`")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except Exception as exc:  # zip, format and pickle errors all mean "not a bank"
+            raise BankError(f"{str(path)!r} is not a readable reference bank ({exc}); refit it with "
+                            "`nlgeval trajectory fit-bank`") from exc
+        if "meta" not in arrays:
+            raise BankError(f"{str(path)!r} is not a reference bank (no 'meta' entry)")
+        meta = json.loads(str(arrays["meta"]))
+        if meta.get("format") != BANK_FORMAT:
+            raise BankError(f"{str(path)!r} is a {meta.get('format')!r} file, not a {BANK_FORMAT}")
+        if meta.get("format_version") != BANK_VERSION:
+            raise BankError(f"{str(path)!r} has bank format version {meta.get('format_version')}; this version "
+                            f"of pytest-nlgeval reads version {BANK_VERSION}. Refit the bank with "
+                            "`nlgeval trajectory fit-bank`")
+        try:
+            lengths = arrays["lengths"].astype(np.int64)
+            cuts = np.cumsum(lengths)[:-1]
+            densities = {(kind, profile): Density.from_arrays(kind, arrays, f"density_{kind}_{profile}_")
+                         for kind in KINDS for profile in PROFILES}
+            return cls(
+                prompts=[str(p) for p in arrays["prompts"]],
+                diversity=np.split(arrays["diversity"].astype(np.float64), cuts),
+                coherence=np.split(arrays["coherence"].astype(np.float64), cuts),
+                features=arrays["features"].astype(np.float64), horizon=int(meta["horizon"]), lm=meta["lm"],
+                standardizer=Standardizer(arrays["std_mean"], arrays["std_scale"]), densities=densities,
+                meta=dict(meta.get("info", {}), path=str(path)))
+        except KeyError as exc:
+            raise BankError(f"{str(path)!r} lacks the entry {exc}; it is damaged or incomplete, refit it") from None

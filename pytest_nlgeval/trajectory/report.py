@@ -1,0 +1,74 @@
+"""The HTML report's trajectory section: each checked continuation plotted against the human band.
+
+Registered as a pytest plugin (entry point ``pytest11``: ``nlgeval-trajectory``) so that pytest's
+``--nlgeval-report`` and ``nlgeval report`` both collect it through the ``pytest_nlgeval_report_sections``
+hook. It replaces the report's generic trajectory section with one figure per checked continuation
+(diversity and coherence, machine vs the human median and 5th-95th percentile band, the token where
+diversity leaves the band) and the table of that continuation's checks. Module import is stdlib only:
+a session without trajectory checks pays nothing.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+SECTION_ID = "nlgeval-trajectory-plots"
+REPLACES = "nlgeval-trajectories"
+
+
+def _leave(machine: list, low: list) -> int | None:
+    for t, (m, b) in enumerate(zip(machine, low)):
+        if m is not None and b is not None and m < b:
+            return t + 1
+    return None
+
+
+def render_trajectory_section(checks: list[Mapping[str, Any]]):
+    """HTML (``markupsafe.Markup``) for the trajectory checks of a results file."""
+    from markupsafe import Markup, escape
+
+    from pytest_nlgeval.trajectory.plot import trajectory_svg
+
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for check in checks:
+        details = check.get("details") or {}
+        output = str((details.get("inputs") or {}).get("output", ""))
+        groups.setdefault((str(check.get("nodeid", "")), output), []).append(check)
+    parts = ['<p class="muted">Machine trajectory (red) against the human reference band (blue: median dashed, '
+             '5th-95th percentile shaded) of the bank, per prefix length.</p>']
+    for (nodeid, output), group in groups.items():
+        details = group[0].get("details") or {}
+        traj = details.get("trajectory") or {}
+        band = details.get("band") or {}
+        failed = any(not c.get("passed") for c in group)
+        status = "fail" if failed else "pass"
+        parts.append(f'<div class="card {status}"><h3>{escape(nodeid)}</h3>')
+        prompt = str((details.get("inputs") or {}).get("prompt", ""))
+        parts.append(f'<p class="muted">prompt: {escape(prompt[:160])}{"…" if len(prompt) > 160 else ""}<br>'
+                     f'continuation: {escape(output[:240])}{"…" if len(output) > 240 else ""}</p>')
+        for signal in ("diversity", "coherence"):
+            machine = traj.get(signal) or []
+            b = band.get(signal) or {}
+            if not machine:
+                continue
+            leave = _leave(machine, b.get("low") or []) if signal == "diversity" else None
+            parts.append(str(trajectory_svg(machine, low=b.get("low") or [], median=b.get("median") or [],
+                                            high=b.get("high") or [], title=signal, leave_at=leave)))
+        parts.append('<table class="inner"><thead><tr><th>check</th><th>score</th><th>threshold</th>'
+                     '<th>result</th></tr></thead><tbody>')
+        for c in group:
+            score = c.get("score")
+            shown = "n/a" if score is None else f"{score:.4f}"
+            parts.append(f'<tr><td>{escape(c.get("name", ""))}</td><td>{escape(shown)}</td>'
+                         f'<td>{escape(str(c.get("operator", "")))} {escape(str(c.get("threshold", "")))}</td>'
+                         f'<td>{"passed" if c.get("passed") else "failed"}</td></tr>')
+        parts.append("</tbody></table></div>")
+    return Markup("".join(parts))
+
+
+def pytest_nlgeval_report_sections(results):
+    """Hook implementation: one section with a figure per checked continuation (none without such checks)."""
+    checks = [c for c in (results or {}).get("checks", []) if c.get("kind") == "trajectory"]
+    if not checks:
+        return []
+    return [{"id": SECTION_ID, "title": "Trajectories", "html": render_trajectory_section(checks),
+             "replaces": REPLACES}]

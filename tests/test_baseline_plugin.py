@@ -1,0 +1,253 @@
+"""Baselines inside real pytest runs (pytester): record, compare, refuse, update safely, under xdist.
+
+The suite below is scored by the tiny random T5 model: its scores are deterministic, so an unchanged
+suite reproduces its baseline exactly, and drops are injected by editing the baseline file's scores.
+"""
+from __future__ import annotations
+
+import json
+from glob import escape as lit  # fnmatch patterns: "[0]" in a node id is literal
+
+import pytest
+
+pytestmark = pytest.mark.xdist_group("tiny-t5")
+
+SUITE = '''
+import pytest
+from pytest_nlgeval import assert_dimension
+
+DOC = "Officials said the bridge would reopen next week after repairs. Traffic will be diverted."
+OUTPUTS = [
+    "The bridge reopens next week.", "Repairs are nearly done.", "Traffic is diverted for now.",
+    "Officials announced the reopening.", "The old bridge needed work.", "Drivers should expect delays.",
+    "The city paid for the repairs.", "Next week the bridge opens again.",
+]
+
+@pytest.mark.parametrize("i", range(8))
+def test_fluency(i):
+    assert_dimension(OUTPUTS[i], "fluency") > 0.0
+
+@pytest.mark.parametrize("i", range(8))
+def test_coherence(i):
+    assert_dimension(OUTPUTS[i], "coherence", source=DOC) > 0.0
+'''
+
+FLU = "test_suite.py::test_fluency[{}]::fluency::0"
+COH = "test_suite.py::test_coherence[{}]::coherence::0"
+
+
+def run(pytester, model, *args):
+    # "--opt=value": a separate path argument would take part in pytest's rootdir detection.
+    return pytester.runpytest("-p", "no:cacheprovider", f"--nlgeval-model={model}", "--nlgeval-precision", "fp32",
+                              "--nlgeval-baseline", "base.json", *args)
+
+
+@pytest.fixture
+def recorded(pytester, tiny_t5_model):
+    pytester.makeini("[pytest]\n")  # the rootdir, which node ids (and so check keys) are relative to
+    pytester.makepyfile(test_suite=SUITE)
+    result = run(pytester, tiny_t5_model, "--nlgeval-baseline-update")
+    result.assert_outcomes(passed=16)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*= nlgeval baseline updated =*", "*base.json: 16 added, 0 changed, 0 unchanged"])
+    return pytester
+
+
+def _edit(pytester, change):
+    path = pytester.path / "base.json"
+    data = json.loads(path.read_text())
+    change(data["checks"])
+    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+    return data
+
+
+def test_unchanged_suite_never_regresses_over_20_seeds(recorded, tiny_t5_model):
+    data = json.loads((recorded.path / "base.json").read_text())
+    assert sorted(data["checks"]) == sorted([FLU.format(i) for i in range(8)] + [COH.format(i) for i in range(8)])
+    fid = data["checks"][FLU.format(0)]["evaluator"]
+    assert data["evaluators"][fid]["precision"] == "fp32"
+    for seed in range(20):
+        extra = ["--nlgeval-json", "results.json"] if seed == 0 else []
+        result = run(recorded, tiny_t5_model, "--nlgeval-baseline-seed", str(seed), *extra)
+        assert result.ret == 0, result.stdout.str()
+        result.stdout.fnmatch_lines(["*passed: no regression (16 compared, 16 unchanged, 0 improved)*"
+                                     f"seed {seed}, 95% percentile interval"])
+    results = json.loads((recorded.path / "results.json").read_text())
+    assert results["baseline"]["status"] == "passed" and results["baseline"]["counts"]["unchanged"] == 16
+    assert results["baseline"]["path"].endswith("base.json")
+
+
+def test_one_case_drop_fails_the_run_although_every_threshold_passed(recorded, tiny_t5_model):
+    data = _edit(recorded, lambda checks: checks[FLU.format(3)].update(score=checks[FLU.format(3)]["score"] + 0.3))
+    old = data["checks"][FLU.format(3)]["score"]
+    result = run(recorded, tiny_t5_model)
+    result.assert_outcomes(passed=16)
+    assert result.ret == 1
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "nlgeval baseline: " in line and line.startswith("="))
+    assert lines[start + 1].startswith(f"REGRESSION   {FLU.format(3)}: {old:.4f} -> {old - 0.3:.4f} (-0.3000, "
+                                       "tolerance 0.0500)")
+    result.stdout.fnmatch_lines(["*FAILED: 1 regression (1 check, 0 suites)*"])
+
+
+def test_whole_dimension_drop_is_a_suite_regression(recorded, tiny_t5_model):
+    def lift(checks):
+        for i in range(8):
+            checks[COH.format(i)]["score"] += 0.03  # below the 0.05 check tolerance, above the 0.02 suite one
+
+    _edit(recorded, lift)
+    result = run(recorded, tiny_t5_model, "--nlgeval-json", "results.json", "--nlgeval-baseline-markdown", "summary.md")
+    result.assert_outcomes(passed=16)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["REGRESSION   summarization/coherence (suite, 8 cases): mean * -> *, change -0.0300, "
+                                 "95% interval ?-0.0300, -0.0300?, tolerance 0.0200",
+                                 "*FAILED: 1 regression (0 checks, 1 suite)*"])
+    baseline = json.loads((recorded.path / "results.json").read_text())["baseline"]
+    assert baseline["status"] == "regression" and baseline["counts"]["suite_regressions"] == 1
+    assert "| `summarization/coherence` | 8 |" in (recorded.path / "summary.md").read_text()
+
+
+def test_improvements_new_and_removed_checks(recorded, tiny_t5_model):
+    _edit(recorded, lambda checks: [checks[FLU.format(i)].update(score=checks[FLU.format(i)]["score"] - 0.2)
+                                    for i in range(8)])
+    recorded.makepyfile(test_more='''
+        from pytest_nlgeval import assert_dimension
+        def test_new():
+            assert_dimension("A brand new check.", "fluency") > 0.0
+    ''')
+    result = run(recorded, tiny_t5_model, "-k", "not coherence or coherence and not 7")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["improved     summarization/fluency (suite, 8 cases)*",
+                                 f"improved     {lit(FLU.format(0))}: *",
+                                 "new          test_more.py::test_new::fluency::0: * (no baseline entry; passes)",
+                                 f"removed      {lit(COH.format(7))}: was * (did not run; entry kept)",
+                                 "*passed: no regression (15 compared, 7 unchanged, 9 improved, 1 new, 1 removed)*"])
+    strict = run(recorded, tiny_t5_model, "--nlgeval-baseline-new-checks", "fail")
+    assert strict.ret == 1
+    strict.stdout.fnmatch_lines(["NEW (fails)  test_more.py::test_new::fluency::0: * has no baseline entry"])
+
+
+def test_update_records_only_what_ran(recorded, tiny_t5_model):
+    before = json.loads((recorded.path / "base.json").read_text())
+    _edit(recorded, lambda checks: [checks[k].update(score=0.123) for k in checks])
+    result = run(recorded, tiny_t5_model, "--nlgeval-baseline-update", "-k", "fluency")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*base.json: 0 added, 8 changed, 0 unchanged, 8 kept (did not run)"])
+    after = json.loads((recorded.path / "base.json").read_text())
+    assert len(after["checks"]) == 16
+    assert all(after["checks"][FLU.format(i)] == before["checks"][FLU.format(i)] for i in range(8))
+    assert all(after["checks"][COH.format(i)]["score"] == 0.123 for i in range(8))
+
+
+def test_interrupted_session_does_not_update(recorded, tiny_t5_model):
+    before = (recorded.path / "base.json").read_text()
+    recorded.makepyfile(test_zstop='''
+        import pytest
+        from pytest_nlgeval import assert_dimension
+        def test_stop():
+            assert_dimension("Stop here.", "fluency") > 0.0
+            pytest.exit("stopping the session")
+    ''')
+    result = run(recorded, tiny_t5_model, "--nlgeval-baseline-update")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*base.json not updated: the session was interrupted"])
+    assert (recorded.path / "base.json").read_text() == before
+
+
+def test_other_evaluator_is_refused_unless_allowed(recorded, tiny_t5_model):
+    result = recorded.runpytest("-p", "no:cacheprovider", f"--nlgeval-model={tiny_t5_model}",
+                                "--nlgeval-precision", "int8", "--nlgeval-baseline", "base.json")
+    result.assert_outcomes(passed=16)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*= nlgeval baseline: FAILED =*",
+                                 "refusing to compare scores made by different evaluators (16 checks)*"
+                                 "differs in *precision: fp32 -> int8*"])
+    allowed = recorded.runpytest("-p", "no:cacheprovider", f"--nlgeval-model={tiny_t5_model}",
+                                 "--nlgeval-precision", "int8", "--nlgeval-baseline", "base.json",
+                                 "--nlgeval-baseline-allow-evaluator-change", "--nlgeval-json", "results.json")
+    out = allowed.stdout.str()
+    assert "evaluator changed (16 checks)" in out and "precision: fp32 -> int8" in out
+    allowed.stdout.fnmatch_lines(["cross-evaluator drift summarization/coherence: * (mean |difference| over 8 cases "
+                                  "with unchanged inputs); tolerances widened by it"])
+    change = json.loads((recorded.path / "results.json").read_text())["baseline"]["evaluator_change"]
+    assert set(change["drift"]) == {"summarization/coherence", "summarization/fluency"}
+    assert all(d["cases"] == 8 for d in change["drift"].values())
+    # Same texts, fp32 -> int8 of the same weights: within the widened tolerances.
+    assert allowed.ret == 0 and "passed: no regression (16 compared, 16 unchanged, 0 improved)" in out
+
+
+def test_corrupted_or_missing_baseline_is_an_error_never_a_pass(recorded, tiny_t5_model):
+    path = recorded.path / "base.json"
+    text = path.read_text()
+    path.write_text(text[: len(text) // 3])
+    result = run(recorded, tiny_t5_model)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    line = text[: len(text) // 3].count("\n") + 1
+    result.stderr.fnmatch_lines([f"*invalid baseline file *base.json, line {line}: not valid JSON*cannot compare*"])
+    assert "passed" not in result.stdout.str() and "collected" not in result.stdout.str()  # nothing ran
+
+    lines = text.splitlines(keepends=True)
+    number = next(i for i, l in enumerate(lines) if '"score"' in l)
+    lines[number] = lines[number].split(":")[0] + ': "high",\n'
+    path.write_text("".join(lines))
+    result = run(recorded, tiny_t5_model)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*base.json, line {number + 1}: entry * score must be a finite number, got 'high'*"])
+    update = run(recorded, tiny_t5_model, "--nlgeval-baseline-update")
+    assert update.ret == pytest.ExitCode.USAGE_ERROR and "refusing to overwrite it" in update.stderr.str()
+
+    path.unlink()
+    result = run(recorded, tiny_t5_model)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*base.json does not exist; record one with *--nlgeval-baseline-update*"])
+
+
+def test_xdist_only_the_controller_writes(pytester, tiny_t5_model):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_suite=SUITE)
+    # Log every baseline write with the role of the process that made it (xdist workers have workerinput).
+    pytester.makeconftest('''
+        import os
+        from pytest_nlgeval.baseline import store
+
+        _real = store.write_baseline
+        _role = []
+
+        def _logged(baseline, path):
+            with open(os.path.join(os.path.dirname(path), "writes.log"), "a") as fh:
+                fh.write(_role[-1] + "\\n")
+            _real(baseline, path)
+
+        def pytest_configure(config):
+            _role.append(config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller")
+            store.write_baseline = _logged
+
+        def pytest_unconfigure(config):
+            store.write_baseline = _real
+    ''')
+    result = run(pytester, tiny_t5_model, "-n", "2", "--nlgeval-baseline-update")
+    result.assert_outcomes(passed=16)
+    assert (pytester.path / "writes.log").read_text() == "controller\n"
+    assert len(json.loads((pytester.path / "base.json").read_text())["checks"]) == 16
+    _edit(pytester, lambda checks: checks[COH.format(5)].update(score=checks[COH.format(5)]["score"] + 0.2))
+    result = run(pytester, tiny_t5_model, "-n", "2")
+    result.assert_outcomes(passed=16)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"REGRESSION   {lit(COH.format(5))}: *"])
+    assert (pytester.path / "writes.log").read_text() == "controller\n"
+
+
+def test_no_results_from_the_core_is_not_a_silent_pass(recorded, tiny_t5_model):
+    # Simulate a core that never delivers its results (its session object is gone before the session ends).
+    recorded.makeconftest('''
+        import pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_configure(config):
+            config.pluginmanager.unregister(name="nlgeval-session")
+    ''')
+    recorded.makepyfile(test_plain="def test_ok():\n    pass\n")
+    result = run(recorded, tiny_t5_model, "test_plain.py")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*no nlgeval results reached the baseline comparison*"])

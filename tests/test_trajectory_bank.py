@@ -1,0 +1,113 @@
+"""ReferenceBank: fitting, .npz round trip without pickle, versioning, LM mismatch refusal, bands."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pytest_nlgeval.trajectory.bank import BankError, BankMismatchError, ReferenceBank
+from pytest_nlgeval.trajectory.signals import Trajectory
+
+
+class FakeLM:
+    def __init__(self, model_id="m1", tokenizer="t" * 64, precision="fp32"):
+        self.model_id = model_id
+        self.tokenizer_sha256 = tokenizer
+        self.model_ref = f"lm-{model_id}"
+        self.fingerprint = {"precision": precision, "files": {}}
+
+
+def _trajectories(n=8, seed=0, horizon=30):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        length = int(rng.integers(12, horizon + 1))
+        ids = rng.integers(0, 40, size=length)
+        out.append(Trajectory.from_tokens(ids, rng.normal(-4, 1, size=length), horizon))
+    return out
+
+
+def _bank(n=8, **kw):
+    prompts = [f"prompt {i % 4}" for i in range(n)]
+    return ReferenceBank.from_trajectories(prompts, _trajectories(n), lm={
+        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=30, **kw)
+
+
+def test_round_trip_without_pickle(tmp_path):
+    bank = _bank()
+    path = bank.save(tmp_path / "bank.npz")
+    with np.load(path, allow_pickle=False) as raw:            # readable with pickle disabled
+        meta = json.loads(str(raw["meta"]))
+        assert raw["prompts"].dtype.kind == "U"
+    assert meta["format"] == "nlgeval-trajectory-bank" and meta["format_version"] == 1
+    loaded = ReferenceBank.load(path)
+    assert loaded.prompts == bank.prompts and loaded.horizon == 30 and loaded.lm["model_id"] == "m1"
+    for a, b in zip(loaded.diversity, bank.diversity):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(loaded.coherence, bank.coherence):
+        np.testing.assert_array_equal(a, b)
+    q = np.array([-4.0, 0.95])
+    for key, density in bank.densities.items():
+        assert loaded.densities[key].logpdf(q)[0] == pytest.approx(density.logpdf(q)[0], rel=1e-12)
+    np.testing.assert_array_equal(loaded.standardizer.mean, bank.standardizer.mean)
+
+
+def test_mismatched_lm_is_refused():
+    bank = _bank()
+    bank.check_lm(FakeLM())
+    with pytest.raises(BankMismatchError, match="tokenizer"):
+        bank.check_lm(FakeLM(tokenizer="u" * 64))
+    with pytest.raises(BankMismatchError, match="refit the bank"):
+        bank.check_lm(FakeLM(model_id="m2"))
+
+
+def test_foreign_missing_and_newer_files_are_refused(tmp_path):
+    with pytest.raises(BankError, match="fit-bank"):
+        ReferenceBank.load(tmp_path / "nope.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(BankError, match="not a readable reference bank"):
+        ReferenceBank.load(tmp_path / "junk.npz")
+    path = _bank().save(tmp_path / "b.npz")
+    with np.load(path) as raw:
+        arrays = {k: raw[k] for k in raw.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["format_version"] = 99
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "newer.npz", **arrays)
+    with pytest.raises(BankError, match="version 99"):
+        ReferenceBank.load(tmp_path / "newer.npz")
+    del arrays["features"]
+    meta["format_version"] = 1
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "damaged.npz", **arrays)
+    with pytest.raises(BankError, match="features"):
+        ReferenceBank.load(tmp_path / "damaged.npz")
+
+
+def test_band_and_matching():
+    bank = _bank()
+    band = bank.band("diversity", (5.0, 95.0), min_references=3)
+    assert band.shape == (2, 30)
+    lengths = bank.lengths
+    for t in range(30):
+        reach = int(np.sum(lengths > t))
+        assert np.isnan(band[0, t]) == (reach < 3)
+    assert np.all(band[0][~np.isnan(band[0])] <= band[1][~np.isnan(band[1])])
+    assert bank.matched("  prompt   1 ") == [1, 5]
+    assert bank.matched("unknown") == []
+    with pytest.raises(BankError, match="signal"):
+        bank.band("fluency")
+
+
+def test_too_few_or_too_long_references_are_refused():
+    with pytest.raises(BankError, match="at least 3"):
+        ReferenceBank.from_trajectories(["p"] * 2, _trajectories(2), lm={}, horizon=30)
+    with pytest.raises(BankError, match="horizon"):
+        ReferenceBank.from_trajectories(["p"] * 4, _trajectories(4), lm={}, horizon=5)
+
+
+def test_summary_standardisation_uses_other_prompts_and_is_seeded():
+    a, b = _bank(seed=1), _bank(seed=1)
+    np.testing.assert_array_equal(a.standardizer.mean, b.standardizer.mean)
+    assert np.all(np.isfinite(a.standardizer.scale) | np.isinf(a.standardizer.scale))

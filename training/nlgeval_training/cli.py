@@ -1,0 +1,188 @@
+"""``nlgeval-train``: build pseudo and intermediate data, train, evaluate, export, write the card.
+
+    nlgeval-train pseudo --config training/configs/embedded.toml
+    nlgeval-train train --config training/configs/embedded.toml
+    nlgeval-train evaluate MODEL_FOLDER --data pseudo.jsonl.gz
+    nlgeval-train export CHECKPOINT OUT_FOLDER
+    nlgeval-train card MODEL_FOLDER --history history.json
+
+Every subcommand returns 0 on success, 2 on bad input (with a message naming it), 1 on other failures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message says what to change."""
+
+
+def _parse_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+# -- pseudo -----------------------------------------------------------------------------------------------
+def _pseudo_options(args) -> dict:
+    from nlgeval_training.config import load_config, resolve
+
+    opts: dict = {"summarization": args.summarization or [], "dialogue": args.dialogue or [],
+                  "antonyms": args.antonyms, "dimensions": args.dimensions, "seed": args.seed,
+                  "limit": args.limit, "options": {}, "out": args.out}
+    if args.config:
+        base = Path(args.config).resolve().parent
+        table = load_config(args.config).get("pseudo", {})
+        for key in ("summarization", "dialogue"):
+            if key in table and not opts[key]:
+                opts[key] = [resolve(base, p) for p in table[key]]
+        if table.get("antonyms") and not opts["antonyms"]:
+            opts["antonyms"] = resolve(base, table["antonyms"])
+        for key in ("dimensions", "limit", "out"):
+            if table.get(key) is not None and opts[key] is None:
+                opts[key] = resolve(base, table[key]) if key == "out" else table[key]
+        if "seed" in table and args.seed is None:
+            opts["seed"] = table["seed"]
+        opts["options"] = table.get("options", {})
+    if opts["seed"] is None:
+        opts["seed"] = 0
+    if not opts["out"]:
+        raise UsageError("pseudo: say where to write the records with --out FILE.jsonl.gz (or out = ... in [pseudo])")
+    return opts
+
+
+def cmd_pseudo(args) -> int:
+    from nlgeval_training.pseudo.build import build_pseudo_data, write_records
+
+    opts = _pseudo_options(args)
+    out = opts.pop("out")
+    records = build_pseudo_data(progress=True, **opts)
+    n = write_records(records, out)
+    counts: dict[str, int] = {}
+    for rec in records:
+        key = f"{rec['task']}/{rec['dimension']}"
+        counts[key] = counts.get(key, 0) + 1
+    stats = {"data_sources": [Path(p).name for p in opts["summarization"] + opts["dialogue"]]
+             + ([Path(opts["antonyms"]).name] if opts["antonyms"] else []),
+             "records_per_dimension": counts, "seed": opts["seed"]}
+    Path(str(out) + ".stats.json").write_text(json.dumps(stats, indent=1), encoding="utf-8")
+    print(f"wrote {n} records to {out} (statistics: {out}.stats.json)")
+    return 0
+
+
+# -- intermediate -----------------------------------------------------------------------------------------
+def cmd_intermediate(args) -> int:
+    from nlgeval_training.intermediate import build_intermediate_data
+    from nlgeval_training.pseudo.build import write_records
+
+    sources = {}
+    for item in args.source:
+        if "=" not in item:
+            raise UsageError(f"--source {item!r}: write TASK=FILE, e.g. nli=nli_snli.jsonl.gz")
+        task, path = item.split("=", 1)
+        sources[task] = path
+    records = build_intermediate_data(sources, seed=args.seed, limit=args.limit, progress=True)
+    n = write_records(records, args.out)
+    print(f"wrote {n} records to {args.out}")
+    return 0
+
+
+# -- train ------------------------------------------------------------------------------------------------
+def cmd_train(args) -> int:
+    from nlgeval_training.config import load_config, resolve
+    from nlgeval_training.trainer import TrainConfig, train
+
+    table: dict = {}
+    base = Path.cwd()
+    if args.config:
+        base = Path(args.config).resolve().parent
+        table = dict(load_config(args.config).get("train", {}))
+    for item in args.set or []:
+        if "=" not in item:
+            raise UsageError(f"--set {item!r}: write KEY=VALUE, e.g. --set batch_size=8")
+        key, value = item.split("=", 1)
+        table[key] = _parse_value(value)
+    if args.output_dir:
+        table["output_dir"] = args.output_dir
+    if "output_dir" not in table:
+        raise UsageError("train: set output_dir in [train] or pass --output-dir")
+    for key in ("train_data", "eval_data"):
+        if key in table:
+            table[key] = [resolve(base, p) for p in table[key]]
+    for key in ("output_dir", "init_checkpoint", "log_file"):
+        if table.get(key):
+            table[key] = resolve(base, table[key]) if key != "output_dir" or args.config else table[key]
+    if table.get("encoder") not in (None, "minilm"):
+        table["encoder"] = resolve(base, table["encoder"])
+    try:
+        config = TrainConfig.from_dict(table)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"train: {exc}") from None
+    history = train(config, resume=not args.no_resume)
+    for entry in history:
+        mean = entry["metrics"].get("mean", {})
+        print(f"stage {entry['stage']} {entry['name']}: mean accuracy {mean.get('accuracy')} AUC {mean.get('auc')}")
+    print(f"final checkpoint: {Path(config.output_dir) / 'final'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nlgeval-train", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("pseudo", help="build pseudo Boolean-QA data for the evaluation dimensions")
+    p.add_argument("--config", help="TOML/YAML file with a [pseudo] table")
+    p.add_argument("--summarization", nargs="*", help="article+summary JSONL(.gz) files")
+    p.add_argument("--dialogue", nargs="*", help="Topical-Chat style JSONL(.gz) files")
+    p.add_argument("--antonyms", help="WordNet antonym JSONL(.gz) (for consistency)")
+    p.add_argument("--dimensions", nargs="*", help="task/dimension names (default: all eight)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--limit", type=int, default=None, help="records per dimension at most")
+    p.add_argument("--out", help="output .jsonl.gz")
+    p.set_defaults(func=cmd_pseudo)
+
+    p = sub.add_parser("intermediate", help="convert NLI/paraphrase/opening-sentence/CoLA/BoolQ to Boolean QA")
+    p.add_argument("--source", action="append", default=[], required=True,
+                   help="TASK=FILE with TASK in nli, paraphrase, opening, cola, boolq (repeatable)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=None, help="records per task at most")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_intermediate)
+
+    p = sub.add_parser("train", help="train from a config (continual with replay, or multitask)")
+    p.add_argument("--config", help="TOML/YAML file with a [train] table")
+    p.add_argument("--output-dir")
+    p.add_argument("--set", action="append", help="override a [train] key: KEY=VALUE (JSON value)")
+    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in output_dir")
+    p.set_defaults(func=cmd_train)
+
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands():
+    from nlgeval_training import cli_model
+
+    return [cli_model.register_evaluate, cli_model.register_export, cli_model.register_card]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"nlgeval-train: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"nlgeval-train {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""``nlgeval-train`` subcommands that work on trained models: evaluate, export, card."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def _load_json(path: str, what: str):
+    p = Path(path)
+    if not p.is_file():
+        from nlgeval_training.cli import UsageError
+
+        raise UsageError(f"{what} file {path!r} does not exist")
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def cmd_evaluate(args) -> int:
+    from nlgeval_training.evaluation import evaluate_folder, format_table
+
+    fraction = None if args.all else args.fraction
+    report = evaluate_folder(None if args.model in ("default", "embedded") else args.model, args.data,
+                             fraction=fraction, per_dimension=args.per_dimension or None,
+                             precision=args.precision, threads=args.threads)
+    print(f"model: {report['model']} ({report['precision']}, fingerprint {report['fingerprint_id']})")
+    print(f"held-out records: {report['n']} ({report['truncated']} truncated), scored in {report['seconds']} s")
+    print(format_table(report["metrics"]))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if args.min_accuracy is not None and report["metrics"]["mean"]["accuracy"] < args.min_accuracy:
+        print(f"mean accuracy {report['metrics']['mean']['accuracy']:.3f} is below --min-accuracy {args.min_accuracy}")
+        return 1
+    return 0
+
+
+def register_evaluate(sub) -> None:
+    p = sub.add_parser("evaluate", help="held-out accuracy and AUC per dimension of a model folder (ONNX runtime)")
+    p.add_argument("model", help="model folder, or 'default' for the embedded model")
+    p.add_argument("--data", nargs="+", required=True, help="Boolean-QA record files (e.g. from `pseudo`)")
+    p.add_argument("--fraction", type=float, default=0.1, help="held-out fraction of groups (as in training)")
+    p.add_argument("--all", action="store_true", help="score every record, not only the held-out groups")
+    p.add_argument("--per-dimension", type=int, default=500, help="records per dimension at most (0: all)")
+    p.add_argument("--precision", default="auto", choices=["auto", "fp32", "fp16", "int8"])
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--json", help="also write the report to this file (input of `card`)")
+    p.add_argument("--min-accuracy", type=float, default=None, help="exit 1 if the mean accuracy is lower")
+    p.set_defaults(func=cmd_evaluate)
+
+
+def cmd_export(args) -> int:
+    checkpoint = Path(args.checkpoint)
+    if not checkpoint.is_dir():
+        from nlgeval_training.cli import UsageError
+
+        raise UsageError(f"checkpoint folder {args.checkpoint!r} does not exist")
+    from nlgeval_training.model import CLASSIFIER_FILE
+
+    if (checkpoint / CLASSIFIER_FILE).is_file() or (checkpoint / "head.pt").is_file():
+        from nlgeval_training.encoder_classifier import export_encoder_classifier
+
+        manifest = export_encoder_classifier(checkpoint, args.out, int8=args.int8, fp16=args.fp16,
+                                             keep_fp32=not args.no_fp32, max_length=args.max_length,
+                                             progress=lambda m: print(m, flush=True))
+    else:
+        from nlgeval_training.export import export_model
+
+        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, max_length=args.max_length,
+                                progress=lambda m: print(m, flush=True))
+    for precision, fig in manifest.get("export", {}).get("parity", {}).items():
+        print(f"parity {precision}: max |diff| {fig.get('max_abs_diff')} on {fig.get('n')} inputs")
+    print(f"wrote {args.out} ({', '.join(manifest['variants'].values())})")
+    return 0
+
+
+def register_export(sub) -> None:
+    p = sub.add_parser("export", help="export a checkpoint to an ONNX model folder")
+    p.add_argument("checkpoint")
+    p.add_argument("out")
+    p.add_argument("--int8", action="store_true", help="add a dynamic int8 graph")
+    p.add_argument("--fp16", action="store_true", help="add an fp16 graph (CUDA)")
+    p.add_argument("--no-fp32", action="store_true", help="ship only the quantised graph(s) (smaller folder)")
+    p.add_argument("--max-length", type=int, default=None)
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_card(args) -> int:
+    from nlgeval_training.card import write_card
+
+    evaluation = _load_json(args.evaluation, "evaluation")
+    training = _load_json(args.training, "training") if args.training else None
+    if training is not None and args.pseudo_stats:
+        training.update(_load_json(args.pseudo_stats, "pseudo-data statistics"))
+    comparison = {}
+    for item in args.comparison or []:
+        mode, _, path = item.partition("=")
+        if not path:
+            from nlgeval_training.cli import UsageError
+
+            raise UsageError(f"--comparison {item!r}: write MODE=HISTORY.json")
+        comparison[mode] = _load_json(path, "comparison history")
+    manifest = write_card(args.model, evaluation, training, comparison or None, args.command, args.title)
+    print(f"wrote {Path(args.model) / 'CARD.md'}; mean held-out accuracy "
+          f"{manifest['card']['held_out']['metrics']['mean']['accuracy']}")
+    return 0
+
+
+def register_card(sub) -> None:
+    p = sub.add_parser("card", help="write CARD.md and the card figures of nlgeval.json")
+    p.add_argument("model", help="model folder")
+    p.add_argument("--evaluation", required=True, help="JSON written by `evaluate --json`")
+    p.add_argument("--training", help="training.json of the run that produced the checkpoint")
+    p.add_argument("--pseudo-stats", help="JSON with data_sources and records_per_dimension")
+    p.add_argument("--comparison", action="append", help="MODE=history.json of a comparison run (repeatable)")
+    p.add_argument("--command", help="the evaluate command line, printed on the card")
+    p.add_argument("--title", default="Boolean-QA evaluator")
+    p.set_defaults(func=cmd_card)

@@ -1,0 +1,450 @@
+"""Training loop: continual learning over a dimension curriculum with replay, or multi-task training.
+
+Continual learning with experience replay follows UniEval (Zhong et al., 2022, section 3.3): the stages
+follow a curriculum, and when stage k introduces its dimensions, ``replay`` (20%) of the data of every
+earlier dimension is sampled again and mixed in. The multi-task alternative trains on all dimensions at
+once; with ``same_budget`` it sees exactly as many examples as the continual plan.
+
+Features: seeds, length-bucketed batches (short inputs are not padded to long ones), per-group learning
+rates (a fresh head needs a far larger one than a pretrained encoder, REFERENCE.md section 6), atomic
+checkpoints and exact resume, tqdm progress, held-out accuracy and AUC per dimension after every stage
+(so forgetting is visible), a JSON-lines log, and data parallelism when started by ``torchrun``
+(gloo on CPU, nccl on GPU; gradients averaged by DistributedDataParallel).
+
+    >>> cfg = TrainConfig(output_dir="runs/demo", train_data=["pseudo.jsonl.gz"], mode="continual")  # doctest: +SKIP
+    >>> history = train(cfg)                                                                         # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nlgeval_training.boolqa import CURRICULA
+
+MODES = ("continual", "multitask")
+
+
+def default_stages() -> list[list[str]]:
+    """Stage k trains the k-th dimension of both curricula (summarization and dialogue side by side)."""
+    s, d = CURRICULA["summarization"], CURRICULA["dialogue"]
+    return [[f"summarization/{a}", f"dialogue/{b}"] for a, b in zip(s, d)]
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on; saved as ``config.json`` in the output folder."""
+
+    output_dir: str
+    train_data: list[str]
+    eval_data: list[str] = field(default_factory=list)   # empty: hold out ``eval_fraction`` of groups
+    eval_fraction: float = 0.1
+    encoder: str = "minilm"                   # "minilm" (the packaged all-MiniLM-L6-v2) or a folder
+    init_checkpoint: str | None = None        # start from an earlier checkpoint (e.g. the intermediate stage)
+    mode: str = "continual"
+    stages: list[list[str]] = field(default_factory=default_stages)
+    replay: float = 0.2
+    same_budget: bool = True                  # multitask: as many examples as the continual plan
+    examples_per_dimension: int | None = None
+    epochs: float = 1.0
+    batch_size: int = 16
+    max_length: int = 192
+    lr_encoder: float = 3e-5
+    lr_head: float = 1e-3
+    weight_decay: float = 0.01
+    warmup_fraction: float = 0.05
+    freeze_embeddings: bool = False
+    freeze_layers: int = 0
+    eval_per_dimension: int = 200
+    checkpoint_every: int = 200
+    eval_every: int = 0                       # also evaluate every N steps inside a stage (0: stage ends only)
+    max_minutes: float | None = None          # wall-clock guard: end the current stage early, then stop
+    stop_after_steps: int | None = None       # stop (checkpointed, resumable) after this many global steps
+    log_every: int = 20
+    seed: int = 0
+    threads: int | None = None
+    log_file: str | None = None
+    progress: bool = True
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if not self.train_data:
+            raise ValueError("train_data is empty: pass one or more Boolean-QA record files")
+        if not 0 <= self.replay <= 1:
+            raise ValueError(f"replay must be a fraction in [0, 1], got {self.replay}")
+        if self.batch_size < 1 or self.max_length < 8:
+            raise ValueError("batch_size must be >= 1 and max_length >= 8")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown training option(s) {unknown}; known: {sorted(known)}")
+        return cls(**data)
+
+
+# -- data plan --------------------------------------------------------------------------------------------
+def _key(rec: dict) -> str:
+    return f"{rec['task']}/{rec['dimension']}"
+
+
+def load_split(config: TrainConfig) -> tuple[list[dict], list[dict]]:
+    """(train, held-out) records; held-out groups never appear in training."""
+    from nlgeval_training.pseudo.build import read_records
+    from nlgeval_training.pseudo.common import split_records
+
+    records = [r for path in config.train_data for r in read_records(path)]
+    if config.eval_data:
+        held = [r for path in config.eval_data for r in read_records(path)]
+        held_groups = {r["group"] for r in held}
+        return [r for r in records if r["group"] not in held_groups], held
+    return split_records(records, config.eval_fraction)
+
+
+def plan_stages(config: TrainConfig, train: list[dict]) -> list[tuple[str, list[dict]]]:
+    """The examples of every stage, in a fixed order given the seed: ``[(stage name, records), ...]``."""
+    rng = random.Random(config.seed)
+    pools: dict[str, list[dict]] = defaultdict(list)
+    for rec in train:
+        pools[_key(rec)].append(rec)
+    missing = [d for stage in config.stages for d in stage if d not in pools]
+    if missing:
+        raise ValueError(f"no training records for {missing}; the data has {sorted(pools)}")
+    for key in sorted(pools):
+        rng.shuffle(pools[key])
+        if config.examples_per_dimension:
+            pools[key] = pools[key][:config.examples_per_dimension]
+
+    def repeat(recs: list[dict], epochs: float, r: random.Random) -> list[dict]:
+        whole, frac = int(epochs), epochs - int(epochs)
+        out = []
+        for _ in range(whole):
+            out.extend(r.sample(recs, len(recs)))
+        out.extend(r.sample(recs, int(round(frac * len(recs)))))
+        return out
+
+    continual: list[tuple[str, list[dict]]] = []
+    seen: list[str] = []
+    for k, stage in enumerate(config.stages):
+        r = random.Random(config.seed * 1000 + k)
+        new = [rec for d in stage for rec in pools[d]]
+        replayed = [rec for d in seen for rec in r.sample(pools[d], int(round(config.replay * len(pools[d]))))]
+        continual.append(("+".join(stage), repeat(new + replayed, config.epochs, r)))
+        seen.extend(stage)
+    if config.mode == "continual":
+        return continual
+    everything = [rec for stage in config.stages for d in stage for rec in pools[d]]
+    r = random.Random(config.seed * 1000 + 999)
+    if config.same_budget:
+        total = sum(len(recs) for _, recs in continual)
+        return [("multitask", repeat(everything, total / len(everything), r))]
+    return [("multitask", repeat(everything, config.epochs, r))]
+
+
+def length_batches(lengths: list[int], batch_size: int, seed: int, window: int = 50) -> list[list[int]]:
+    """Batches of indices with similar lengths: sort inside windows of ``window`` batches, shuffle batches."""
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    batches = []
+    span = batch_size * window
+    for start in range(0, len(order), span):
+        chunk = sorted(order[start:start + span], key=lambda i: lengths[i])
+        batches.extend(chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+# -- runtime helpers --------------------------------------------------------------------------------------
+class RunLog:
+    """Writes JSON lines to ``log_file`` (and short lines to stderr when there is no progress bar)."""
+
+    def __init__(self, path: str | None, enabled: bool):
+        self.path = Path(path) if path and enabled else None
+        self.enabled = enabled
+        if self.path:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, event: str, **data: Any) -> None:
+        if not self.enabled:
+            return
+        line = json.dumps({"time": time.strftime("%H:%M:%S"), "event": event, **data})
+        if self.path:
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+
+
+def _pad(batch_ids: list[list[int]], pad_id: int):
+    import torch
+
+    width = max(len(x) for x in batch_ids)
+    ids = torch.full((len(batch_ids), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(batch_ids), width), dtype=torch.long)
+    for i, x in enumerate(batch_ids):
+        ids[i, :len(x)] = torch.tensor(x, dtype=torch.long)
+        mask[i, :len(x)] = 1
+    return ids, mask
+
+
+def predict(model, token_ids: list[list[int]], pad_id: int = 0, batch_size: int = 32) -> list[float]:
+    """P(Yes) of pre-tokenised inputs, in input order (length-sorted batches for speed)."""
+    import torch
+
+    order = sorted(range(len(token_ids)), key=lambda i: len(token_ids[i]))
+    out = [0.0] * len(token_ids)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            ids, mask = _pad([token_ids[i] for i in idx], pad_id)
+            for i, p in zip(idx, model.p_yes(ids, mask).tolist()):
+                out[i] = p
+    model.train(was_training)
+    return out
+
+
+def eval_subset(held: list[dict], per_dimension: int, seed: int) -> list[dict]:
+    """A fixed, balanced subset of the held-out records: ``per_dimension`` per dimension (half each label)."""
+    rng = random.Random(seed + 7)
+    by: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for rec in held:
+        by[(_key(rec), rec["label"])].append(rec)
+    out = []
+    for key in sorted(by):
+        recs = sorted(by[key], key=lambda r: r["input"])
+        rng.shuffle(recs)
+        out.extend(recs[:per_dimension // 2])
+    return out
+
+
+def evaluate(model, tokenizer, records: list[dict], separator_token: str, pad_id: int = 0) -> dict:
+    """Accuracy and AUC per dimension of ``model`` on ``records``."""
+    from nlgeval_training.encoding import encode
+    from nlgeval_training.metrics import per_dimension
+
+    ids = encode(tokenizer, [r["input"] for r in records], separator_token)
+    return per_dimension(records, predict(model, ids, pad_id))
+
+
+def _save_checkpoint(folder: Path, model, optimizer, scheduler, state: dict, tokenizer_path: Path) -> None:
+    """Write to a temporary folder and rename, so an interrupted save never leaves a half checkpoint."""
+    import torch
+
+    tmp = folder.with_name(folder.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.save(tmp)
+    shutil.copy(tokenizer_path, tmp / "tokenizer.json")
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, tmp / "optimizer.pt")
+    (tmp / "state.json").write_text(json.dumps(state, indent=1))
+    if folder.exists():
+        shutil.rmtree(folder)
+    tmp.rename(folder)
+
+
+def _build_model(config: TrainConfig):
+    from nlgeval_training.model import EncoderClassifier, minilm_path
+
+    if config.init_checkpoint:
+        model = EncoderClassifier.load(config.init_checkpoint)
+        tok_path = Path(config.init_checkpoint) / "tokenizer.json"
+    else:
+        enc = minilm_path() if config.encoder == "minilm" else Path(config.encoder)
+        model = EncoderClassifier.from_pretrained_encoder(enc)
+        tok_path = enc / "tokenizer.json"
+    if not tok_path.is_file():
+        raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizers tokenizer.json")
+    if config.freeze_embeddings:
+        model.encoder.embeddings.requires_grad_(False)
+    if config.freeze_layers:
+        for layer in model.encoder.encoder.layer[:config.freeze_layers]:
+            layer.requires_grad_(False)
+    return model, tok_path
+
+
+# -- the loop ---------------------------------------------------------------------------------------------
+def train(config: TrainConfig, resume: bool = True) -> list[dict]:
+    """Run (or resume) the stages of ``config``; returns the evaluation history (one entry per stage).
+
+    Outputs in ``config.output_dir``: ``config.json``, ``last/`` (the latest checkpoint, with optimizer and
+    position), ``final/`` (the model after the last stage), ``history.json`` (held-out metrics per stage).
+    """
+    import torch
+    import torch.distributed as dist
+
+    from nlgeval_training.encoding import encode, load_tokenizer
+    from nlgeval_training.model import SEPARATOR_TOKEN
+
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    if world > 1 and not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    main = rank == 0
+    out = Path(config.output_dir)
+    log = RunLog(config.log_file or str(out / "train.log.jsonl"), enabled=main)
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    started = time.time()
+
+    train_recs, held = load_split(config)
+    stages = plan_stages(config, train_recs)
+    eval_recs = eval_subset(held, config.eval_per_dimension, config.seed)
+    model, tok_path = _build_model(config)
+    tokenizer = load_tokenizer(tok_path, config.max_length)
+    pad_id = tokenizer.token_to_id("[PAD]") or 0
+
+    last = out / "last"
+    state = {"stage": 0, "step_in_stage": 0, "global_step": 0, "history": []}
+    resumed = resume and (last / "state.json").is_file()
+    if resumed:
+        from nlgeval_training.model import EncoderClassifier
+
+        saved = json.loads((last / "state.json").read_text())
+        if saved.get("config_hash") != _config_hash(config):
+            raise ValueError(f"{last} was written by a different configuration; use a new output_dir "
+                             f"or pass resume=False to start over")
+        model = EncoderClassifier.load(last)
+        if config.freeze_embeddings:
+            model.encoder.embeddings.requires_grad_(False)
+        if config.freeze_layers:
+            for layer in model.encoder.encoder.layer[:config.freeze_layers]:
+                layer.requires_grad_(False)
+        state = saved
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
+        log.write("start", resumed=resumed, world_size=world, stages=[(n, len(r)) for n, r in stages],
+                  train_records=len(train_recs), eval_records=len(eval_recs), config=asdict(config))
+
+    ddp_model = model
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        ddp_model = DistributedDataParallel(model)
+
+    for k in range(state["stage"], len(stages)):
+        name, recs = stages[k]
+        ids = encode(tokenizer, [r["input"] for r in recs], SEPARATOR_TOKEN)
+        targets = [1 - int(r["label"]) for r in recs]    # class 0 = "Yes", class 1 = "No"
+        batches = length_batches([len(x) for x in ids], config.batch_size, config.seed * 7919 + k)
+        batches = batches[:len(batches) - len(batches) % world] if world > 1 else batches
+        my_batches = batches[rank::world]
+        enc_params = [p for p in model.encoder.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(
+            [{"params": enc_params, "lr": config.lr_encoder}, {"params": model.head.parameters(), "lr": config.lr_head}],
+            weight_decay=config.weight_decay)
+        total = max(1, len(my_batches))
+        warmup = max(1, int(config.warmup_fraction * total))
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup))))
+        start_step = state["step_in_stage"] if k == state["stage"] else 0
+        if resumed and start_step > 0 and (last / "optimizer.pt").is_file():
+            saved_opt = torch.load(last / "optimizer.pt", map_location="cpu", weights_only=False)
+            optimizer.load_state_dict(saved_opt["optimizer"])
+            scheduler.load_state_dict(saved_opt["scheduler"])
+        progress = None
+        if main and config.progress:
+            from tqdm import tqdm
+
+            progress = tqdm(total=total, initial=start_step, desc=f"stage {k + 1}/{len(stages)} {name}",
+                            file=sys.stderr, dynamic_ncols=True)
+        model.train()
+        t0, loss_sum, n_sum = time.time(), 0.0, 0
+        stopped_early = False
+        for step in range(start_step, total):
+            if config.max_minutes is not None and time.time() - started > 60 * config.max_minutes:
+                stopped_early = True
+                log.write("deadline", stage=name, step=step, of=total, max_minutes=config.max_minutes)
+                break
+            idx = my_batches[step]
+            x, mask = _pad([ids[i] for i in idx], pad_id)
+            y = torch.tensor([targets[i] for i in idx], dtype=torch.long)
+            loss = torch.nn.functional.cross_entropy(ddp_model(x, mask), y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            state["global_step"] += 1
+            loss_sum += float(loss.detach()) * len(idx)
+            n_sum += len(idx)
+            if progress:
+                progress.update(1)
+                progress.set_postfix(loss=f"{loss_sum / n_sum:.3f}")
+            if main and (step + 1) % config.log_every == 0:
+                log.write("train", stage=name, step=step + 1, of=total, global_step=state["global_step"],
+                          loss=round(loss_sum / n_sum, 4), examples_per_s=round(n_sum / (time.time() - t0), 2))
+                t0, loss_sum, n_sum = time.time(), 0.0, 0
+            if main and config.eval_every and (step + 1) % config.eval_every == 0 and step + 1 < total:
+                log.write("eval", stage=k + 1, name=name, step=step + 1, global_step=state["global_step"],
+                          metrics=evaluate(model, tokenizer, eval_recs, SEPARATOR_TOKEN, pad_id))
+            if config.stop_after_steps is not None and state["global_step"] >= config.stop_after_steps and step + 1 < total:
+                # Behaves like an interruption right after a checkpoint: the next run resumes here.
+                if main:
+                    state.update(stage=k, step_in_stage=step + 1, config_hash=_config_hash(config))
+                    _save_checkpoint(last, model, optimizer, scheduler, state, tok_path)
+                    log.write("stopped", global_step=state["global_step"])
+                if world > 1:
+                    dist.barrier()
+                return state["history"]
+            if config.checkpoint_every and (step + 1) % config.checkpoint_every == 0 and step + 1 < total:
+                if main:
+                    state.update(stage=k, step_in_stage=step + 1, config_hash=_config_hash(config))
+                    _save_checkpoint(last, model, optimizer, scheduler, state, tok_path)
+                if world > 1:
+                    dist.barrier()
+        if progress:
+            progress.close()
+        if main:
+            metrics = evaluate(model, tokenizer, eval_recs, SEPARATOR_TOKEN, pad_id)
+            entry = {"stage": k + 1, "name": name, "examples": len(recs), "steps": total,
+                     "global_step": state["global_step"], "metrics": metrics, "stopped_early": stopped_early}
+            state["history"].append(entry)
+            log.write("eval", **entry)
+            state.update(stage=k + 1, step_in_stage=0, config_hash=_config_hash(config))
+            _save_checkpoint(last, model, optimizer, scheduler, state, tok_path)
+            (out / "history.json").write_text(json.dumps(state["history"], indent=1))
+        if world > 1:
+            dist.barrier()
+        resumed = False
+        if stopped_early:
+            break
+    if main:
+        final = out / "final"
+        tmp = out / "final.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        model.save(tmp)
+        shutil.copy(tok_path, tmp / "tokenizer.json")
+        (tmp / "training.json").write_text(json.dumps({
+            "config": asdict(config), "history": state["history"], "global_step": state["global_step"],
+            "train_records": len(train_recs), "stages": [(n, len(r)) for n, r in stages]}, indent=1))
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+        log.write("done", global_step=state["global_step"])
+    if world > 1:
+        dist.barrier()
+    return state["history"]
+
+
+def _config_hash(config: TrainConfig) -> str:
+    import hashlib
+
+    keep = {k: v for k, v in asdict(config).items() if k not in (
+        "progress", "log_file", "threads", "checkpoint_every", "log_every", "max_minutes", "stop_after_steps",
+        "eval_every")}
+    return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
