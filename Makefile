@@ -31,15 +31,17 @@ demo: install
 		--nlgeval-json $(REPORTS)/demo-results.json --nlgeval-report $(REPORTS)/demo-report.html
 	@echo "report: $(REPORTS)/demo-report.html"
 
-# Headless Chromium and its driver for the HTML report's browser tests (Debian packages; run as root).
+# System packages the tests use (Debian; run as root): headless Chromium and its driver for the HTML
+# report's browser tests, WordNet 3.0 for METEOR.
 browser:
-	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -d /usr/share/wordnet ]; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver wordnet-base; \
 	fi
 
 bench: install
 	$(BIN)/python benchmarks/scoring.py
 	$(BIN)/python benchmarks/plugin.py
+	$(BIN)/python benchmarks/trajectory.py
 
 clean:
 	rm -rf $(VENV) $(REPORTS) .pytest_cache

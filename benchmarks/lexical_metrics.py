@@ -63,13 +63,26 @@ def main(argv=None) -> int:
     words = sum(len(o.split()) for o in outs) / len(outs)
     ref_words = sum(len(r.split()) for rs in refs for r in rs) / (len(refs) * len(refs[0]))
     print(f"{len(outs)} outputs ({words:.0f} words on average) x {len(refs[0])} references ({ref_words:.0f} words)")
+    secs, _ = timed(lambda: [get_metric(n).score("warm up", references=["warm up"]) for n in FAST])
+    print(f"  imports and first calls (rouge-score imports nltk): {secs:.2f} s, not counted below")
     total = 0.0
     for name in FAST:
         metric = get_metric(name)
         secs, _ = timed(lambda: metric.score_batch(outs, references=refs))
         total += secs
         print(f"  {name:10s} {secs:7.2f} s")
-    print(f"  {'total':10s} {total:7.2f} s   (rouge1/2/L, BLEU, chrF, chrF++)")
+    print(f"  {'total':10s} {total:7.2f} s   (rouge1/2/L, BLEU, chrF, chrF++), one process")
+
+    # the same work through meta-evaluation's scoring with two worker processes (one per core)
+    from pytest_nlgeval.metaeval import Record, compute_metric_values
+
+    records = [Record(i, str(i // 16), str(i % 16), o, None, tuple(r), None, {"x": 0.0})
+               for i, (o, r) in enumerate(zip(outs, refs))]
+    par_total = 0.0
+    for name in FAST:
+        secs, _ = timed(lambda: compute_metric_values(records, name, jobs=2))
+        par_total += secs
+    print(f"  {'total':10s} {par_total:7.2f} s   same metrics, 2 processes (jobs=2) -> {total / par_total:.2f}x")
 
     for name in ("rouge2", "rougeL"):
         fast = get_metric(name)

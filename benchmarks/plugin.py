@@ -21,7 +21,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -100,6 +99,14 @@ def bench_cache(model: str, workdir: Path, n_tests: int) -> None:
     (suite / "test_suite.py").write_text(SUITE)
     cold_wall, cold_session, cold = run_suite(suite, model, "cold.json")
     warm_wall, warm_session, warm = run_suite(suite, model, "warm.json")
+    empty = workdir / "empty"
+    empty.mkdir()
+    (empty / "pytest.ini").write_text("[pytest]\n")
+    (empty / "test_empty.py").write_text("def test_nothing():\n    pass\n")
+    startup = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(empty)], cwd=empty,
+                   capture_output=True, check=True)
+    startup = time.perf_counter() - startup
     checks = cold["summary"]["checks"]
     assert [c["score"] for c in cold["checks"]] == [c["score"] for c in warm["checks"]], "warm scores differ"
     print(f"[cache] {checks}-check suite, model {model}")
@@ -108,6 +115,8 @@ def bench_cache(model: str, workdir: Path, n_tests: int) -> None:
     print(f"[cache] warm: {warm_wall:.2f} s wall ({warm_session:.2f} s in session), "
           f"{warm['scoring']['scored']} inputs scored, {warm['scoring']['cached']} from cache, "
           f"{warm['scoring']['sessions']} ONNX session(s)")
+    print(f"[cache] for scale: a one-test suite that uses no nlgeval takes {startup:.2f} s wall "
+          f"(interpreter and pytest start-up)")
     print(f"[cache] speed-up warm vs cold: {cold_wall / warm_wall:.1f}x wall, "
           f"{cold_session / warm_session:.1f}x in session (target >= 20x; ONNX sessions on the warm run: "
           f"{warm['scoring']['sessions']}, target 0)")

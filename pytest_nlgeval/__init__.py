@@ -24,6 +24,7 @@ _LAZY = {
     "DimensionRegistry": "pytest_nlgeval.dimensions",
     "Check": "pytest_nlgeval.checks",
     "assert_metric": "pytest_nlgeval.induction.assertions",
+    "assert_metrics": "pytest_nlgeval.induction.assertions",
     "assert_trajectory": "pytest_nlgeval.trajectory.assertions",
 }
 

@@ -3,7 +3,8 @@
 An :class:`Evaluator` holds its configuration (model, device, precision, batch size, cache) and
 creates the ONNX Runtime scorer only when a text is not in the cache, so a warm re-run of an unchanged
 suite never builds a session. That needs the fingerprint before the session exists: it comes from the
-model folder's manifest (``nlgeval_runtime.planned_fingerprint``) or, where only a session can tell the
+model folder's manifest (``nlgeval_runtime.fingerprint.planned_fingerprint``, which imports neither
+numpy nor onnxruntime) or, where only a session can tell the
 provider (device ``auto`` with CUDA listed), from the fingerprint a previous run recorded in the cache
 for the same request.
 
@@ -129,6 +130,7 @@ class Evaluator:
     def _request_key(self) -> str:
         """What a run asked for, by content: the same request on the same installation gets the same evaluator."""
         from nlgeval_runtime import _version
+        from nlgeval_runtime.fingerprint import planned_provider
         from nlgeval_runtime.session import cuda_listed
 
         folder = self.folder
@@ -138,7 +140,7 @@ class Evaluator:
             "device": self.device,
             "precision": self.precision,
             "runtime_version": _version.__version__,
-            "cuda_listed": self.device != "cpu" and cuda_listed(),
+            "cuda_listed": planned_provider(self.device) is None and cuda_listed(),
         }
         digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:24]
         return f"planned:{digest}"
@@ -146,7 +148,7 @@ class Evaluator:
     def _ensure_fingerprint(self) -> None:
         if self._fingerprint_id is not None:
             return
-        from nlgeval_runtime.boolqa import fingerprint_id, planned_fingerprint
+        from nlgeval_runtime.fingerprint import fingerprint_id, planned_fingerprint
 
         planned = planned_fingerprint(self.folder, self.model_ref, device=self.device, precision=self.precision)
         if planned is None and self.cache is not None:

@@ -497,7 +497,7 @@ def correlate(
     if x.shape != y.shape or x.ndim != 1:
         raise MetaEvalError(f"metric and human values must be 1-D and equally long, got {x.shape} and {y.shape}")
     n = len(x)
-    if level in ("summary", "system") and doc_ids is None and level == "summary":
+    if level == "summary" and doc_ids is None:
         raise MetaEvalError("summary-level correlation needs a doc_id for every record")
     if level == "system" and system_ids is None:
         raise MetaEvalError("system-level correlation needs a system_id for every record")

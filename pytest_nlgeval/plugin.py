@@ -63,18 +63,28 @@ def pytest_addoption(parser) -> None:
         parser.addini(f"nlgeval_{name}", help=help_text, type=kind, default=False if kind == "bool" else None)
 
 
-def _option(config, name: str) -> Any:
+def _option(config, name: str) -> tuple[Any, str]:
+    """The value of an option and where it came from: ``"cli"``, ``"env"``, ``"ini"`` or ``"default"``."""
     value = config.getoption(f"nlgeval_{name}")
     if value is not None:
-        return value
+        return value, "cli"
     if name == "model" and os.environ.get("NLGEVAL_MODEL"):
-        return os.environ["NLGEVAL_MODEL"]
+        return os.environ["NLGEVAL_MODEL"], "env"
     value = config.getini(f"nlgeval_{name}")
-    return value if value not in ("", None) else None
+    return (value, "ini") if value not in ("", None) else (None, "default")
+
+
+def _path(config, value: str, source: str) -> str:
+    """Command-line paths are relative to the invocation directory, ini paths to the rootdir."""
+    if os.path.isabs(value):
+        return value
+    base = config.rootpath if source == "ini" else config.invocation_params.dir
+    return os.path.join(str(base), value)
 
 
 def _options(config) -> dict[str, Any]:
-    options = {name: _option(config, name) for name, _, _ in _OPTIONS}
+    sourced = {name: _option(config, name) for name, _, _ in _OPTIONS}
+    options = {name: value for name, (value, _) in sourced.items()}
     if options["batch_size"] is not None:
         try:
             options["batch_size"] = int(options["batch_size"])
@@ -89,12 +99,12 @@ def _options(config) -> dict[str, Any]:
             raise pytest.UsageError(
                 f"--nlgeval-{name} / nlgeval_{name} must be one of {', '.join(allowed)}, got {options[name]!r}"
             )
-    cache_dir = options["cache_dir"]
-    if cache_dir is None:
-        cache_dir = os.path.join(str(config.rootpath), ".nlgeval-cache")
-    elif not os.path.isabs(cache_dir):
-        cache_dir = os.path.join(str(config.invocation_params.dir), cache_dir)
-    options["cache_dir"] = cache_dir
+    if options["cache_dir"] is None:
+        options["cache_dir"] = os.path.join(str(config.rootpath), ".nlgeval-cache")
+    else:
+        options["cache_dir"] = _path(config, options["cache_dir"], sourced["cache_dir"][1])
+    if options["json"] is not None:
+        options["json"] = _path(config, options["json"], sourced["json"][1])
     options["cache"] = not options.pop("no_cache")
     return options
 
@@ -205,7 +215,8 @@ class NLGEvalSession:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        self.recorder.start_test(item.nodeid, item, _marker_options(item))
+        self.recorder.start_test(item.nodeid, item, _marker_options(item),
+                                 xfail=item.get_closest_marker("xfail") is not None)
         try:
             yield
         finally:
@@ -235,7 +246,6 @@ class NLGEvalSession:
         self.config.stash[results_key] = results
         path = self.options.get("json")
         if path:
-            path = os.path.join(str(self.config.invocation_params.dir), path)
             write_results(results, path)
             self.results_path = path
 
@@ -310,20 +320,10 @@ def _package_versions() -> dict[str, str]:
 def write_results(results: dict[str, Any], path: str) -> None:
     """Write ``results`` as sorted JSON, atomically (a reader never sees half a file)."""
     import json
-    import tempfile
 
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".nlgeval-results-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2, sort_keys=True, allow_nan=False)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from pytest_nlgeval._files import write_text_atomic
+
+    write_text_atomic(path, json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
 
 def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None:

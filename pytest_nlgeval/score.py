@@ -12,6 +12,7 @@ Other engines build their own scores with the same constructor::
 from __future__ import annotations
 
 import math
+import numbers
 import operator as _op
 from typing import Any, Callable, Iterable, Sequence
 
@@ -31,7 +32,7 @@ def _clip(text: str, limit: int = _MAX_TEXT) -> str:
 def _threshold(value: Any, op: str) -> float:
     if isinstance(value, Score):
         return float(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
         raise TypeError(f"a score is compared with a number (score {op} 0.7), got {value!r}")
     return float(value)
 

@@ -48,3 +48,17 @@ def tiny_t5_model(tiny_t5_checkpoint, tmp_path_factory) -> Path:
 
     root = _build_once(tmp_path_factory, "tiny-t5-model", lambda d: build_tiny_t5_model(tiny_t5_checkpoint, d / "model"))
     return root / "model"
+
+
+@pytest.fixture(scope="session")
+def tiny_causal_lm(tmp_path_factory):
+    """A tiny random GPT-2 exported to a causal-LM model folder: (folder, torch model, tokenizer).
+
+    The model and tokenizer are rebuilt deterministically in every worker; the export happens once.
+    """
+    from tiny_causal import build_model, build_tokenizer, export_tiny_causal_lm
+
+    tok = build_tokenizer()
+    model = build_model(tok)
+    root = _build_once(tmp_path_factory, "tiny-causal-lm", lambda d: export_tiny_causal_lm(model, tok, d / "lm"))
+    return root / "lm", model, tok

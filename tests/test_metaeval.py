@@ -92,7 +92,6 @@ def test_bootstrap_is_deterministic_under_a_seed():
     for level in ("sample", "summary", "system"):
         a = correlate(x, y, level, docs, systems, n_bootstrap=100, seed=7)
         b = correlate(x, y, level, docs, systems, n_bootstrap=100, seed=7)
-        c = correlate(x, y, level, docs, systems, n_bootstrap=100, seed=8)
         assert a.intervals == b.intervals
         assert set(a.intervals) == {"pearson", "spearman", "kendall"}
     rng = np.random.default_rng(0)
@@ -160,14 +159,17 @@ def test_meta_evaluate_runs_bank_metrics_like_scipy():
 
 def test_parallel_scoring_equals_serial():
     recs = _records()
+    for i, r in enumerate(recs):
+        r["system_output"] = " ".join(["ref", r["doc_id"], "x" * (i % 4 + 1)][: i % 3 + 1])
     serial = meta_evaluate(recs, ["chrf_pp"], "sample", dimensions=["quality"], n_bootstrap=0)
     parallel = meta_evaluate(recs, ["chrf_pp"], "sample", dimensions=["quality"], n_bootstrap=0, jobs=2)
     assert parallel.rows == serial.rows
-    from pytest_nlgeval.metaeval import _parallel_scores, compute_metric_values, parse_records
+    from pytest_nlgeval.metaeval import compute_metric_values
 
-    values = compute_metric_values(parse_records(recs), "chrf_pp", jobs=3).values
-    assert list(values) == pytest.approx(list(serial_values := compute_metric_values(parse_records(recs), "chrf_pp").values))
-    assert len(serial_values) == 12
+    parsed = parse_records(recs)
+    serial_values = list(compute_metric_values(parsed, "chrf_pp").values)
+    assert len(serial_values) == 12 and len(set(serial_values)) > 1
+    assert list(compute_metric_values(parsed, "chrf_pp", jobs=3).values) == pytest.approx(serial_values)
     with pytest.raises(MetaEvalError, match="jobs"):
         meta_evaluate(recs, ["length"], "sample", jobs=0)
 

@@ -40,6 +40,19 @@ def test_rouge_multi_reference_max_and_summeval_mean():
     assert get_metric("rouge1", multi_ref="mean").score("the cat sat", references=refs) == pytest.approx(0.5)
 
 
+def test_rouge_pooled_sums_counts_over_references():
+    # ref 1 "the cat sat": 3 hits of 3; ref 2 "a dog ran": 0 of 3 -> P = 3 / (3 + 3), R = 3 / (3 + 3)
+    m = get_metric("rouge1", multi_ref="pooled")
+    assert m.score("the cat sat", references=["the cat sat", "a dog ran"]) == pytest.approx(0.5)
+    # unequal reference lengths: hits 2 + 1, reference unigrams 2 + 4, output unigrams 2 + 2
+    r = get_metric("rouge1", multi_ref="pooled", measure="r").score("the cat", references=["the cat", "a cat b c"])
+    assert r == pytest.approx(3 / 6)
+    assert get_metric("rouge1", multi_ref="pooled", measure="p").score(
+        "the cat", references=["the cat", "a cat b c"]) == pytest.approx(3 / 4)
+    with pytest.raises(ValueError, match="pooled"):
+        get_metric("rouge1", multi_ref="pooled", impl="rouge-score")
+
+
 def test_rouge_max_follows_rouge_score_best_f1_reference():
     # ref 1: P .25 R 1 F .4; ref 2: P 1 R 4/6 F .8 -> rouge-score keeps ref 2 for every measure
     refs = ["a", "a b c d e f"]

@@ -145,6 +145,10 @@ def test_register_custom_metric_and_reject_duplicates():
 
     register_metric("shouting", Shouting)
     try:
+        from pytest_nlgeval.metrics import CardError, load_card
+
+        with pytest.raises(CardError, match="no metric card for 'shouting'"):
+            load_card("shouting")
         assert "shouting" in list_metrics()
         assert get_metric("shouting").score("HEllo") == pytest.approx(0.4)
         with pytest.raises(ValueError, match="already registered"):
@@ -154,3 +158,16 @@ def test_register_custom_metric_and_reject_duplicates():
     finally:
         unregister_metric("shouting")
     assert "shouting" not in list_metrics()
+
+
+def test_third_party_metric_with_its_own_card(tmp_path):
+    from pytest_nlgeval.metrics import load_card
+
+    card = tmp_path / "echo_len.md"
+    card.write_text("# Echo length\n\nCharacters of the output.\n\n## Metric Details\n\nRange: 0 to unbounded\n")
+    register_metric("echo_len", "pytest_nlgeval.metrics.length:Length", card=str(card), unit="chars")
+    try:
+        assert get_metric("echo_len").score("abc") == 3.0
+        assert load_card("echo_len").summary == "Characters of the output."
+    finally:
+        unregister_metric("echo_len")

@@ -9,6 +9,11 @@ import json
 
 import pytest
 
+# In-process pytester runs unload the modules they imported, and C extensions (numpy, onnxruntime,
+# tokenizers) cannot be loaded twice in one process: load them once, before any pytester snapshot.
+import nlgeval_runtime.boolqa  # noqa: F401,E402
+import onnxruntime  # noqa: F401,E402
+
 DOC = "Officials said the bridge would reopen next week after repairs. The cat sat on the mat."
 
 
@@ -27,6 +32,7 @@ def results(pytester, name="results.json"):
 
 def test_passing_and_failing_assertions_with_messages(pytester, tiny_t5_model):
     pytester.makepyfile(test_sum=f'''
+        import pytest
         from pytest_nlgeval import assert_dimension
         DOC = {DOC!r}
 
@@ -42,9 +48,13 @@ def test_passing_and_failing_assertions_with_messages(pytester, tiny_t5_model):
 
         def test_upper_bound():
             assert_dimension("The bridge will reopen.", "fluency") < 0.001
+
+        @pytest.mark.xfail(strict=True, reason="shows a failure")
+        def test_expected_failure():
+            assert_dimension("The bridge will reopen.", "fluency") > 0.999
     ''')
     result = run(pytester, tiny_t5_model, "--nlgeval-json", "results.json")
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(passed=1, failed=3, xfailed=1)
     out = result.stdout.str()
     result.stdout.fnmatch_lines([
         "*AssertionError: consistency (summarization) = 0.*, expected > 0.999",
@@ -62,7 +72,9 @@ def test_passing_and_failing_assertions_with_messages(pytester, tiny_t5_model):
                                  "summarization * dimension * consistency * 2 * 1 * 1 *"])
     data = results(pytester)
     assert data["schema"] == "pytest-nlgeval/results" and data["version"] == 1
-    assert data["summary"] == {"checks": 5, "passed": 2, "failed": 3}
+    assert data["summary"] == {"checks": 6, "passed": 2, "failed": 4}
+    xfails = [c for c in data["checks"] if c.get("xfail")]
+    assert [c["nodeid"] for c in xfails] == ["test_sum.py::test_expected_failure"] and not xfails[0]["passed"]
     fails = [c for c in data["checks"] if c["nodeid"] == "test_sum.py::test_fails_bare"]
     assert len(fails) == 1
     check = fails[0]
@@ -261,3 +273,16 @@ def test_marker_model_overrides_the_session_model(pytester, tiny_t5_model, tmp_p
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*ModelNotFoundError*missing-model*",
                                  "FAILED test_model.py::test_unmarked_uses_the_missing_session_model*"])
+
+
+def test_equality_failures_are_explained_by_assertrepr(pytester, tiny_t5_model):
+    pytester.makepyfile(test_eq='''
+        from pytest_nlgeval import assert_dimension
+
+        def test_equal():
+            assert assert_dimension("The bridge will reopen. The cat sat.", "fluency") == 0.5
+    ''')
+    result = run(pytester, tiny_t5_model)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["E*assert fluency (summarization) = 0.* == 0.5",
+                                 "E*per-sentence scores (mean of 2):", "E*weakest sentence*"])

@@ -3,11 +3,21 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_nlgeval import checks
 from pytest_nlgeval.dimensions import InputError
 from pytest_nlgeval.evaluator import Evaluator
 
 DOC = "Officials said the bridge would reopen next week after repairs. The cat sat on the mat."
 OUTS = ["The bridge will reopen. Repairs are done.", "The cat sat on the mat.", "It is raining today."]
+
+
+@pytest.fixture(autouse=True)
+def _own_recorder():
+    # comparisons made here must not land in the results of the session running these tests
+    recorder = checks.CheckRecorder()
+    checks.activate(recorder)
+    yield recorder
+    checks.deactivate(recorder)
 
 
 def test_fingerprint_is_known_before_any_session(tiny_t5_model, tmp_path):
@@ -80,9 +90,9 @@ def test_provider_only_a_session_can_tell_is_remembered_in_the_cache(tiny_t5_mod
     # With device "auto" and CUDA listed by onnxruntime, only a session tells which provider runs
     # (planned_fingerprint returns None). The first run records the session's fingerprint for the request;
     # a warm run reads it back and needs no session.
-    import nlgeval_runtime.boolqa as boolqa
+    import nlgeval_runtime.fingerprint as fingerprint
 
-    monkeypatch.setattr(boolqa, "planned_fingerprint", lambda *args, **kwargs: None)
+    monkeypatch.setattr(fingerprint, "planned_fingerprint", lambda *args, **kwargs: None)
     cold = Evaluator(tiny_t5_model, device="auto", cache_dir=tmp_path)
     first = cold.score_many(OUTS, "fluency")
     assert cold.stats["sessions"] == 1
@@ -92,3 +102,26 @@ def test_provider_only_a_session_can_tell_is_remembered_in_the_cache(tiny_t5_mod
     # without a cache there is nowhere to remember it: the fingerprint needs a session
     bare = Evaluator(tiny_t5_model, device="auto", cache=False)
     assert bare.fingerprint_id == cold.fingerprint_id and bare.session_created
+
+
+def test_a_warm_evaluator_imports_no_onnxruntime(tiny_t5_model, tmp_path):
+    import subprocess
+    import sys
+
+    Evaluator(tiny_t5_model, device="auto", cache_dir=tmp_path).score_many(OUTS, "fluency")
+    code = (f"import sys; from pytest_nlgeval import Evaluator; "
+            f"ev = Evaluator({str(tiny_t5_model)!r}, device='auto', cache_dir={str(tmp_path)!r}); "
+            f"ev.score_many({OUTS!r}, 'fluency'); "
+            f"print(ev.stats['sessions'], sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "[]"]
+
+
+def test_truncated_inputs_are_flagged_in_details_and_messages(tiny_t5_model):
+    ev = Evaluator(tiny_t5_model, device="cpu", cache=False)  # the tiny model keeps 48 tokens
+    long_doc = " ".join(["The company reported a sharp rise in quarterly profits."] * 20)
+    score = ev.score("Profits rose.", "coherence", source=long_doc)
+    assert score.details["truncated"] is True
+    with pytest.raises(AssertionError, match="longer than the model's maximum length; its tail was cut"):
+        score > 0.999
+    assert ev.score("Profits rose.", "fluency").details["truncated"] is False

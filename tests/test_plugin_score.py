@@ -142,3 +142,19 @@ def test_scorelist_misuse_is_explained():
         scores.fraction()
     with pytest.raises(ValueError, match="empty ScoreList"):
         ScoreList([], name="fluency").mean()
+
+
+def test_check_records_are_json_ready_whatever_the_details(recorder):
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    Score(0.5, name="m", kind="metric", details={"nan": float("nan"), "arr": np.array([1.5, 2.0]),
+                                                 "np": np.float32(0.25), "path": Path("a/b.json"),
+                                                 "obj": object.__name__, "nested": [{"inf": float("inf")}]}) > 0.1
+    data = recorder.checks[-1].to_dict()
+    json.dumps(data, allow_nan=False)
+    assert data["details"]["nan"] is None and data["details"]["arr"] == [1.5, 2.0]
+    assert data["details"]["np"] == 0.25 and data["details"]["path"] == "a/b.json"
+    assert data["details"]["nested"] == [{"inf": None}]

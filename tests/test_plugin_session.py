@@ -8,6 +8,11 @@ import textwrap
 
 import pytest
 
+# In-process pytester runs unload the modules they imported, and C extensions (numpy, onnxruntime,
+# tokenizers) cannot be loaded twice in one process: load them once, before any pytester snapshot.
+import nlgeval_runtime.boolqa  # noqa: F401,E402
+import onnxruntime  # noqa: F401,E402
+
 SUITE = '''
     import pytest
     from pytest_nlgeval import assert_dimension, assert_dimensions
@@ -31,7 +36,7 @@ SUITE = '''
 
 @pytest.fixture(autouse=True)
 def _own_rootdir(pytester):
-    pytester.makefile(".ini", pytest="[pytest]\n")
+    pytester.makefile(".ini", pytest="[pytest]\n")  # node ids relative to the test folder
 
 
 def _results(pytester, name="results.json"):
@@ -95,6 +100,7 @@ def test_xdist_workers_merge_into_one_results_file_and_share_the_cache(pytester,
     assert merged["scoring"]["sessions"] == 2  # one model per worker
     assert merged["evaluators"] == single["evaluators"]
     assert not list(pytester.path.glob(".nlgeval-results-*"))  # the atomic write left no temp file
+    assert (pytester.path / "xdist.json").stat().st_mode & 0o044  # readable like any file, not 0600
     # both workers wrote into one cache: a later run finds every score there
     pytester.runpytest("-p", "no:cacheprovider", model, "--nlgeval-json", "warm.json").assert_outcomes(passed=5)
     warm = _results(pytester, "warm.json")

@@ -233,3 +233,14 @@ def test_session_for_wrong_kind_is_refused(model_copy):
     folder = ModelFolder.open(model_copy)
     with pytest.raises(ModelFormatError, match="not a Boolean-QA evaluator"):
         BoolQAScorer(folder, create_session(folder, device="cpu"))
+
+
+def test_dynamic_int8_scores_do_not_depend_on_batch_neighbours(tiny_t5_model):
+    """Dynamic quantisation scales activations per run: the runtime must not mix inputs in one int8 run."""
+    texts = texts_with_padding()
+    scorer = load_boolqa(tiny_t5_model, device="cpu", precision="int8", max_batch_size=64)
+    assert not scorer.batch_invariant and scorer.max_batch_size == 1
+    together = scorer.score(texts).scores
+    alone = np.array([scorer.score([t]).scores[0] for t in texts])
+    assert np.array_equal(together, alone)
+    assert load_boolqa(tiny_t5_model, device="cpu", precision="fp32").batch_invariant

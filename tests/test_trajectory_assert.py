@@ -146,3 +146,15 @@ def test_meta_eval_command_correlates_scores_with_ratings(bank_path, tmp_path, c
     assert rho > 0.5   # repetition (low diversity) goes with low ratings here
     assert "diversity_dtw - diversity_end" in out
     assert cli.main(["trajectory", "meta-eval", str(scores), "--rating", "missing", "--prompt-id", "prompt_id"]) == 2
+
+
+def test_report_section_survives_foreign_details():
+    from pytest_nlgeval.trajectory.report import pytest_nlgeval_report_sections
+
+    checks = [{"kind": "trajectory", "nodeid": "t::a", "name": "x", "score": None, "passed": False,
+               "details": {"trajectory": "not a mapping", "band": [1, 2]}},
+              {"kind": "trajectory", "nodeid": "t::b", "name": "y", "score": "?", "passed": True,
+               "details": {"trajectory": {"diversity": [1.0, "a"]}, "inputs": None}}]
+    (section,) = pytest_nlgeval_report_sections({"checks": checks})
+    html = str(section["html"])
+    assert "<svg" not in html and html.count("n/a") == 2

@@ -63,3 +63,12 @@ def test_bad_input_is_named(bad, msg):
 def test_no_reference_is_an_error():
     with pytest.raises(ValueError, match="at least one reference"):
         D.dtw_distances([0.5], [])
+
+
+def test_without_numba_the_numpy_sweep_is_used(monkeypatch):
+    monkeypatch.setattr(D, "_NUMBA_TRIED", True)
+    monkeypatch.setattr(D, "_NUMBA_KERNEL", None)
+    assert D.backend() == "numpy"
+    rng = np.random.default_rng(11)
+    a, refs = rng.random(33), [rng.random(5), rng.random(70), rng.random(1)]
+    np.testing.assert_allclose(D.dtw_distances(a, refs), [oracle(a, r) for r in refs], rtol=0, atol=1e-12)

@@ -127,3 +127,25 @@ def test_export_from_a_hugging_face_checkpoint_folder(tiny_causal_lm, lm, tmp_pa
     cont, prompt = PAIRS[0][1], PAIRS[0][0]
     np.testing.assert_allclose(again.score([cont], [prompt]).logprobs[0], lm.score([cont], [prompt]).logprobs[0],
                                atol=1e-6)
+
+
+def test_other_architectures_export_with_parity(tiny_causal_lm, tmp_path):
+    """Not only GPT-2: a Llama-style model (rotary positions, grouped-query attention) exports too."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from nlgeval_training.export_causal import export_causal_lm
+
+    _, _, tok = tiny_causal_lm
+    bos = tok.token_to_id("<|endoftext|>")
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
+                         bos_token_id=bos, eos_token_id=bos, pad_token_id=bos, attn_implementation="eager")
+    model = LlamaForCausalLM(config).eval()
+    folder = export_causal_lm(model, tmp_path / "llama", tokenizer=tok)
+    manifest = json.loads((folder / "nlgeval.json").read_text())
+    assert manifest["architecture"] == "llama" and manifest["export"]["parity"]["fp32"]["max_abs_diff"] < 1e-4
+    scorer = load_causal_lm(folder, device="cpu", threads=1)
+    np.testing.assert_allclose(scorer.score([PAIRS[0][1]], [PAIRS[0][0]]).logprobs[0],
+                               torch_logprobs(model, tok, *PAIRS[0]), atol=2e-5)

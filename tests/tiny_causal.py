@@ -38,11 +38,8 @@ def build_model(tok, seed: int = 0):
     return GPT2LMHeadModel(config).eval()
 
 
-def build_tiny_causal_lm(folder: Path, seed: int = 0):
-    """Export a tiny random GPT-2 to ``folder``; returns (folder, torch model, tokenizers.Tokenizer)."""
+def export_tiny_causal_lm(model, tok, folder: Path) -> Path:
+    """Export the tiny model and tokenizer to ``folder`` (kind ``causal-lm``)."""
     from nlgeval_training.export_causal import export_causal_lm
 
-    tok = build_tokenizer()
-    model = build_model(tok, seed)
-    export_causal_lm(model, folder, tokenizer=tok, max_length=MAX_LENGTH)
-    return folder, model, tok
+    return export_causal_lm(model, folder, tokenizer=tok, max_length=MAX_LENGTH)

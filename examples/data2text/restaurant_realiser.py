@@ -9,7 +9,8 @@ RESTAURANTS = json.loads((Path(__file__).parent / "restaurants.json").read_text(
 
 def realise(mr: dict[str, str]) -> str:
     """Turn slot-value pairs into one or two sentences."""
-    text = f"{mr['name']} is a {mr['food']} {mr['eatType']} in the {mr['area']} area"
+    article = "an" if mr["food"][0].lower() in "aeiou" else "a"
+    text = f"{mr['name']} is {article} {mr['food']} {mr['eatType']} in the {mr['area']} area"
     if "near" in mr:
         text += f" near {mr['near']}"
     text += f", with prices {mr['priceRange']}." if mr["priceRange"].startswith("less") else \

@@ -12,12 +12,14 @@ from pytest_nlgeval import assert_dimension, assert_dimensions
 
 @pytest.mark.nlgeval(task="data2text")
 def test_description_is_natural(describe, restaurant):
-    assert_dimension(describe(restaurant["mr"]), "naturalness") > 0.3
+    # A low bar: the small embedded evaluator never saw data-to-text questions (zero-shot here); with
+    # --nlgeval-model MingZhong/unieval-sum a bar of 0.7 is usual.
+    assert_dimension(describe(restaurant["mr"]), "naturalness") > 0.1
 
 
 def test_description_is_informative(describe, restaurant):
     text = describe(restaurant["mr"])
-    assert_dimension(text, "informativeness", task="data2text", reference=restaurant["reference"]) > 0.3
+    assert_dimension(text, "informativeness", task="data2text", reference=restaurant["reference"]) > 0.7
 
 
 def test_all_descriptions_in_one_batch(nlgeval, describe):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.nlgeval(task="dialogue")
 
 def test_reply_is_grounded_in_the_fact(chatbot, conversation):
     response = chatbot(conversation["history"], conversation["fact"])
-    assert_dimension(response, "groundedness", fact=conversation["fact"]) > 0.3
+    assert_dimension(response, "groundedness", fact=conversation["fact"]) > 0.7
 
 
 def test_reply_follows_the_history(chatbot, conversation):
@@ -36,6 +36,14 @@ def test_engagingness_is_a_sum_over_sentences(chatbot):
     score = assert_dimension(response, "engagingness", context=conversation["history"], fact=conversation["fact"])
     # engagingness adds up sentence scores (range [0, inf)): two sentences can exceed 1
     score > 0.5
+
+
+def test_an_off_topic_reply_is_less_grounded(chatbot):
+    conversation = CONVERSATIONS[1]
+    grounded = assert_dimension(chatbot(conversation["history"], conversation["fact"]), "groundedness",
+                                fact=conversation["fact"])
+    assert_dimension("my favourite colour is green and i think trains are loud .", "groundedness",
+                     fact=conversation["fact"]) < grounded
 
 
 @pytest.mark.xfail(strict=True, reason="demonstration: shows the failure message of an off-topic reply")

@@ -1,11 +1,14 @@
 """Build this example's data from the project's data kit (run once; the outputs are committed).
 
-- ``human_continuations.jsonl``: 60 human news continuations. Each is a CNN/DailyMail or BBC article from
-  the documents the default LM was *not* trained on (the same id-hash rule that held them out): the prompt
-  is the article's first sentence, the continuation the text that follows (about 900 characters, cut at a
-  sentence end, so that it has at least 128 tokens).
-- ``corpus.txt``: about 120 kB of sentences from training documents, the text the toy story generator
-  (``story_generator.py``) learns its trigrams from.
+The text is Topical-Chat (knowledge-grounded conversations, Community Data License Agreement - Sharing 1.0,
+which allows redistribution with the licence; see the data kit's SOURCES.md), so the example can ship it.
+
+- ``human_continuations.jsonl``: 60 human dialogue continuations. Each comes from a conversation the
+  default LM was *not* trained on (the same id-hash rule that held it out): the prompt is the first two turns,
+  the continuation the turns that follow (at least 700 characters, cut at a turn end, so that it has at least
+  128 tokens), turns separated by line breaks.
+- ``corpus.txt``: about 120 kB of turns from training conversations, the text the toy generator
+  (``story_generator.py``) learns its bigrams from.
 
     python examples/stories/build_references.py --data /path/to/data
     nlgeval trajectory fit-bank examples/stories/human_continuations.jsonl -o examples/stories/bank.npz
@@ -16,7 +19,6 @@ import argparse
 import json
 from pathlib import Path
 
-from nlgeval_runtime.sentences import split_sentences
 from nlgeval_training.default_lm import corpus_documents
 
 HERE = Path(__file__).resolve().parent
@@ -29,18 +31,18 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     for corpus, doc_id, text in corpus_documents(args.data, "heldout"):
-        if corpus not in ("cnndm", "bbc"):
+        if corpus != "topicalchat":
             continue
-        sentences = split_sentences(" ".join(text.split()))
-        if len(sentences) < 8:
+        turns = [t.strip() for t in text.split("\n") if t.strip()]
+        if len(turns) < 8:
             continue
-        prompt, rest = sentences[0], []
-        for s in sentences[1:]:
-            rest.append(s)
-            if len(" ".join(rest)) >= 900:
+        prompt, rest = "\n".join(turns[:2]), []
+        for turn in turns[2:]:
+            rest.append(turn)
+            if len("\n".join(rest)) >= 700:
                 break
-        continuation = " ".join(rest)
-        if len(prompt) < 40 or len(continuation) < 700:
+        continuation = "\n".join(rest)
+        if len(continuation) < 700:
             continue
         rows.append({"id": doc_id, "prompt": prompt, "continuation": continuation})
         if len(rows) == args.n:
@@ -50,7 +52,7 @@ def main() -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     corpus_text, size = [], 0
     for corpus, _, text in corpus_documents(args.data, "train"):
-        if corpus not in ("cnndm", "bbc"):
+        if corpus != "topicalchat":
             continue
         block = " ".join(text.split())
         corpus_text.append(block)

@@ -1,10 +1,10 @@
-"""Trajectory checks for a story/news continuation generator, against a small human reference bank.
+"""Trajectory checks for a story / dialogue continuation generator, against a small human reference bank.
 
 Run offline (the default causal LM ships with the runtime):
 
     pytest examples/stories --nlgeval-report report.html
 
-The bank (``bank.npz``) holds 60 human news continuations (``human_continuations.jsonl``, see
+The bank (``bank.npz``) holds 60 human dialogue continuations (Topical-Chat) (``human_continuations.jsonl``, see
 ``build_references.py``) scored with the default LM at horizon 128. Refit it after changing the LM:
 
     nlgeval trajectory fit-bank examples/stories/human_continuations.jsonl -o examples/stories/bank.npz
@@ -32,10 +32,10 @@ def generator() -> StoryGenerator:
 
 @pytest.mark.parametrize("prompt", PROMPTS, ids=[f"prompt{i}" for i in range(len(PROMPTS))])
 def test_sampled_continuation_looks_human(generator, prompt):
-    story = generator.generate(prompt, strategy="sample", seed=1)
+    story = generator.generate(prompt, strategy="sample", seed=PROMPTS.index(prompt) + 1)
     result = assert_trajectory(story, prompt=prompt, bank=BANK)
     result.assert_not_degenerate()          # diversity never drops below the human 5th percentile
-    result.diversity_dtw > -0.02            # diversity trajectory close to the human ones
+    result.diversity_dtw > -0.03            # diversity trajectory close to the human ones
     result.likelihood_var > -25             # a (coherence, diversity) variance profile humans produce
 
 

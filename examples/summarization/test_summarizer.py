@@ -2,7 +2,8 @@
 
 Run with ``pytest examples/summarization`` (the embedded evaluator) or choose a model with
 ``--nlgeval-model MingZhong/unieval-sum``. Every comparison below is an assertion and is recorded for the
-report and the baseline.
+report and the baseline. The bars suit the small embedded evaluator, whose scores are less spread out than
+UniEval's; with ``MingZhong/unieval-sum`` teams usually start around 0.7 and tighten from their baseline.
 """
 from __future__ import annotations
 
@@ -45,10 +46,19 @@ def test_longer_summaries_stay_faithful():
     scores.min() > 0.2
 
 
+HALLUCINATED = ("The Westgate bridge will reopen on Monday. "
+                "The mayor resigned after the repairs cost 90 million pounds.")
+
+
+def test_a_hallucinated_summary_scores_below_the_faithful_one(summarize):
+    article = ARTICLES[0]["article"]
+    faithful = assert_dimension(summarize(article), "consistency", source=article)
+    # a score can be the threshold of another: the evaluator must prefer the faithful summary
+    assert_dimension(HALLUCINATED, "consistency", source=article) < faithful
+
+
 @pytest.mark.xfail(strict=True, reason="demonstration: shows the failure message of a hallucinated summary")
 def test_demo_failure_message_of_a_hallucinated_summary():
     article = ARTICLES[0]["article"]
-    hallucinated = ("The Westgate bridge will reopen on Monday. "
-                    "The mayor resigned after the repairs cost 90 million pounds.")
-    # An impossible threshold, so the message is always shown: the second sentence should be the weakest.
-    assert_dimension(hallucinated, "consistency", source=article) > 0.999
+    # An impossible threshold, so the message is always shown: the invented second sentence is the weakest.
+    assert_dimension(HALLUCINATED, "consistency", source=article) > 0.999

@@ -37,13 +37,11 @@ leaves the old file intact. Example::
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -434,25 +432,6 @@ def write_baseline(baseline: Baseline, path: str | os.PathLike) -> None:
     in one :func:`os.replace` (atomic on POSIX and Windows): after an interrupt or a crash at any point the
     file is either the old baseline or the new one, never half of each.
     """
-    path = os.fspath(path)
-    text = baseline.dumps()
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    from pytest_nlgeval._files import write_text_atomic
+
+    write_text_atomic(path, baseline.dumps())

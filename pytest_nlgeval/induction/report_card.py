@@ -12,6 +12,8 @@ Example::
 """
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 __all__ = ["render_report_card", "card_context", "pytest_nlgeval_report_sections"]
@@ -73,6 +75,7 @@ METRIC_SECTION_ID = "nlgeval-induced-metrics"
 _BUILTIN_METRIC_SECTION = "nlgeval-metrics"  # the report's generic metric section, which this one replaces
 
 
+@pytest.hookimpl(optionalhook=True)  # the hook exists only while the core plugin is active
 def pytest_nlgeval_report_sections(results):
     """Hook implementation: one report section with the card of every induced metric the session used.
 

@@ -98,7 +98,10 @@ def load_card(name: str) -> MetricCard:
 
     Raises :class:`CardError` naming the file when it does not exist.
     """
-    path = CARD_DIR / f"{name}.md"
+    from pytest_nlgeval.metrics.registry import card_path
+
+    declared = card_path(name)
+    path = Path(declared) if declared else CARD_DIR / f"{name}.md"
     if not path.is_file():
         from pytest_nlgeval.metrics.registry import list_metrics
 

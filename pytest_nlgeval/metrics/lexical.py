@@ -65,8 +65,10 @@ class Rouge(Metric):
             (summary-level LCS over newline-separated sentences).
         measure: ``"f"`` (F1, default), ``"p"`` (precision) or ``"r"`` (recall).
         use_stemmer: Porter-stem tokens (rouge-score's option; off by default as in rouge-score).
-        multi_ref: ``"max"`` (rouge-score: the reference with the best F1) or ``"mean"`` (SummEval: the
-            average over references).
+        multi_ref: ``"max"`` (rouge-score: the reference with the best F1), ``"mean"`` (SummEval: the
+            average over references) or ``"pooled"`` (matches, output and reference units summed over the
+            references before P, R and F are computed, as the Perl ROUGE-1.5.5's model-averaging mode
+            ``-f A`` accumulates its counts).
         impl: ``"fast"`` (default): rouge-score tokenises, n-gram counts are kept per text and the LCS
             comes from rapidfuzz's C++ ``LCSseq``, so a reference shared by many outputs is processed once;
             ``"rouge-score"``: every pair through ``RougeScorer.score``. Both give the same numbers (the tests
@@ -84,8 +86,10 @@ class Rouge(Metric):
             raise ValueError(f"unknown ROUGE variant {variant!r}; choose one of {', '.join(_ROUGE_VARIANTS)}")
         if measure not in _MEASURES:
             raise ValueError(f"unknown ROUGE measure {measure!r}; choose 'f' (F1), 'p' (precision) or 'r' (recall)")
-        if multi_ref not in ("max", "mean"):
-            raise ValueError(f"multi_ref must be 'max' (rouge-score) or 'mean' (SummEval), got {multi_ref!r}")
+        if multi_ref not in ("max", "mean", "pooled"):
+            raise ValueError(
+                f"multi_ref must be 'max' (rouge-score), 'mean' (SummEval) or 'pooled' (ROUGE-1.5.5 -f A), got {multi_ref!r}"
+            )
         self.name = variant
         self.variant = variant
         self.measure = measure
@@ -94,6 +98,8 @@ class Rouge(Metric):
         if impl not in ("fast", "rouge-score"):
             raise ValueError(f"impl must be 'fast' or 'rouge-score', got {impl!r}")
         self.impl = "rouge-score" if variant == "rougeLsum" else impl
+        if multi_ref == "pooled" and self.impl != "fast":
+            raise ValueError("multi_ref='pooled' needs the match counts of the fast path (impl='fast', not rougeLsum)")
         self._scorer = None
         self._tokenizer = None
         self._features = None
@@ -130,23 +136,30 @@ class Rouge(Metric):
             scorer = self._get_scorer()
             # rouge-score's argument order is (target, prediction)
             return [scorer.score(ref, output)[self.variant] for ref in references]
+        return [Score(*_prf(*counts)) for counts in self._counts(output, references)]
+
+    def _counts(self, output: str, references: list[str]) -> list[tuple[int, int, int]]:
+        """(matches, output units, reference units) per reference: n-gram hits or LCS length."""
         out = self._feature(output)
-        scores = []
+        counts = []
         for ref in references:
             r = self._feature(ref)
             if self.variant == "rougeL":
                 from rapidfuzz.distance import LCSseq
 
                 lcs = LCSseq.similarity(out, r) if out and r else 0
-                scores.append(Score(*_prf(lcs, len(out), len(r))))
+                counts.append((lcs, len(out), len(r)))
             else:
                 (oc, on), (rc, rn) = out, r
                 small, large = (oc, rc) if len(oc) < len(rc) else (rc, oc)
                 overlap = sum(min(c, large[g]) for g, c in small.items() if g in large)
-                scores.append(Score(*_prf(overlap, on, rn)))
-        return scores
+                counts.append((overlap, on, rn))
+        return counts
 
     def _score(self, output, input, references):
+        if self.multi_ref == "pooled":
+            hits, outs, refs = (sum(c) for c in zip(*self._counts(output, references)))
+            return _prf(hits, outs, refs)[{"p": 0, "r": 1, "f": 2}[self.measure]]
         scores = self._per_reference(output, references)
         attr = _MEASURES[self.measure]
         if self.multi_ref == "mean":

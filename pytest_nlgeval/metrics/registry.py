@@ -34,6 +34,11 @@ class UnknownMetricError(KeyError):
 class _Entry:
     factory: Factory  # "package.module:ClassName" or a callable returning a Metric
     defaults: dict[str, Any] = field(default_factory=dict)
+    card: str | None = None  # path of the metric card (third-party metrics)
+
+#: entry-point group through which installed packages add metrics: ``name = "pkg.module:Class"``;
+#: the class may point to its card with a ``card_path`` attribute.
+ENTRY_POINT_GROUP = "pytest_nlgeval.metrics"
 
 
 _P = "pytest_nlgeval.metrics."
@@ -88,19 +93,49 @@ _BUILTIN: dict[str, _Entry] = {
 _EXTRA: dict[str, _Entry] = {}
 
 
-def register_metric(name: str, factory: Factory, **defaults: Any) -> None:
+def register_metric(name: str, factory: Factory, *, card: str | None = None, **defaults: Any) -> None:
     """Register a metric under ``name``.
 
     ``factory`` is a class (or callable) returning a :class:`Metric`, or a ``"module:attr"`` string that
-    is imported on first use. Third-party packages call this at import time::
+    is imported on first use; ``card`` is the path of its Markdown metric card. Third-party code calls
+    this at import time (installed packages can instead declare an entry point in the group
+    ``pytest_nlgeval.metrics``)::
 
-        register_metric("my_overlap", "my_pkg.metrics:Overlap", n=3)
+        register_metric("my_overlap", "my_pkg.metrics:Overlap", card="my_pkg/cards/my_overlap.md", n=3)
 
     Raises ``ValueError`` if the name is taken.
     """
+    _load_entry_points()
     if name in _BUILTIN or name in _EXTRA:
         raise ValueError(f"a metric named {name!r} is already registered; choose another name")
-    _EXTRA[name] = _Entry(factory, dict(defaults))
+    _EXTRA[name] = _Entry(factory, dict(defaults), None if card is None else str(card))
+
+
+_ENTRY_POINTS_LOADED = False
+
+
+def _load_entry_points() -> None:
+    """Add the metrics that installed packages declare (once per process; names only, nothing imported)."""
+    global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _BUILTIN and ep.name not in _EXTRA:
+            _EXTRA[ep.name] = _Entry(ep.value)
+
+
+def card_path(name: str) -> str | None:
+    """The card path a third-party metric declared (``None`` for built-in metrics and undeclared cards)."""
+    _load_entry_points()
+    entry = _EXTRA.get(name)
+    if entry is None:
+        return None
+    if entry.card is None and isinstance(entry.factory, str):
+        return getattr(_resolve(entry.factory), "card_path", None)
+    return entry.card if entry.card is not None else getattr(entry.factory, "card_path", None)
 
 
 def unregister_metric(name: str) -> None:
@@ -112,6 +147,7 @@ def unregister_metric(name: str) -> None:
 
 def list_metrics() -> list[str]:
     """Every registered metric name, built-in first, in registry order."""
+    _load_entry_points()
     return list(_BUILTIN) + list(_EXTRA)
 
 
@@ -131,6 +167,7 @@ def get_metric(name: str, **params: Any) -> Metric:
     Raises :class:`UnknownMetricError` for an unknown name and ``TypeError`` naming the accepted
     options for an unknown option.
     """
+    _load_entry_points()
     entry = _BUILTIN.get(name) or _EXTRA.get(name)
     if entry is None:
         import difflib

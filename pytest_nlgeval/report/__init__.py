@@ -7,9 +7,20 @@
 """
 from __future__ import annotations
 
-from pytest_nlgeval.report.html import render_html, write_html
-from pytest_nlgeval.report.markdown import COMMENT_LIMIT, STEP_SUMMARY_LIMIT, comment_marker, pr_comment, step_summary
-from pytest_nlgeval.report.results import ReportInputError, load_results, validate_results
+import importlib
 
-__all__ = ["COMMENT_LIMIT", "STEP_SUMMARY_LIMIT", "ReportInputError", "comment_marker", "load_results",
-           "pr_comment", "render_html", "step_summary", "validate_results", "write_html"]
+_LAZY = {
+    "render_html": "html", "write_html": "html",
+    "COMMENT_LIMIT": "markdown", "STEP_SUMMARY_LIMIT": "markdown", "comment_marker": "markdown",
+    "pr_comment": "markdown", "step_summary": "markdown",
+    "ReportInputError": "results", "load_results": "results", "validate_results": "results",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    # Lazy, so that loading the report's pytest plugin costs nothing in a session without a report.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_nlgeval.report' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pytest_nlgeval.report.{module}"), name)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -95,14 +94,8 @@ _RESERVED_IDS = {"summary", "baseline", "distributions", "checks", "environment"
 def write_html(results: Mapping[str, Any], path: str | os.PathLike, **kwargs: Any) -> Path:
     """Render and write the report atomically (a reader never sees half a page); returns the path."""
     html = render_html(results, **kwargs)
+    from pytest_nlgeval._files import write_text_atomic
+
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(html)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(target, html)
     return target

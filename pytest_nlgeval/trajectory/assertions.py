@@ -137,12 +137,15 @@ class TrajectoryResult:
                      evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint,
                      explain=self._explain)
 
-    def _explain(self, score: Score, op: str, threshold: float) -> list[str]:
+    def _describe(self) -> list[str]:
         tr = self.trajectory
         v = self.scores.values
-        lines = [f"continuation ({tr.length} tokens): {' '.join(self.continuation.split())[:100]!r}",
-                 f"diversity end {v['diversity_end']:.3f}, coherence end {v['coherence_end']:.3f}; "
-                 f"bank of {self.bank.n_references} human continuations, horizon {self.bank.horizon}"]
+        return [f"continuation ({tr.length} tokens): {' '.join(self.continuation.split())[:100]!r}",
+                f"diversity end {v['diversity_end']:.3f}, coherence end {v['coherence_end']:.3f}; "
+                f"bank of {self.bank.n_references} human continuations, horizon {self.bank.horizon}"]
+
+    def _explain(self, score: Score, op: str, threshold: float) -> list[str]:
+        lines = self._describe()
         leave = self.leaves_band()
         if leave is not None:
             lines.append(f"diversity leaves the human band at token {leave[0] + 1} "
@@ -176,10 +179,10 @@ class TrajectoryResult:
         leave = self.leaves_band(percentile)
 
         def explain(score, op, threshold):
-            lines = list(self._explain(score, op, threshold))
+            lines = self._describe()
             if leave is not None:
                 t, value, bound = leave
-                lines[-1] = (f"diversity leaves the human band at token {t + 1} of {div.size}: {value:.3f} < "
+                lines.append(f"diversity leaves the human band at token {t + 1} of {div.size}: {value:.3f} < "
                              f"{percentile:g}th percentile of human continuations {bound:.3f}")
                 lines.append(f"text around token {t + 1}: {self._token_context(t)!r}")
             return lines

@@ -58,11 +58,12 @@ def trajectory_svg(machine: Sequence[float], *, low: Sequence[float] = (), media
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)} trajectory">',
              f'<text x="{pad_l}" y="14" font-size="12" font-family="sans-serif">{escape(title)}</text>']
-    for frac in (0.0, 0.5, 1.0):
-        v = lo + (hi - lo) * frac
+    from pytest_nlgeval.report.charts import nice_ticks
+
+    for v in [t for t in nice_ticks(lo, hi, 4) if lo <= t <= hi]:
         parts.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
                      f'<text x="{pad_l - 4}" y="{y(v) + 4:.1f}" font-size="10" text-anchor="end" '
-                     f'font-family="sans-serif">{v:.3g}</text>')
+                     f'font-family="sans-serif">{v:g}</text>')
     parts.append(f'<text x="{pad_l + plot_w / 2:.1f}" y="{height - 6}" font-size="10" text-anchor="middle" '
                  f'font-family="sans-serif">prefix length (tokens, 1..{n})</text>')
     m = min(len(low), len(high))
@@ -79,7 +80,7 @@ def trajectory_svg(machine: Sequence[float], *, low: Sequence[float] = (), media
     if leave_at is not None and 1 <= leave_at <= len(machine):
         xv, yv = x(leave_at - 1), y(float(machine[leave_at - 1]))
         parts.append(f'<circle cx="{xv:.1f}" cy="{yv:.1f}" r="3.5" fill="{MACHINE}"/>'
-                     f'<text x="{min(xv + 5, width - 70):.1f}" y="{yv - 6:.1f}" font-size="10" '
+                     f'<text x="{min(xv + 5, width - 120):.1f}" y="{yv - 6 if yv > pad_t + 16 else yv + 14:.1f}" font-size="10" '
                      f'font-family="sans-serif" fill="{MACHINE}">leaves band at token {leave_at}</text>')
     legend_x = width - pad_r - 150
     parts.append(f'<text x="{legend_x}" y="14" font-size="10" font-family="sans-serif">'

@@ -9,10 +9,24 @@ a session without trajectory checks pays nothing.
 """
 from __future__ import annotations
 
+import pytest
+
 from typing import Any, Mapping
 
 SECTION_ID = "nlgeval-trajectory-plots"
 REPLACES = "nlgeval-trajectories"
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _series(value: Any) -> list:
+    """A list of numbers (None for gaps) or [], whatever a third party stored in the details."""
+    if not isinstance(value, list):
+        return []
+    ok = all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in value)
+    return value if ok else []
 
 
 def _leave(machine: list, low: list) -> int | None:
@@ -30,34 +44,34 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
 
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for check in checks:
-        details = check.get("details") or {}
-        output = str((details.get("inputs") or {}).get("output", ""))
+        output = str(_mapping(_mapping(check.get("details")).get("inputs")).get("output", ""))
         groups.setdefault((str(check.get("nodeid", "")), output), []).append(check)
     parts = ['<p class="muted">Machine trajectory (red) against the human reference band (blue: median dashed, '
              '5th-95th percentile shaded) of the bank, per prefix length.</p>']
     for (nodeid, output), group in groups.items():
-        details = group[0].get("details") or {}
-        traj = details.get("trajectory") or {}
-        band = details.get("band") or {}
+        details = _mapping(group[0].get("details"))
+        traj = _mapping(details.get("trajectory"))
+        band = _mapping(details.get("band"))
         failed = any(not c.get("passed") for c in group)
         status = "fail" if failed else "pass"
         parts.append(f'<div class="card {status}"><h3>{escape(nodeid)}</h3>')
-        prompt = str((details.get("inputs") or {}).get("prompt", ""))
+        prompt = str(_mapping(details.get("inputs")).get("prompt", ""))
         parts.append(f'<p class="muted">prompt: {escape(prompt[:160])}{"…" if len(prompt) > 160 else ""}<br>'
                      f'continuation: {escape(output[:240])}{"…" if len(output) > 240 else ""}</p>')
         for signal in ("diversity", "coherence"):
-            machine = traj.get(signal) or []
-            b = band.get(signal) or {}
+            machine = _series(traj.get(signal))
+            b = _mapping(band.get(signal))
+            low, median, high = _series(b.get("low")), _series(b.get("median")), _series(b.get("high"))
             if not machine:
                 continue
-            leave = _leave(machine, b.get("low") or []) if signal == "diversity" else None
-            parts.append(str(trajectory_svg(machine, low=b.get("low") or [], median=b.get("median") or [],
-                                            high=b.get("high") or [], title=signal, leave_at=leave)))
+            leave = _leave(machine, low) if signal == "diversity" else None
+            parts.append(str(trajectory_svg(machine, low=low, median=median, high=high, title=signal,
+                                            leave_at=leave)))
         parts.append('<table class="inner"><thead><tr><th>check</th><th>score</th><th>threshold</th>'
                      '<th>result</th></tr></thead><tbody>')
         for c in group:
             score = c.get("score")
-            shown = "n/a" if score is None else f"{score:.4f}"
+            shown = f"{score:.4f}" if isinstance(score, (int, float)) else "n/a"
             parts.append(f'<tr><td>{escape(c.get("name", ""))}</td><td>{escape(shown)}</td>'
                          f'<td>{escape(str(c.get("operator", "")))} {escape(str(c.get("threshold", "")))}</td>'
                          f'<td>{"passed" if c.get("passed") else "failed"}</td></tr>')
@@ -65,6 +79,7 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
     return Markup("".join(parts))
 
 
+@pytest.hookimpl(optionalhook=True)  # the hook exists only while the core plugin is active
 def pytest_nlgeval_report_sections(results):
     """Hook implementation: one section with a figure per checked continuation (none without such checks)."""
     checks = [c for c in (results or {}).get("checks", []) if c.get("kind") == "trajectory"]

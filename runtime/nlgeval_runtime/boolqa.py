@@ -12,17 +12,14 @@ Example::
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 
-from nlgeval_runtime._version import __version__
 from nlgeval_runtime.errors import ModelFormatError, ScoringError
+from nlgeval_runtime.fingerprint import fingerprint_id, fingerprint_of, planned_fingerprint  # noqa: F401 (re-exported)
 from nlgeval_runtime.modelfolder import ModelFolder
 from nlgeval_runtime.session import Session, check_options, choose_precision, create_session, planned_provider
 from nlgeval_runtime.tokenize import TextEncoder, pad, plan_batches
@@ -33,40 +30,6 @@ class BoolQAResult:
     scores: np.ndarray      # float64, input order
     truncated: np.ndarray   # bool: cut to the model's max length (tail first)
     n_tokens: np.ndarray    # int64: tokens before truncation
-
-
-def fingerprint_of(folder: ModelFolder, model_ref: str, provider: str, precision: str) -> dict[str, Any]:
-    """What makes two scores comparable: the exact files, the provider, the precision, the runtime."""
-    return {
-        "model": model_ref,
-        "kind": folder.kind,
-        "architecture": folder.architecture,
-        "files": folder.files_for(precision),
-        "provider": provider,
-        "precision": precision,
-        "runtime_version": __version__,
-    }
-
-
-def fingerprint_id(fingerprint: dict[str, Any]) -> str:
-    canonical = json.dumps(fingerprint, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-def planned_fingerprint(folder: ModelFolder, model_ref: str, *, device: str = "auto",
-                        precision: str = "auto") -> dict[str, Any] | None:
-    """The fingerprint an evaluator will have, computed without creating a session.
-
-    Returns None when that cannot be known without one (device ``auto`` with CUDA listed). Uses the
-    hashes recorded in the manifest; they are verified when a session is actually created.
-    """
-    check_options(device, precision)
-    provider = planned_provider(device)
-    if provider is None:
-        return None
-    chosen = choose_precision(folder, device, precision, on_cuda=provider.startswith("CUDA"))
-    folder.graph_for(chosen)  # raises the clear error for a missing variant now
-    return fingerprint_of(folder, model_ref, provider, chosen)
 
 
 class BoolQAScorer:
@@ -94,6 +57,12 @@ class BoolQAScorer:
             raise ModelFormatError(
                 f"{session.graph} takes inputs {names}, expected ['input_ids', 'attention_mask']"
             )
+        # Dynamic quantisation computes activation scales over the whole input tensor of a run, so an input's
+        # score would depend on which other inputs share its batch (and on their padding). Such graphs are run
+        # one input at a time; weight-only quantised graphs compute in float and batch freely.
+        self.batch_invariant = folder.batch_invariant(session.precision)
+        if not self.batch_invariant:
+            self.max_batch_size = 1
         self.fingerprint = fingerprint_of(folder, self.model_ref, session.provider, session.precision)
         self.fingerprint_id = fingerprint_id(self.fingerprint)
 

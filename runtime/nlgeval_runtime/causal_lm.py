@@ -62,7 +62,7 @@ class CausalLMScorer:
                  batch_tokens: int = 16384, max_batch_size: int = 64):
         from tokenizers import Tokenizer
 
-        from nlgeval_runtime.boolqa import fingerprint_id, fingerprint_of
+        from nlgeval_runtime.fingerprint import fingerprint_id, fingerprint_of
 
         if folder.kind != "causal-lm":
             raise ModelFormatError(

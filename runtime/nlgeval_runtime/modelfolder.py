@@ -92,6 +92,17 @@ class ModelFolder:
             )
         return self.path / variants[precision]
 
+    def quantization(self, precision: str) -> str | None:
+        """How the graph of ``precision`` is quantised: ``"dynamic"``, ``"weight-only"`` or None (float)."""
+        declared = (self.manifest.get("quantization") or {}).get(precision)
+        if declared is None and precision == "int8":
+            return "dynamic"  # what an int8 graph without a declaration most likely is: assume the safe case
+        return declared
+
+    def batch_invariant(self, precision: str) -> bool:
+        """Whether a score depends on the input alone, not on the other inputs of its batch."""
+        return self.quantization(precision) != "dynamic"
+
     def files_for(self, precision: str) -> dict[str, str]:
         """Manifest hashes of the files one evaluator at ``precision`` reads (graph, its data, tokenizer)."""
         hashes = self.manifest["files"]

@@ -32,7 +32,32 @@ def _stage_table(history: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: dict[str, Any] | None = None,
+def _training_lines(training: dict[str, Any], phase: int | None) -> list[str]:
+    cfg = training.get("config", {})
+    lines = [f"### Phase {phase}", ""] if phase else []
+    lines += [f"- mode: `{cfg.get('mode')}` over {len(training.get('stages', []))} stage(s); "
+              f"{training.get('global_step')} steps of batch {cfg.get('batch_size')}; "
+              f"{sum(n for _, n in training.get('stages', []))} examples seen; "
+              f"{training.get('train_records')} training records available",
+              f"- learning rates: encoder {cfg.get('lr_encoder')}, head {cfg.get('lr_head')}; max length "
+              f"{cfg.get('max_length')}; frozen: embeddings={cfg.get('freeze_embeddings')}, "
+              f"lowest {cfg.get('freeze_layers')} layers; seed {cfg.get('seed')}",
+              f"- data: {', '.join(Path(p).name for p in cfg.get('train_data', []))}"]
+    if cfg.get("init_checkpoint"):
+        lines.append("- started from the checkpoint of the previous phase")
+    if training.get("data_sources"):
+        lines.append(f"- pseudo data built from: {', '.join(training['data_sources'])}")
+    if training.get("records_per_dimension"):
+        lines.append("- pseudo records per dimension: "
+                     + ", ".join(f"{k} {v}" for k, v in training["records_per_dimension"].items()))
+    if any(e.get("stopped_early") for e in training.get("history", [])):
+        lines.append("- the phase reached its wall-clock limit before the planned steps")
+    lines += ["", "Held-out accuracy at the end of each stage (PyTorch, a smaller held-out subset):", "",
+              _stage_table(training.get("history", [])), ""]
+    return lines
+
+
+def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: dict | list[dict] | None = None,
                 comparison: dict[str, list[dict]] | None = None, command: str | None = None,
                 title: str = "Boolean-QA evaluator") -> str:
     """The Markdown text of a card."""
@@ -67,25 +92,10 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
         lines += ["Reproduce:", "", "```", command, "```", ""]
     lines += [format_table(evaluation["metrics"]), ""]
     if training:
-        cfg = training.get("config", {})
-        lines += ["## Training", "",
-                  f"- mode: `{cfg.get('mode')}` over {len(training.get('stages', []))} stage(s); "
-                  f"{training.get('global_step')} steps of batch {cfg.get('batch_size')}; "
-                  f"{sum(n for _, n in training.get('stages', []))} examples seen; "
-                  f"{training.get('train_records')} training records available",
-                  f"- learning rates: encoder {cfg.get('lr_encoder')}, head {cfg.get('lr_head')}; max length "
-                  f"{cfg.get('max_length')}; frozen: embeddings={cfg.get('freeze_embeddings')}, "
-                  f"lowest {cfg.get('freeze_layers')} layers; seed {cfg.get('seed')}",
-                  f"- data: {', '.join(Path(p).name for p in cfg.get('train_data', []))}",
-                  ]
-        if training.get("data_sources"):
-            lines.append(f"- pseudo data built from: {', '.join(training['data_sources'])}")
-        if training.get("records_per_dimension"):
-            lines.append("- records per dimension: " + ", ".join(f"{k} {v}" for k, v in training["records_per_dimension"].items()))
-        if any(e.get("stopped_early") for e in training.get("history", [])):
-            lines.append("- the run reached its wall-clock limit before the planned steps; the figures are of the model as exported")
-        lines += ["", "Held-out accuracy during training (PyTorch, smaller held-out subset):", "",
-                  _stage_table(training.get("history", [])), ""]
+        phases = training if isinstance(training, list) else [training]
+        lines += ["## Training", ""]
+        for n, phase in enumerate(phases, start=1):
+            lines += _training_lines(phase, n if len(phases) > 1 else None)
     if comparison:
         lines += ["## Continual (curriculum + 20% replay) vs multi-task on the same budget", "",
                   "A smaller run than the one above; same data, settings and number of examples for both modes.", ""]
@@ -106,7 +116,7 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
     return "\n".join(lines)
 
 
-def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict[str, Any] | None = None,
+def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict | list[dict] | None = None,
                comparison: dict[str, list[dict]] | None = None, command: str | None = None,
                title: str = "Boolean-QA evaluator") -> dict[str, Any]:
     """Write ``CARD.md`` into ``folder``, record the figures in ``nlgeval.json`` and re-hash the folder."""
@@ -120,10 +130,11 @@ def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict[st
             "held_out": {"n": evaluation["n"], "precision": evaluation["precision"],
                          "metrics": evaluation["metrics"], "command": command}}
     if training:
-        card["training"] = {"mode": training.get("config", {}).get("mode"), "steps": training.get("global_step"),
-                            "examples": sum(n for _, n in training.get("stages", [])),
-                            "stages": [{"name": e["name"], "mean_accuracy": e["metrics"]["mean"]["accuracy"]}
-                                       for e in training.get("history", [])]}
+        phases = training if isinstance(training, list) else [training]
+        card["training"] = [{"mode": t.get("config", {}).get("mode"), "steps": t.get("global_step"),
+                             "examples": sum(n for _, n in t.get("stages", [])),
+                             "stages": [{"name": e["name"], "mean_accuracy": e["metrics"]["mean"]["accuracy"]}
+                                        for e in t.get("history", [])]} for t in phases]
     if comparison:
         card["comparison"] = {mode: {"examples": sum(e["examples"] for e in h),
                                      "mean_accuracy": _final_metrics(h)["mean"]["accuracy"]}

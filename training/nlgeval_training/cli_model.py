@@ -87,9 +87,9 @@ def cmd_card(args) -> int:
     from nlgeval_training.card import write_card
 
     evaluation = _load_json(args.evaluation, "evaluation")
-    training = _load_json(args.training, "training") if args.training else None
-    if training is not None and args.pseudo_stats:
-        training.update(_load_json(args.pseudo_stats, "pseudo-data statistics"))
+    training = [_load_json(path, "training") for path in args.training or []] or None
+    if training and args.pseudo_stats:
+        training[0].update(_load_json(args.pseudo_stats, "pseudo-data statistics"))
     comparison = {}
     for item in args.comparison or []:
         mode, _, path = item.partition("=")
@@ -108,7 +108,8 @@ def register_card(sub) -> None:
     p = sub.add_parser("card", help="write CARD.md and the card figures of nlgeval.json")
     p.add_argument("model", help="model folder")
     p.add_argument("--evaluation", required=True, help="JSON written by `evaluate --json`")
-    p.add_argument("--training", help="training.json of the run that produced the checkpoint")
+    p.add_argument("--training", action="append",
+                   help="training.json of the run that produced the checkpoint (repeat for several phases, in order)")
     p.add_argument("--pseudo-stats", help="JSON with data_sources and records_per_dimension")
     p.add_argument("--comparison", action="append", help="MODE=history.json of a comparison run (repeatable)")
     p.add_argument("--command", help="the evaluate command line, printed on the card")

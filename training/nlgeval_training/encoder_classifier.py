@@ -48,11 +48,14 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
                               fp16: bool = False, keep_fp32: bool = True, max_length: int | None = None,
                               source_id: str | None = None, revision: str | None = None, opset: int = OPSET,
                               parity_inputs: Sequence[str] | None = None, card: dict[str, Any] | None = None,
+                              int8_method: str = "compressed",
                               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Write ``out_dir`` (graph(s), tokenizer.json, nlgeval.json) from an encoder-classifier checkpoint.
 
     ``keep_fp32=False`` (with ``int8=True``) ships only the int8 graph, to keep a folder small; the fp32
-    parity is still measured and recorded. ``max_length`` defaults to the training run's, else 256.
+    parity is still measured and recorded. ``int8_method="compressed"`` (default) stores int8 embedding
+    tables and fp16 weights computed in fp32 (:mod:`nlgeval_training.compress`, far smaller drift);
+    ``"dynamic"`` is ONNX Runtime's dynamic quantisation of MatMul/Gemm/Gather. ``max_length`` defaults to the training run's, else 256.
     Returns the manifest.
     """
     import torch
@@ -104,11 +107,21 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
     save_onnx(onnx.load(str(raw / "model.onnx")), out / "model.onnx")
     shutil.rmtree(raw, ignore_errors=True)
     variants = {"fp32": "model.onnx"}
+    int8_note = None
     if int8:
-        say("quantising to int8")
-        # Gather too: the 30k-word embedding table is most of the weights and MatMul-only quantisation
-        # would leave it in fp32.
-        quantize_int8(out / "model.onnx", out / "model.int8.onnx", op_types=("MatMul", "Gemm", "Gather"))
+        say(f"quantising to int8 ({int8_method})")
+        if int8_method == "compressed":
+            from nlgeval_training.compress import compress_graph
+
+            compress_graph(out / "model.onnx", out / "model.int8.onnx")
+            int8_note = ("int8 per-row embedding tables (Gather); other weights stored in fp16 and computed "
+                         "in fp32 (no int8 activations)")
+        elif int8_method == "dynamic":
+            # Gather too: the 30k-word embedding table is most of the weights.
+            quantize_int8(out / "model.onnx", out / "model.int8.onnx", op_types=("MatMul", "Gemm", "Gather"))
+            int8_note = "dynamic int8 quantisation of MatMul/Gemm weights and activations and of Gather tables"
+        else:
+            raise ValueError(f"int8_method must be 'compressed' or 'dynamic', not {int8_method!r}")
         variants["int8"] = "model.int8.onnx"
     if fp16:
         say("converting to fp16")
@@ -120,11 +133,15 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
         "input": {"separator": "</s>", "separator_token": SEPARATOR_TOKEN, "max_length": max_length,
                   "pad_token_id": int(pad_id)},
         "variants": variants,
+        # The runtime batches weight-only quantised graphs freely and runs dynamic ones an input at a time.
+        "quantization": ({"int8": "weight-only" if int8_method == "compressed" else "dynamic"} if int8 else {}),
         "source": {"checkpoint": source_id or str(checkpoint), "revision": revision,
                    "encoder": training.get("config", {}).get("encoder", "unknown")},
         "export": {"exporter": f"nlgeval_training {_version()}", "torch": torch.__version__,
                    "transformers": transformers.__version__, "opset": opset, "date": _dt.date.today().isoformat()},
     }
+    if int8_note:
+        manifest["export"]["int8"] = int8_note
     classifier = json.loads((checkpoint / CLASSIFIER_FILE).read_text()) if (checkpoint / CLASSIFIER_FILE).is_file() else {}
     manifest["classifier"] = {"pooling": classifier.get("pooling", "mean"), "head": "linear yes/no",
                               "score": "sigmoid(logit_yes - logit_no)"}

@@ -268,6 +268,7 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
         "yes_token_id": yes_id,
         "no_token_id": no_id,
         "variants": variants,
+        "quantization": {"int8": "dynamic"} if int8 else {},
         "external_data": {k: v for k, v in external.items() if v},
         "source": {"checkpoint": source_id or str(checkpoint), "revision": revision},
         "export": {"exporter": f"nlgeval_training {_version()}", "torch": torch.__version__,

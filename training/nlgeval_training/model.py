@@ -21,6 +21,7 @@ from torch import nn
 SEPARATOR_TOKEN = "[SEP]"
 #: Marker file of an encoder-classifier checkpoint (read by the exporter's dispatch).
 CLASSIFIER_FILE = "nlgeval_classifier.json"
+_POOLER_TYPES = ("bert", "roberta", "xlm-roberta", "mpnet")
 
 
 def minilm_path() -> Path:
@@ -53,7 +54,16 @@ class EncoderClassifier(nn.Module):
         path = Path(path)
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"encoder folder {str(path)!r} has no config.json; pass a transformers model folder")
-        encoder = AutoModel.from_pretrained(str(path), local_files_only=True)
+        kwargs = {}
+        config = json.loads((path / "config.json").read_text())
+        if config.get("model_type") in _POOLER_TYPES:
+            # The pooler is unused (mean pooling); left in, DistributedDataParallel would wait for its gradients.
+            kwargs["add_pooling_layer"] = False
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            encoder = AutoModel.from_pretrained(str(path), local_files_only=True, **kwargs)
         return cls(encoder)
 
     @classmethod
@@ -61,7 +71,8 @@ class EncoderClassifier(nn.Module):
         """A randomly initialised model (tests build tiny ones this way)."""
         from transformers import AutoModel
 
-        return cls(AutoModel.from_config(config))
+        kwargs = {"add_pooling_layer": False} if config.model_type in _POOLER_TYPES else {}
+        return cls(AutoModel.from_config(config, **kwargs))
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
@@ -93,7 +104,7 @@ class EncoderClassifier(nn.Module):
 
     @classmethod
     def load(cls, folder: str | Path) -> "EncoderClassifier":
-        """A checkpoint written by :meth:`save` (older checkpoints kept the encoder in ``encoder/``)."""
+        """A checkpoint written by :meth:`save` (the encoder may also sit in an ``encoder/`` subfolder)."""
         folder = Path(folder)
         if not (folder / "head.pt").is_file():
             raise FileNotFoundError(f"{str(folder)!r} is not an encoder-classifier checkpoint (no head.pt)")

@@ -149,12 +149,20 @@ def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int 
     knowledge += [(d.id, f) for d in dialogues for f in d.facts]
     if len({dlg_id for dlg_id, _ in knowledge}) < 2:
         raise ValueError("groundedness needs knowledge from at least two dialogues (negatives come from another)")
+    sentences: dict[str, list[str]] = {}
+
+    def split(passage: str) -> list[str]:
+        # Reading sets repeat across dialogues: split each passage once.
+        if passage not in sentences:
+            sentences[passage] = split_sentences(passage) or [passage]
+        return sentences[passage]
+
     records = []
     for dlg in dialogues:
         passages = sorted({k for ks in dlg.knowledge for k in ks} | set(dlg.facts))
         rng.shuffle(passages)
         for passage in passages[:per_dialogue]:
-            fact_sents = split_sentences(passage)
+            fact_sents = split(passage)
             if fact_sentences is not None:
                 fact_sents = fact_sents[:fact_sentences]
             if not fact_sents:
@@ -166,7 +174,7 @@ def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int 
             neg = None
             for _ in range(20):   # reading sets overlap across dialogues: the negative must not be in the fact
                 other_id, other = rng.choice(knowledge)
-                candidate = rng.choice(split_sentences(other) or [other])
+                candidate = rng.choice(split(other))
                 if other_id != dlg.id and other not in passages and candidate not in fact:
                     neg = candidate
                     break

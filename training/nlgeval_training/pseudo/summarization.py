@@ -75,13 +75,15 @@ def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | 
     """Positive: the reference summary. Negative: one sentence swapped for one of a BM25-retrieved summary."""
     rng = random.Random(seed)
     index = BM25Index([" ".join(d.summary) for d in docs])
+    all_hits = index.top_many([" ".join(_summary(d, max_summary_sentences)) for d in docs], k=candidates,
+                              exclude=[{i} for i in range(len(docs))])
     records = []
     for i, doc in enumerate(docs):
         summ = _summary(doc, max_summary_sentences)
         if len(summ) < 2:
             continue
         source = _document(doc, document_sentences)
-        hits = index.top(" ".join(summ), k=candidates, exclude={i})
+        hits = all_hits[i]
         pool = [s for h in hits for s in docs[h].summary if s not in summ]
         if not pool:
             continue
@@ -225,13 +227,15 @@ def relevance(docs: list[Document], seed: int = 0, *, lead: int = 3, max_referen
     by sentences of BM25-retrieved other documents' leads."""
     rng = random.Random(seed)
     index = BM25Index([d.lead(lead) for d in docs])
+    references = [[s for s in d.summary if s not in d.sentences[:lead]][:max_reference_sentences] for d in docs]
+    all_hits = index.top_many([" ".join(r) for r in references], k=candidates, exclude=[{i} for i in range(len(docs))])
     records = []
     for i, doc in enumerate(docs):
         cand = doc.sentences[:lead]
-        reference = [s for s in doc.summary if s not in cand][:max_reference_sentences]
+        reference = references[i]
         if len(cand) < 2 or not reference:
             continue
-        hits = index.top(" ".join(reference), k=candidates, exclude={i})
+        hits = all_hits[i]
         pool = [s for h in hits for s in docs[h].sentences[:lead + 2]]
         n_replace = max(2, (len(cand) + 1) // 2 + 1) if len(cand) > 2 else len(cand) - 1
         if len(pool) < n_replace:

@@ -1,0 +1,131 @@
+"""``nlgeval score``: score every row of a JSONL (or JSON list) file on one or more dimensions.
+
+    nlgeval score outputs.jsonl -d consistency -d fluency --source-field article -o scored.jsonl
+
+Each output row is the input row plus ``"nlgeval": {"<dimension>": score, ...}``; the means per
+dimension are printed at the end. Scores go through the same score cache as the pytest plugin
+(``.nlgeval-cache`` in the current directory unless ``--cache-dir``/``--no-cache``).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+_FIELDS = ("source", "reference", "context", "fact")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("score", help="score the outputs in a JSONL file on UniEval-style dimensions",
+                              description="Score each row's output on the given dimensions; rows are JSON objects "
+                                          "(one per line, or one JSON list).")
+    p.add_argument("data", metavar="DATA.jsonl")
+    p.add_argument("-d", "--dimension", action="append", required=True,
+                   help="dimension to score (repeatable), e.g. consistency, fluency, overall")
+    p.add_argument("--task", default="summarization", help="summarization, dialogue, data2text or fact")
+    p.add_argument("--output-field", default="output", help="field holding the generated text (default output)")
+    for name in _FIELDS:
+        p.add_argument(f"--{name}-field", default=name, help=f"field holding the {name} (default {name})")
+    p.add_argument("-o", "--out", help="write the scored rows here (JSONL); default: no file, means only")
+    p.add_argument("--model", default=None, help="model folder or Hugging Face id (default: embedded)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--precision", default="auto", choices=("auto", "fp32", "fp16", "int8"))
+    p.add_argument("--batch-size", type=int, default=None, help="most inputs per ONNX Runtime call")
+    p.add_argument("--chunk", type=int, default=256, help="rows scored per batched call (progress granularity)")
+    p.add_argument("--cache-dir", default=None, help="score cache folder (default .nlgeval-cache)")
+    p.add_argument("--no-cache", action="store_true", help="read and write no score cache")
+    p.set_defaults(func=run_score)
+
+
+def read_rows(path: str) -> list[dict]:
+    """Rows of a JSONL file or of a file holding one JSON list; errors name the line."""
+    import json
+
+    from pytest_nlgeval.cli import UsageError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}: not valid JSON ({exc})") from None
+    else:
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise UsageError(f"{path}: row {i} is {type(row).__name__}, expected a JSON object")
+    if not rows:
+        raise UsageError(f"{path} holds no rows")
+    return rows
+
+
+def run_score(args) -> int:
+    import json
+    import math
+
+    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.dimensions import DimensionError, InputError
+    from nlgeval_runtime.errors import NLGEvalRuntimeError
+
+    from pytest_nlgeval.evaluator import Evaluator
+
+    if args.chunk < 1:
+        raise UsageError(f"--chunk must be >= 1, got {args.chunk}")
+    rows = read_rows(args.data)
+    missing = [i for i, row in enumerate(rows) if args.output_field not in row]
+    if missing:
+        raise UsageError(f"{args.data}: rows {missing[:10]} have no {args.output_field!r} field "
+                         "(choose the field with --output-field)")
+    evaluator = Evaluator(args.model, device=args.device, precision=args.precision, batch_size=args.batch_size,
+                          cache=not args.no_cache, cache_dir=args.cache_dir)
+    columns = {name: getattr(args, f"{name}_field") for name in _FIELDS}
+    results: dict[str, list[float]] = {}
+    started = time.monotonic()
+    total = len(rows) * len(args.dimension)
+    done = 0
+    for dimension in args.dimension:
+        values: list[float] = []
+        for start in range(0, len(rows), args.chunk):
+            chunk = rows[start : start + args.chunk]
+            inputs = {}
+            for name, column in columns.items():
+                if any(column in row for row in chunk):
+                    inputs[f"{name}s"] = [row.get(column) for row in chunk]
+            try:
+                values += evaluator.score_many([row[args.output_field] for row in chunk], dimension,
+                                               task=args.task, **inputs)
+            except (DimensionError, InputError) as exc:
+                raise UsageError(f"{args.data}, rows {start}-{start + len(chunk) - 1}: {exc}") from None
+            except NLGEvalRuntimeError as exc:
+                raise UsageError(str(exc)) from None
+            done += len(chunk)
+            print(f"\r[{time.monotonic() - started:6.1f}s] scored {done}/{total} ({dimension})",
+                  end="", file=sys.stderr, flush=True)
+        results[dimension] = values
+    print(file=sys.stderr)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            for i, row in enumerate(rows):
+                scored = dict(row)
+                scored["nlgeval"] = {**(row.get("nlgeval") or {}), **{d: results[d][i] for d in args.dimension}}
+                handle.write(json.dumps(scored, ensure_ascii=False) + "\n")
+    stats = evaluator.stats
+    print(f"{len(rows)} rows, task {args.task}, evaluator {evaluator.fingerprint_id} "
+          f"({stats['scored']} inputs scored, {stats['cached']} from the cache)")
+    for dimension, values in results.items():
+        mean = math.fsum(values) / len(values)
+        print(f"  {dimension:<20} mean {mean:.4f}  min {min(values):.4f}  max {max(values):.4f}")
+    if args.out:
+        print(f"scored rows: {args.out}")
+    return 0
