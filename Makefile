@@ -9,7 +9,7 @@ REPORTS := reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench clean browser
+.PHONY: install test demo bench clean browser embedded-model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,29 @@ bench: install
 	$(BIN)/python benchmarks/scoring.py
 	$(BIN)/python benchmarks/plugin.py
 	$(BIN)/python benchmarks/trajectory.py
+	$(BIN)/python benchmarks/pseudo_data.py --data $(NLGEVAL_DATA)
+
+# Rebuild the embedded default model of the runtime from the shared data kit (about 1.5 h on 2 CPU cores).
+NLGEVAL_DATA ?= ../shared/data
+NLGEVAL_RUNS ?= runs
+export NLGEVAL_DATA NLGEVAL_RUNS
+EMBEDDED := runtime/nlgeval_runtime/embedded
+embedded-model: install
+	$(BIN)/nlgeval-train pseudo --config training/configs/embedded.toml
+	$(BIN)/nlgeval-train train --config training/configs/embedded.toml
+	$(BIN)/nlgeval-train train --config training/configs/embedded-phase2.toml
+	rm -rf $(NLGEVAL_RUNS)/embedded/export
+	$(BIN)/nlgeval-train export $(NLGEVAL_RUNS)/embedded/run2/final $(NLGEVAL_RUNS)/embedded/export --int8 --no-fp32
+	cp $(NLGEVAL_RUNS)/embedded/export/model.int8.onnx $(NLGEVAL_RUNS)/embedded/export/tokenizer.json \
+		$(NLGEVAL_RUNS)/embedded/export/nlgeval.json $(EMBEDDED)/
+	$(BIN)/nlgeval-train evaluate $(EMBEDDED) --data $(NLGEVAL_RUNS)/embedded/pseudo.jsonl.gz \
+		--per-dimension 200 --json $(NLGEVAL_RUNS)/embedded/evaluation.json
+	$(BIN)/nlgeval-train card $(EMBEDDED) --title "nlgeval embedded default evaluator" \
+		--evaluation $(NLGEVAL_RUNS)/embedded/evaluation.json \
+		--training $(NLGEVAL_RUNS)/embedded/run/final/training.json \
+		--training $(NLGEVAL_RUNS)/embedded/run2/final/training.json \
+		--pseudo-stats $(NLGEVAL_RUNS)/embedded/pseudo.jsonl.gz.stats.json \
+		--command "nlgeval-train evaluate runtime/nlgeval_runtime/embedded --data \$$NLGEVAL_RUNS/embedded/pseudo.jsonl.gz --per-dimension 200"
 
 clean:
 	rm -rf $(VENV) $(REPORTS) .pytest_cache

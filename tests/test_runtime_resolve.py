@@ -110,3 +110,20 @@ def test_interrupted_export_leftover_is_replaced(hub, tmp_path):
     path = resolve_model("acme/tiny-t5", cache_dir=tmp_path)
     assert (path / "nlgeval.json").is_file()
     assert (path / "model.onnx").stat().st_size > 100
+
+
+def test_causal_lm_checkpoint_folder_is_exported_as_a_causal_lm(tmp_path):
+    """A checkpoint folder resolved for a causal LM goes through the causal-LM exporter, cached apart."""
+    from transformers import PreTrainedTokenizerFast
+
+    from nlgeval_runtime.causal_lm import load_causal_lm
+    from tiny_causal import build_model, build_tokenizer
+
+    tok = build_tokenizer()
+    ckpt = tmp_path / "gpt"
+    build_model(tok).save_pretrained(str(ckpt))
+    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>").save_pretrained(str(ckpt))
+    lm = load_causal_lm(ckpt, device="cpu", cache_dir=tmp_path / "cache")
+    assert lm.folder.kind == "causal-lm"
+    assert lm.folder.path.name.endswith(".causal-lm")
+    assert lm.score(["the cat sat"], prompts=["once"]).logprobs[0].size > 0

@@ -170,3 +170,27 @@ progress = false
     assert main(["train", "--config", str(config), "--set", "batch_sise=3"]) == 2
     assert "unknown training option(s) ['batch_sise']" in capsys.readouterr().err
     assert main(["train", "--config", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_evaluate_and_card_write_measured_figures_and_keep_the_folder_valid(trained, tiny_setup, tmp_path):
+    from nlgeval_runtime.modelfolder import ModelFolder
+
+    from nlgeval_training.card import write_card
+    from nlgeval_training.encoder_classifier import export_encoder_classifier
+    from nlgeval_training.evaluation import evaluate_folder
+
+    cfg, history = trained
+    _, _, data = tiny_setup
+    folder = tmp_path / "model"
+    export_encoder_classifier(Path(cfg.output_dir) / "final", folder, int8=True, keep_fp32=False)
+    report = evaluate_folder(folder, [data], fraction=None, per_dimension=6)
+    assert report["precision"] == "int8" and report["n"] == 12
+    training = json.loads((Path(cfg.output_dir) / "final" / "training.json").read_text())
+    manifest = write_card(folder, report, [training], {"continual": history}, command="nlgeval-train evaluate ...")
+    card = (folder / "CARD.md").read_text()
+    mean = report["metrics"]["mean"]["accuracy"]
+    assert f"| **mean over dimensions** | {mean:.3f} |" in card
+    assert "not a substitute for the released UniEval" in card
+    assert manifest["card"]["held_out"]["metrics"]["mean"]["accuracy"] == mean
+    ModelFolder.open(folder).verify()     # the card was hashed into the manifest
+    assert "CARD.md" in manifest["files"] and "model.onnx" not in manifest["files"]

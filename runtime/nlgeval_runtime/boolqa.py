@@ -21,7 +21,7 @@ import numpy as np
 from nlgeval_runtime.errors import ModelFormatError, ScoringError
 from nlgeval_runtime.fingerprint import fingerprint_id, fingerprint_of, planned_fingerprint  # noqa: F401 (re-exported)
 from nlgeval_runtime.modelfolder import ModelFolder
-from nlgeval_runtime.session import Session, check_options, choose_precision, create_session, planned_provider
+from nlgeval_runtime.session import Session, check_options, create_session, verify_for
 from nlgeval_runtime.tokenize import TextEncoder, pad, plan_batches
 
 
@@ -116,13 +116,7 @@ def load_boolqa(model: str | os.PathLike | None = None, *, device: str = "auto",
     folder = ModelFolder.open(path)
     if verify:
         # Verify before the session reads the graph, so a tampered file is reported as such.
-        provider = planned_provider(device)
-        if provider is None:
-            names = sorted({n for p in folder.variants for n in folder.files_for(p)})
-        else:
-            chosen = choose_precision(folder, device, precision, on_cuda=provider.startswith("CUDA"))
-            names = list(folder.files_for(chosen))
-        folder.verify(names)
+        verify_for(folder, device, precision)
     session = create_session(folder, device=device, precision=precision, threads=threads)
     ref = str(model) if model is not None else "default"
     return BoolQAScorer(folder, session, model_ref=ref, batch_tokens=batch_tokens, max_batch_size=max_batch_size)

@@ -34,7 +34,7 @@ import numpy as np
 
 from nlgeval_runtime.errors import ModelFormatError, ScoringError
 from nlgeval_runtime.modelfolder import ModelFolder
-from nlgeval_runtime.session import Session, check_options, choose_precision, create_session, planned_provider
+from nlgeval_runtime.session import Session, check_options, create_session, verify_for
 from nlgeval_runtime.tokenize import pad, plan_batches
 
 __all__ = ["CausalLMResult", "CausalLMScorer", "load_causal_lm", "default_lm_path"]
@@ -205,7 +205,7 @@ def load_causal_lm(model: str | os.PathLike | None = None, *, device: str = "aut
     else:
         from nlgeval_runtime.resolve import resolve_model
 
-        path = resolve_model(model, cache_dir=cache_dir)
+        path = resolve_model(model, cache_dir=cache_dir, kind="causal-lm")
         ref = str(model)
     folder = ModelFolder.open(path)
     if folder.kind != "causal-lm":
@@ -214,13 +214,7 @@ def load_causal_lm(model: str | os.PathLike | None = None, *, device: str = "aut
             "with `python -c \"from nlgeval_training.export_causal import export_causal_lm; "
             "export_causal_lm('gpt2', 'DIR')\"` or use the default LM")
     if verify:
-        provider = planned_provider(device)
-        if provider is None:
-            names = sorted({n for p in folder.variants for n in folder.files_for(p)})
-        else:
-            chosen = choose_precision(folder, device, precision, on_cuda=provider.startswith("CUDA"))
-            names = list(folder.files_for(chosen))
-        folder.verify(names)
+        verify_for(folder, device, precision)
     session = create_session(folder, device=device, precision=precision, threads=threads)
     return CausalLMScorer(folder, session, model_ref=ref, batch_tokens=batch_tokens, max_batch_size=max_batch_size)
 

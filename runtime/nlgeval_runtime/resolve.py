@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from nlgeval_runtime.errors import ModelNotFoundError
-from nlgeval_runtime.modelfolder import MANIFEST
+from nlgeval_runtime.modelfolder import KINDS, MANIFEST
 
 DEFAULT_NAMES = ("default", "embedded")
 _HF_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -53,14 +53,23 @@ def split_hub_id(spec: str) -> tuple[str, str]:
     return repo, revision or "main"
 
 
-def cached_model_path(repo_id: str, revision: str, cache_dir: str | os.PathLike | None = None) -> Path:
+def cached_model_path(repo_id: str, revision: str, cache_dir: str | os.PathLike | None = None,
+                      kind: str = "boolqa") -> Path:
     base = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    return base / "models" / repo_id.replace("/", "--") / revision
+    # One checkpoint can be served as a Boolean-QA evaluator and as a causal LM: keep the exports apart.
+    leaf = revision if kind == "boolqa" else f"{revision}.{kind}"
+    return base / "models" / repo_id.replace("/", "--") / leaf
 
 
 def resolve_model(model: str | os.PathLike | None, *, cache_dir: str | os.PathLike | None = None,
-                  offline: bool | None = None) -> Path:
-    """Return the path of an exported model folder for ``model``; see the module docstring."""
+                  offline: bool | None = None, kind: str = "boolqa") -> Path:
+    """Return the path of an exported model folder for ``model``; see the module docstring.
+
+    ``kind`` says what a checkpoint is exported as when it must be: ``"boolqa"`` (evaluator) or
+    ``"causal-lm"`` (token log-probabilities for trajectories and perplexity).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     if model is None or str(model) in DEFAULT_NAMES:
         path = embedded_model_path()
         if not (path / MANIFEST).is_file():
@@ -76,10 +85,10 @@ def resolve_model(model: str | os.PathLike | None, *, cache_dir: str | os.PathLi
         if (local / MANIFEST).is_file():
             return local
         if (local / "config.json").is_file():
-            target = cached_model_path("local/" + _slug(local), "export", cache_dir)
+            target = cached_model_path("local/" + _slug(local), "export", cache_dir, kind)
             if (target / MANIFEST).is_file():
                 return target
-            return _export_into(str(local), target)
+            return _export_into(str(local), target, kind=kind)
         raise ModelNotFoundError(
             f"{spec!r} is neither an exported model folder (no {MANIFEST}) nor a Hugging Face checkpoint "
             f"folder (no config.json); export one with `nlgeval export CHECKPOINT {spec}`"
@@ -89,7 +98,7 @@ def resolve_model(model: str | os.PathLike | None, *, cache_dir: str | os.PathLi
             f"model {spec!r} is not an existing folder and not a Hugging Face id of the form 'org/name'"
         )
     repo_id, revision = split_hub_id(spec)
-    target = cached_model_path(repo_id, revision, cache_dir)
+    target = cached_model_path(repo_id, revision, cache_dir, kind)
     if (target / MANIFEST).is_file():
         return target
     if offline if offline is not None else is_offline():
@@ -98,7 +107,7 @@ def resolve_model(model: str | os.PathLike | None, *, cache_dir: str | os.PathLi
             f"prepare it once while online with `nlgeval prepare {spec}` "
             f"(or export it anywhere with `nlgeval export {spec} DIR` and pass DIR)"
         )
-    return _fetch(repo_id, revision, target)
+    return _fetch(repo_id, revision, target, kind)
 
 
 def _slug(path: Path) -> str:
@@ -107,7 +116,7 @@ def _slug(path: Path) -> str:
     return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
 
 
-def _fetch(repo_id: str, revision: str, target: Path) -> Path:
+def _fetch(repo_id: str, revision: str, target: Path, kind: str) -> Path:
     try:
         from huggingface_hub import list_repo_files, snapshot_download
     except ImportError as exc:  # pragma: no cover - a declared dependency
@@ -133,13 +142,16 @@ def _fetch(repo_id: str, revision: str, target: Path) -> Path:
         repo_id, revision=revision,
         allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt"],
     )
-    return _export_into(checkpoint, target, source_id=repo_id, revision=revision)
+    return _export_into(checkpoint, target, source_id=repo_id, revision=revision, kind=kind)
 
 
 def _export_into(checkpoint: str, target: Path, *, source_id: str | None = None,
-                 revision: str | None = None) -> Path:
+                 revision: str | None = None, kind: str = "boolqa") -> Path:
     try:
-        from nlgeval_training.export import export_model
+        if kind == "causal-lm":
+            from nlgeval_training.export_causal import export_causal_lm as export
+        else:
+            from nlgeval_training.export import export_model as export
     except ImportError as exc:
         raise ModelNotFoundError(
             f"{source_id or checkpoint!r} is a PyTorch checkpoint, not an exported model folder, and exporting "
@@ -149,7 +161,10 @@ def _export_into(checkpoint: str, target: Path, *, source_id: str | None = None,
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
     try:
-        export_model(checkpoint, staging, source_id=source_id, revision=revision)
+        if kind == "causal-lm":
+            export(checkpoint, staging)
+        else:
+            export(checkpoint, staging, source_id=source_id, revision=revision)
         _publish(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -135,3 +135,19 @@ def create_session(folder: ModelFolder, *, device: str = "auto", precision: str 
     if not got or got[0] != CPU:  # pragma: no cover - ORT always has the CPU provider
         warnings.warn(f"ONNX Runtime session providers are {got}", RuntimeWarning, stacklevel=2)
     return Session(inner, CPU, chosen, graph)
+
+
+def verify_for(folder: ModelFolder, device: str, precision: str) -> None:
+    """Verify the hashes of the files a session for (device, precision) will read, before it reads them.
+
+    When the provider cannot be known without a session (CUDA listed), every graph's files are verified.
+    """
+    from nlgeval_runtime.fingerprint import planned_provider as planned
+
+    provider = planned(device)
+    if provider is None:
+        names = sorted({n for p in folder.variants for n in folder.files_for(p)})
+    else:
+        chosen = choose_precision(folder, device, precision, on_cuda=provider.startswith("CUDA"))
+        names = list(folder.files_for(chosen))
+    folder.verify(names)
