@@ -12,3 +12,11 @@ ARTICLES = json.loads((Path(__file__).parent / "articles.json").read_text(encodi
 def lead_summary(article: str, n_sentences: int = 2) -> str:
     """The classic lead-n baseline: the first sentences of the article."""
     return " ".join(split_sentences(article)[:n_sentences])
+
+
+def tail_summary(article: str, n_sentences: int = 2) -> str:
+    """A worse variant (the last sentences), to see what a regression looks like against a baseline."""
+    return " ".join(split_sentences(article)[-n_sentences:])
+
+
+SUMMARIZERS = {"lead": lead_summary, "tail": tail_summary}

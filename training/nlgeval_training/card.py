@@ -25,9 +25,16 @@ def _stage_table(history: list[dict]) -> str:
     dims = sorted({k for e in history for k in e["metrics"] if k != "mean"})
     head = "| after stage | examples | steps | " + " | ".join(d.split("/")[0][:3] + "/" + d.split("/")[1] for d in dims) + " | mean |"
     lines = [head, "|" + "---|" * (len(dims) + 4)]
+    previous = 0
     for e in history:
         cells = [f"{e['metrics'][d]['accuracy']:.2f}" if d in e["metrics"] else "-" for d in dims]
-        lines.append(f"| {e['stage']} {e['name']} | {e['examples']} | {e['steps']} | " + " | ".join(cells)
+        steps, examples = e["steps"], e["examples"]
+        if e.get("stopped_early"):
+            # The wall-clock limit ended the stage: report the steps that ran, not the plan.
+            steps = e.get("steps_run", e["global_step"] - previous)
+            examples = f"{examples} planned, {steps} steps run"
+        previous = e["global_step"]
+        lines.append(f"| {e['stage']} {e['name']} | {examples} | {steps} | " + " | ".join(cells)
                      + f" | {e['metrics']['mean']['accuracy']:.3f} |")
     return "\n".join(lines)
 
@@ -35,9 +42,12 @@ def _stage_table(history: list[dict]) -> str:
 def _training_lines(training: dict[str, Any], phase: int | None) -> list[str]:
     cfg = training.get("config", {})
     lines = [f"### Phase {phase}", ""] if phase else []
+    planned = sum(n for _, n in training.get("stages", []))
+    seen = (f"about {min(planned, training.get('global_step', 0) * cfg.get('batch_size', 1))} of {planned} planned "
+            "examples seen" if any(e.get("stopped_early") for e in training.get("history", []))
+            else f"{planned} examples seen")
     lines += [f"- mode: `{cfg.get('mode')}` over {len(training.get('stages', []))} stage(s); "
-              f"{training.get('global_step')} steps of batch {cfg.get('batch_size')}; "
-              f"{sum(n for _, n in training.get('stages', []))} examples seen; "
+              f"{training.get('global_step')} steps of batch {cfg.get('batch_size')}; {seen}; "
               f"{training.get('train_records')} training records available",
               f"- learning rates: encoder {cfg.get('lr_encoder')}, head {cfg.get('lr_head')}; max length "
               f"{cfg.get('max_length')}; frozen: embeddings={cfg.get('freeze_embeddings')}, "

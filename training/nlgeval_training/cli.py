@@ -106,16 +106,17 @@ def cmd_train(args) -> int:
             raise UsageError(f"--set {item!r}: write KEY=VALUE, e.g. --set batch_size=8")
         key, value = item.split("=", 1)
         table[key] = _parse_value(value)
-    if args.output_dir:
-        table["output_dir"] = args.output_dir
-    if "output_dir" not in table:
-        raise UsageError("train: set output_dir in [train] or pass --output-dir")
     for key in ("train_data", "eval_data"):
         if key in table:
             table[key] = [resolve(base, p) for p in table[key]]
+    # Paths in a config file are relative to the file; a path on the command line to the working directory.
     for key in ("output_dir", "init_checkpoint", "log_file"):
         if table.get(key):
-            table[key] = resolve(base, table[key]) if key != "output_dir" or args.config else table[key]
+            table[key] = resolve(base, table[key])
+    if args.output_dir:
+        table["output_dir"] = str(Path(args.output_dir).resolve())
+    if "output_dir" not in table:
+        raise UsageError("train: set output_dir in [train] or pass --output-dir")
     if table.get("encoder") not in (None, "minilm"):
         table["encoder"] = resolve(base, table["encoder"])
     try:

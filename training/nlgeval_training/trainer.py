@@ -364,6 +364,7 @@ def train(config: TrainConfig, resume: bool = True) -> list[dict]:
         model.train()
         t0, loss_sum, n_sum = time.time(), 0.0, 0
         stopped_early = False
+        step_count = 0
         for step in range(start_step, total):
             if config.max_minutes is not None and time.time() - started > 60 * config.max_minutes:
                 stopped_early = True
@@ -379,6 +380,7 @@ def train(config: TrainConfig, resume: bool = True) -> list[dict]:
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             state["global_step"] += 1
+            step_count += 1
             loss_sum += float(loss.detach()) * len(idx)
             n_sum += len(idx)
             if progress:
@@ -410,7 +412,7 @@ def train(config: TrainConfig, resume: bool = True) -> list[dict]:
             progress.close()
         if main:
             metrics = evaluate(model, tokenizer, eval_recs, SEPARATOR_TOKEN, pad_id)
-            entry = {"stage": k + 1, "name": name, "examples": len(recs), "steps": total,
+            entry = {"stage": k + 1, "name": name, "examples": len(recs), "steps": total, "steps_run": step_count,
                      "global_step": state["global_step"], "metrics": metrics, "stopped_early": stopped_early}
             state["history"].append(entry)
             log.write("eval", **entry)
