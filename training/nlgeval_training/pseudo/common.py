@@ -63,6 +63,26 @@ def span_perturb(text: str, rng: random.Random, lam: float, op: str | None = Non
     return None
 
 
+def span_pairs(task: str, dimension: str, groups: Iterable[tuple[str, list[str]]], rng: random.Random, *,
+               lam: float, per_group: int, min_words: int) -> list[dict]:
+    """Disfluency pairs (UniEval's fluency/naturalness pseudo data): a text as the positive, the same text with a
+    Poisson(``lam``) span repeated, deleted or shuffled as the negative; ``per_group`` texts of at least
+    ``min_words`` words from each ``(group_id, texts)``."""
+    from nlgeval_training.boolqa import make_record
+
+    records = []
+    for group_id, texts in groups:
+        units = [t for t in texts if len(t.split()) >= min_words]
+        rng.shuffle(units)
+        for unit in units[:per_group]:
+            bad = span_perturb(unit, rng, lam)
+            if bad is None:
+                continue
+            records.append(make_record(task, dimension, 1, group_id, output=unit))
+            records.append(make_record(task, dimension, 0, group_id, output=bad[0]))
+    return records
+
+
 def finalize(records: Iterable[dict], seed: int, limit: int | None = None) -> list[dict]:
     """Deduplicate, drop inputs seen with both labels, balance 50/50 per (task, dimension), shuffle.
 

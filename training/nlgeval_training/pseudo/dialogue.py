@@ -29,7 +29,7 @@ from nlgeval_runtime.sentences import split_sentences
 
 from nlgeval_training.boolqa import make_record
 from nlgeval_training.data import Dialogue
-from nlgeval_training.pseudo.common import finalize, span_perturb
+from nlgeval_training.pseudo.common import finalize, span_pairs
 from nlgeval_training.retrieval import tokenize
 
 TASK = "dialogue"
@@ -68,17 +68,9 @@ def _pairs(dialogues: list[Dialogue], history_turns: int, rng: random.Random, pe
 def naturalness(dialogues: list[Dialogue], seed: int = 0, *, lam: float = 3.0, per_dialogue: int = 3,
                 min_words: int = 4, limit: int | None = None) -> list[dict]:
     """Positive: a gold response. Negative: the response with a Poisson(lam) span repeated/deleted/shuffled."""
-    rng = random.Random(seed)
-    records = []
-    for dlg in dialogues:
-        turns = [t for t in dlg.turns if len(t.split()) >= min_words]
-        rng.shuffle(turns)
-        for turn in turns[:per_dialogue]:
-            bad = span_perturb(turn, rng, lam)
-            if bad is None:
-                continue
-            records.append(make_record(TASK, "naturalness", 1, dlg.id, output=turn))
-            records.append(make_record(TASK, "naturalness", 0, dlg.id, output=bad[0]))
+    groups = ((dlg.id, dlg.turns) for dlg in dialogues)
+    records = span_pairs(TASK, "naturalness", groups, random.Random(seed), lam=lam, per_group=per_dialogue,
+                         min_words=min_words)
     return finalize(records, seed, limit)
 
 

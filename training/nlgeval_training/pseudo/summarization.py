@@ -30,7 +30,7 @@ from pathlib import Path
 
 from nlgeval_training.boolqa import make_record
 from nlgeval_training.data import Document, read_jsonl
-from nlgeval_training.pseudo.common import finalize, match_case, span_perturb
+from nlgeval_training.pseudo.common import finalize, match_case, span_pairs
 from nlgeval_training.retrieval import BM25Index
 
 TASK = "summarization"
@@ -206,17 +206,9 @@ def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int 
 def fluency(docs: list[Document], seed: int = 0, *, lam: float = 5.0, units_per_document: int = 2,
             min_words: int = 6, limit: int | None = None) -> list[dict]:
     """Positive: one summary sentence. Negative: the sentence with a Poisson(lam) span repeated/deleted/shuffled."""
-    rng = random.Random(seed)
-    records = []
-    for doc in docs:
-        units = [s for s in doc.summary if len(s.split()) >= min_words]
-        rng.shuffle(units)
-        for unit in units[:units_per_document]:
-            bad = span_perturb(unit, rng, lam)
-            if bad is None:
-                continue
-            records.append(make_record(TASK, "fluency", 1, doc.id, output=unit))
-            records.append(make_record(TASK, "fluency", 0, doc.id, output=bad[0]))
+    groups = ((doc.id, doc.summary) for doc in docs)
+    records = span_pairs(TASK, "fluency", groups, random.Random(seed), lam=lam, per_group=units_per_document,
+                         min_words=min_words)
     return finalize(records, seed, limit)
 
 
