@@ -219,3 +219,16 @@ def test_importing_the_report_plugin_loads_no_template_engine():
             "print([m for m in ('jinja2', 'markupsafe', 'numpy', 'onnxruntime') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_failed_checks_of_xfail_tests_are_expected_not_failures():
+    from pytest_nlgeval.report.view import build_view
+
+    check = {"key": "t.py::test_a::fluency::0", "nodeid": "t.py::test_a", "kind": "dimension", "name": "fluency",
+             "task": "summarization", "index": 0, "score": 0.4, "operator": ">", "threshold": 0.9,
+             "passed": False, "evaluator": None, "details": {}, "xfail": True}
+    ok = dict(check, key="t.py::test_b::fluency::0", nodeid="t.py::test_b", passed=True, xfail=False, score=0.95)
+    view = build_view({"schema": "pytest-nlgeval/results", "version": 1, "checks": [check, ok], "evaluators": {}})
+    assert (view.failed, view.passed, view.xfailed, view.failed_tests) == (0, 1, 1, 0)
+    assert view.verdict == "passed" and "1 expected to fail (xfail)" in view.headline
+    assert view.failures == []

@@ -104,6 +104,7 @@ class ReportView:
     failed: int
     tests: int
     failed_tests: int
+    xfailed: int = 0   # failed checks inside xfail tests: expected, not failures
 
     @property
     def regressions(self) -> int:
@@ -122,6 +123,8 @@ class ReportView:
     def headline(self) -> str:
         parts = [f"{self.checks} check{'s' if self.checks != 1 else ''}", f"{self.passed} passed",
                  f"{self.failed} failed"]
+        if self.xfailed:
+            parts.append(f"{self.xfailed} expected to fail (xfail)")
         if self.baseline is not None:
             parts.append(f"{self.regressions} regression{'s' if self.regressions != 1 else ''}")
         return ", ".join(parts)
@@ -129,7 +132,7 @@ class ReportView:
     @property
     def failures(self) -> list[CheckRow]:
         """Failed checks, the furthest below their threshold first."""
-        failed = [r for r in self.rows if not r.passed]
+        failed = [r for r in self.rows if not r.passed and not r.check.get("xfail")]
         return sorted(failed, key=lambda r: (r.margin if r.margin is not None else 0.0, r.key))
 
     @property
@@ -189,16 +192,17 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
             group.thresholds.append((op, threshold))
 
     summary = results.get("summary") if isinstance(results.get("summary"), Mapping) else {}
-    computed_failed = sum(1 for r in rows if not r.passed)
+    computed_failed = sum(1 for r in rows if not r.passed and not r.check.get("xfail"))
+    xfailed = sum(1 for r in rows if not r.passed and r.check.get("xfail"))
     # The results file's own summary is what CI reported; fall back to counting when it is absent.
     checks = _count(summary, "checks", len(rows))
     failed = _count(summary, "failed", computed_failed)
-    passed = _count(summary, "passed", len(rows) - computed_failed)
+    passed = _count(summary, "passed", len(rows) - computed_failed - xfailed)
     nodeids = {r.check["nodeid"] for r in rows}
-    failed_tests = len({r.check["nodeid"] for r in rows if not r.passed})
+    failed_tests = len({r.check["nodeid"] for r in rows if not r.passed and not r.check.get("xfail")})
     return ReportView(results=results, rows=rows, groups=sorted(groups.values(), key=lambda g: g.label),
                       baseline=baseline, checks=checks, passed=passed, failed=failed, tests=len(nodeids),
-                      failed_tests=failed_tests)
+                      failed_tests=failed_tests, xfailed=_count(summary, "xfailed", xfailed))
 
 
 def _count(summary: Mapping[str, Any], name: str, default: int) -> int:
