@@ -11,28 +11,18 @@ from __future__ import annotations
 
 import random
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 
 def select_held_out(records: list[dict], fraction: float | None, per_dimension: int | None, seed: int = 0) -> list[dict]:
     """The held-out records (``fraction=None``: all), at most ``per_dimension`` per dimension, label-balanced."""
-    from nlgeval_training.pseudo.common import split_records
+    from nlgeval_training.pseudo.common import balanced_subset, split_records
 
     held = records if fraction is None else split_records(records, fraction)[1]
     if per_dimension is None:
         return held
-    by: dict[tuple[str, str, int], list[dict]] = defaultdict(list)
-    for rec in held:
-        by[(rec["task"], rec["dimension"], rec["label"])].append(rec)
-    rng = random.Random(seed)
-    out = []
-    for key in sorted(by):
-        recs = sorted(by[key], key=lambda r: r["input"])
-        rng.shuffle(recs)
-        out.extend(recs[:per_dimension // 2])
-    return out
+    return balanced_subset(held, per_dimension, random.Random(seed), lambda r: (r["task"], r["dimension"]))
 
 
 def evaluate_folder(model: str | Path | None, data: list[str | Path], *, fraction: float | None = 0.1,

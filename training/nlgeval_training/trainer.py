@@ -216,16 +216,9 @@ def predict(model, token_ids: list[list[int]], pad_id: int = 0, batch_size: int 
 
 def eval_subset(held: list[dict], per_dimension: int, seed: int) -> list[dict]:
     """A fixed, balanced subset of the held-out records: ``per_dimension`` per dimension (half each label)."""
-    rng = random.Random(seed + 7)
-    by: dict[tuple[str, int], list[dict]] = defaultdict(list)
-    for rec in held:
-        by[(_key(rec), rec["label"])].append(rec)
-    out = []
-    for key in sorted(by):
-        recs = sorted(by[key], key=lambda r: r["input"])
-        rng.shuffle(recs)
-        out.extend(recs[:per_dimension // 2])
-    return out
+    from nlgeval_training.pseudo.common import balanced_subset
+
+    return balanced_subset(held, per_dimension, random.Random(seed + 7), _key)
 
 
 def evaluate(model, tokenizer, records: list[dict], separator_token: str, pad_id: int = 0) -> dict:

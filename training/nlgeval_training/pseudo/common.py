@@ -83,6 +83,20 @@ def span_pairs(task: str, dimension: str, groups: Iterable[tuple[str, list[str]]
     return records
 
 
+def balanced_subset(records: Iterable[dict], per_group: int, rng: random.Random, group) -> list[dict]:
+    """``per_group // 2`` records of each label within each ``group(record)``, in a seeded shuffled order
+    that does not depend on the input order (records are sorted by their input text before shuffling)."""
+    by: dict[tuple, list[dict]] = defaultdict(list)
+    for rec in records:
+        by[(group(rec), rec["label"])].append(rec)
+    out = []
+    for key in sorted(by):
+        recs = sorted(by[key], key=lambda r: r["input"])
+        rng.shuffle(recs)
+        out.extend(recs[:per_group // 2])
+    return out
+
+
 def finalize(records: Iterable[dict], seed: int, limit: int | None = None) -> list[dict]:
     """Deduplicate, drop inputs seen with both labels, balance 50/50 per (task, dimension), shuffle.
 
