@@ -110,7 +110,7 @@ def test_score_command_writes_one_line_per_output(bank_path, tmp_path, capsys):
 
 def test_report_section_plots_machine_against_band(bank_path, recorder):
     from pytest_nlgeval.report.sections import normalise_sections
-    from pytest_nlgeval.trajectory.report import pytest_nlgeval_report_sections
+    from pytest_nlgeval.trajectory.plugin import pytest_nlgeval_report_sections
 
     result = assert_trajectory(LOOP, prompt="A new prompt", bank=bank_path)
     with pytest.raises(AssertionError):
@@ -149,7 +149,7 @@ def test_meta_eval_command_correlates_scores_with_ratings(bank_path, tmp_path, c
 
 
 def test_report_section_survives_foreign_details():
-    from pytest_nlgeval.trajectory.report import pytest_nlgeval_report_sections
+    from pytest_nlgeval.trajectory.plugin import pytest_nlgeval_report_sections
 
     checks = [{"kind": "trajectory", "nodeid": "t::a", "name": "x", "score": None, "passed": False,
                "details": {"trajectory": "not a mapping", "band": [1, 2]}},
