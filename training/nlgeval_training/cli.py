@@ -15,9 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-
-class UsageError(Exception):
-    """Bad command-line input; the message says what to change."""
+from nlgeval_training.errors import UsageError
 
 
 def _parse_value(text: str):

@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nlgeval_training.errors import UsageError
+
 
 def _load_json(path: str, what: str):
     p = Path(path)
     if not p.is_file():
-        from nlgeval_training.cli import UsageError
-
         raise UsageError(f"{what} file {path!r} does not exist")
     return json.loads(p.read_text(encoding="utf-8"))
 
@@ -50,8 +50,6 @@ def register_evaluate(sub) -> None:
 def cmd_export(args) -> int:
     checkpoint = Path(args.checkpoint)
     if not checkpoint.is_dir():
-        from nlgeval_training.cli import UsageError
-
         raise UsageError(f"checkpoint folder {args.checkpoint!r} does not exist")
     from nlgeval_training.model import CLASSIFIER_FILE
 
@@ -94,8 +92,6 @@ def cmd_card(args) -> int:
     for item in args.comparison or []:
         mode, _, path = item.partition("=")
         if not path:
-            from nlgeval_training.cli import UsageError
-
             raise UsageError(f"--comparison {item!r}: write MODE=HISTORY.json")
         comparison[mode] = _load_json(path, "comparison history")
     manifest = write_card(args.model, evaluation, training, comparison or None, args.command, args.title)
