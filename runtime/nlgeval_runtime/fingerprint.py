@@ -18,13 +18,11 @@ from typing import Any
 
 from nlgeval_runtime._version import __version__
 from nlgeval_runtime.modelfolder import ModelFolder
+# The provider plan belongs to the sessions it predicts; it is re-exported here, where callers that
+# fingerprint an evaluator look for it.
+from nlgeval_runtime.session import check_options, choose_precision, planned_provider
 
 __all__ = ["fingerprint_id", "fingerprint_of", "planned_fingerprint", "planned_provider"]
-
-# onnxruntime builds published under other names than the CPU wheel ``onnxruntime``; any of them may list
-# an accelerator provider, so with one of them installed only onnxruntime itself can answer.
-_ACCELERATED_BUILDS = ("onnxruntime-gpu", "onnxruntime-directml", "onnxruntime-openvino", "onnxruntime-rocm",
-                       "onnxruntime-qnn", "onnxruntime-training", "ort-nightly-gpu")
 
 
 def fingerprint_of(folder: ModelFolder, model_ref: str, provider: str, precision: str) -> dict[str, Any]:
@@ -46,34 +44,6 @@ def fingerprint_id(fingerprint: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def _only_cpu_build_installed() -> bool:
-    """True when the installed onnxruntime is the CPU wheel (which never lists CUDA); read from metadata."""
-    from importlib import metadata
-
-    for name in _ACCELERATED_BUILDS:
-        try:
-            metadata.version(name)
-            return False
-        except metadata.PackageNotFoundError:
-            continue
-    try:
-        metadata.version("onnxruntime")
-        return True
-    except metadata.PackageNotFoundError:
-        return False
-
-
-def planned_provider(device: str) -> str | None:
-    """The provider a session would get, when that is certain without creating one; else None."""
-    from nlgeval_runtime import session
-
-    if device == "cpu":
-        return session.CPU
-    if device == "auto" and _only_cpu_build_installed():
-        return session.CPU
-    return session.planned_provider(device)
-
-
 def planned_fingerprint(folder: ModelFolder, model_ref: str, *, device: str = "auto",
                         precision: str = "auto") -> dict[str, Any] | None:
     """The fingerprint an evaluator will have, computed without creating a session.
@@ -81,8 +51,6 @@ def planned_fingerprint(folder: ModelFolder, model_ref: str, *, device: str = "a
     Returns None when that cannot be known without one (device ``auto`` with CUDA listed). Uses the
     hashes recorded in the manifest; they are verified when a session is actually created.
     """
-    from nlgeval_runtime.session import check_options, choose_precision
-
     check_options(device, precision)
     provider = planned_provider(device)
     if provider is None:

@@ -18,6 +18,10 @@ DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "fp16", "int8")
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
+# onnxruntime builds published under other names than the CPU wheel ``onnxruntime``; any of them may list
+# an accelerator provider, so with one of them installed only onnxruntime itself can answer.
+_ACCELERATED_BUILDS = ("onnxruntime-gpu", "onnxruntime-directml", "onnxruntime-openvino", "onnxruntime-rocm",
+                       "onnxruntime-qnn", "onnxruntime-training", "ort-nightly-gpu")
 
 
 def check_options(device: str, precision: str) -> None:
@@ -58,12 +62,36 @@ def choose_precision(folder: ModelFolder, device: str, precision: str, on_cuda: 
     )
 
 
+def _only_cpu_build_installed() -> bool:
+    """True when the installed onnxruntime is the CPU wheel (which never lists CUDA); read from metadata."""
+    from importlib import metadata
+
+    for name in _ACCELERATED_BUILDS:
+        try:
+            metadata.version(name)
+            return False
+        except metadata.PackageNotFoundError:
+            continue
+    try:
+        metadata.version("onnxruntime")
+        return True
+    except metadata.PackageNotFoundError:
+        return False
+
+
 def planned_provider(device: str) -> str | None:
     """The provider a session would get, when that is certain without creating one; else None.
 
-    Used to fingerprint an evaluator cheaply (a warm cache then never builds a session).
+    Used to fingerprint an evaluator cheaply (a warm cache then never builds a session) and to verify
+    only the files that session will read. The CPU wheel is recognised from its metadata, so that
+    answer costs no onnxruntime import.
+
+        >>> planned_provider("cpu")
+        'CPUExecutionProvider'
     """
     if device == "cpu":
+        return CPU
+    if device == "auto" and _only_cpu_build_installed():
         return CPU
     if not cuda_listed():
         if device == "cuda":
@@ -142,9 +170,7 @@ def verify_for(folder: ModelFolder, device: str, precision: str) -> None:
 
     When the provider cannot be known without a session (CUDA listed), every graph's files are verified.
     """
-    from nlgeval_runtime.fingerprint import planned_provider as planned
-
-    provider = planned(device)
+    provider = planned_provider(device)
     if provider is None:
         names = sorted({n for p in folder.variants for n in folder.files_for(p)})
     else:
