@@ -130,7 +130,7 @@ def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict | 
                comparison: dict[str, list[dict]] | None = None, command: str | None = None,
                title: str = "Boolean-QA evaluator") -> dict[str, Any]:
     """Write ``CARD.md`` into ``folder``, record the figures in ``nlgeval.json`` and re-hash the folder."""
-    from nlgeval_training.export import finalize_model_folder
+    from nlgeval_training.folder_writer import finalize_model_folder
 
     folder = Path(folder)
     manifest = json.loads((folder / "nlgeval.json").read_text(encoding="utf-8"))

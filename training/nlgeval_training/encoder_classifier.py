@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from nlgeval_training.export import OPSET, finalize_model_folder, measure_parity, parity_texts, quantize_int8
+from nlgeval_training.folder_writer import (OPSET, convert_fp16, finalize_model_folder, measure_parity, parity_texts,
+                                            quantize_int8, save_onnx)
 
 DEFAULT_MAX_LENGTH = 256
 
@@ -61,7 +62,6 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
     import torch
     import transformers
 
-    from nlgeval_training.export import convert_fp16, save_onnx
     from nlgeval_training.model import CLASSIFIER_FILE, SEPARATOR_TOKEN, EncoderClassifier, PYesWrapper
 
     if not keep_fp32 and not (int8 or fp16):

@@ -1,0 +1,159 @@
+"""Writing model folders (docs/model-folder.md): what every exporter of this package shares.
+
+Saving graphs (with external data past the protobuf limit), the int8 and fp16 variants, the parity
+figures measured through the runtime, and the manifest that hashes every file. The T5 exporter
+(:mod:`nlgeval_training.export`) and the encoder-classifier exporter
+(:mod:`nlgeval_training.encoder_classifier`) both build on it, so neither imports the other for it.
+
+    >>> quantize_int8("out/model.onnx", "out/model.int8.onnx")     # doctest: +SKIP
+    >>> finalize_model_folder("out", {"kind": "boolqa", ...})       # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from nlgeval_runtime.hashing import sha256_file
+from nlgeval_runtime.modelfolder import FORMAT, FORMAT_VERSION, MANIFEST
+
+OPSET = 17
+# ONNX protobufs cannot exceed 2 GB; beyond this size the weights go to an external data file.
+EXTERNAL_DATA_THRESHOLD = 1_800_000_000
+
+_PARITY_SENTENCES = [
+    "The company reported a sharp rise in quarterly profits, driven by strong demand for its cloud services.",
+    "Officials said the bridge would reopen next week after repairs.",
+    "Is it raining?",
+    "Scientists have discovered a new species of frog in the rainforests of Peru, the third this year, "
+    "and they warn that its habitat is shrinking quickly because of illegal logging and mining.",
+    "He said that he would not run for office again.",
+    "Prices of wheat and maize fell for a third consecutive month as harvests in the southern hemisphere "
+    "came in larger than expected, easing fears of a global shortage that had pushed up food costs.",
+]
+
+
+def parity_texts(n: int = 12) -> list[str]:
+    """Realistic Boolean-QA inputs of mixed length (so batches carry padding) for parity checks."""
+    questions = [
+        ("Is this a fluent paragraph?", ["paragraph"]),
+        ("Is this claim consistent with the document?", ["claim", "document"]),
+        ("Is this a coherent summary to the document?", ["summary", "document"]),
+        ("Is this summary relevant to the reference?", ["summary", "reference"]),
+    ]
+    texts = []
+    for i in range(n):
+        question, fields = questions[i % len(questions)]
+        parts = [f"question: {question}"]
+        for j, name in enumerate(fields):
+            k = (i + j * 3) % len(_PARITY_SENTENCES)
+            body = _PARITY_SENTENCES[k] if j == 0 else " ".join(_PARITY_SENTENCES[: 1 + (i % 5)] * (1 + i % 3))
+            parts.append(f"{name}: {body}")
+        texts.append(" </s> ".join(parts))
+    return texts
+
+
+def finalize_model_folder(folder: str | Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Hash every file of ``folder`` into ``manifest["files"]`` and write ``nlgeval.json``."""
+    folder = Path(folder)
+    files = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != MANIFEST and not path.name.startswith("."):
+            files[path.name] = sha256_file(path)
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": files}
+    tmp = folder / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / MANIFEST)
+    return manifest
+
+
+def save_onnx(model_proto: Any, path: Path) -> list[str]:
+    """Save an ONNX model, with external data when it would exceed the protobuf limit.
+
+    Returns the names of the external data files (empty when the graph is self-contained).
+    """
+    import onnx
+
+    fits = _proto_size_known(model_proto) and model_proto.ByteSize() <= EXTERNAL_DATA_THRESHOLD
+    if not fits:
+        data_name = path.name + ".data"
+        onnx.save_model(model_proto, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=data_name, size_threshold=1024)
+        return [data_name]
+    onnx.save_model(model_proto, str(path))
+    return []
+
+
+def _proto_size_known(model_proto: Any) -> bool:
+    try:
+        model_proto.ByteSize()
+        return True
+    except Exception:  # protobuf refuses to measure messages over 2 GB
+        return False
+
+
+def quantize_int8(src: str | Path, dst: str | Path, *, op_types: Sequence[str] = ("MatMul", "Gemm")) -> list[str]:
+    """Dynamic int8 quantisation of the weights (activations stay float); CPU inference.
+
+    Returns the external data file names of ``dst`` (empty when self-contained).
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    src, dst = Path(src), Path(dst)
+    large = sum(p.stat().st_size for p in src.parent.glob(src.name + "*")) > EXTERNAL_DATA_THRESHOLD
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, op_types_to_quantize=list(op_types),
+                     use_external_data_format=large)
+    if large:
+        return sorted(p.name for p in dst.parent.glob(dst.name + "*") if p.name != dst.name)
+    return []
+
+
+def convert_fp16(src: str | Path, dst: str | Path, *, keep_fp32_nodes: Callable[[str], bool] | None = None) -> list[str]:
+    """Mixed-precision fp16 graph for CUDA.
+
+    t5-v1_1 feed-forward outputs overflow fp16 (REFERENCE.md section 5); Hugging Face keeps the ``wo``
+    projections in fp32 for that reason, and so does this conversion (``keep_fp32_nodes``), together with
+    normalisation, softmax and residual additions.
+    """
+    import onnx
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    model = onnx.load(str(src), load_external_data=True)
+    blocked_nodes = [n.name for n in model.graph.node if keep_fp32_nodes and keep_fp32_nodes(n.name)]
+    converted = convert_float_to_float16(
+        model, keep_io_types=True,
+        op_block_list=["Pow", "ReduceMean", "Sqrt", "Reciprocal", "Div", "Softmax", "Sigmoid", "Add", "Erf", "Tanh"],
+        node_block_list=blocked_nodes,
+    )
+    return save_onnx(converted, Path(dst))
+
+
+def measure_parity(folder: str | Path, texts: Sequence[str], reference: np.ndarray,
+                   variants: dict[str, str]) -> dict[str, Any]:
+    """Score ``texts`` with every variant through the runtime and compare with ``reference``."""
+    from nlgeval_runtime.boolqa import BoolQAScorer
+    from nlgeval_runtime.modelfolder import ModelFolder
+    from nlgeval_runtime.session import create_session
+    from nlgeval_runtime.session import cuda_listed
+
+    folder_obj = ModelFolder.open(folder)
+    figures: dict[str, Any] = {}
+    for precision in variants:
+        if precision == "fp16" and not cuda_listed():
+            figures[precision] = {"max_abs_diff": None, "n": 0, "note": "not measured: no CUDA at export time"}
+            continue
+        device = "cuda" if precision == "fp16" else "cpu"
+        try:
+            session = create_session(folder_obj, device=device, precision=precision)
+        except Exception as exc:  # e.g. CUDA listed but unusable
+            figures[precision] = {"max_abs_diff": None, "n": 0, "note": f"not measured: {exc}"}
+            continue
+        scores = BoolQAScorer(folder_obj, session, batch_tokens=4096, max_batch_size=4).score(texts).scores
+        diff = np.abs(scores - reference)
+        figures[precision] = {"max_abs_diff": float(diff.max()), "mean_abs_diff": float(diff.mean()),
+                              "n": len(texts), "provider": session.provider,
+                              "non_finite": int((~np.isfinite(scores)).sum())}
+    return figures
