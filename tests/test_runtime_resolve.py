@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import shutil
-import sys
 
 import pytest
 
-from nlgeval_runtime import resolve
+from nlgeval_runtime import exporters, resolve
 from nlgeval_runtime.errors import ModelNotFoundError
 from nlgeval_runtime.resolve import cached_model_path, resolve_model
 
@@ -78,10 +77,60 @@ def test_offline_with_nothing_cached_names_the_prepare_command(tmp_path, monkeyp
         resolve_model("MingZhong/unieval-sum", cache_dir=tmp_path)
 
 
+class FakeEntryPoint:
+    """What importlib.metadata lists for a registered exporter: a name, a target, and load()."""
+
+    def __init__(self, name, value, target=None, error=None):
+        self.name, self.value, self.target, self.error = name, value, target, error
+
+    def load(self):
+        if self.error is not None:
+            raise self.error
+        return self.target
+
+
 def test_missing_training_extra_is_named(hub, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "nlgeval_training.export", None)
-    with pytest.raises(ModelNotFoundError, match=r"pytest-nlgeval\[train\]"):
+    monkeypatch.setattr(exporters, "_entry_points", lambda: ())
+    with pytest.raises(ModelNotFoundError, match=r"pytest-nlgeval\[train\]") as info:
         resolve_model("acme/tiny-t5", cache_dir=tmp_path)
+    assert "nlgeval prepare" in str(info.value)
+
+
+def test_exporter_that_cannot_import_names_the_training_extra(tiny_t5_checkpoint, tmp_path, monkeypatch):
+    broken = FakeEntryPoint("boolqa", "trainer_pkg:export", error=ModuleNotFoundError("No module named 'torch'"))
+    monkeypatch.setattr(exporters, "_entry_points", lambda: (broken,))
+    with pytest.raises(ModelNotFoundError, match=r"pytest-nlgeval\[train\]") as info:
+        resolve_model(tiny_t5_checkpoint, cache_dir=tmp_path)
+    assert isinstance(info.value.__cause__, ImportError)
+
+
+def test_training_registers_an_exporter_for_every_kind():
+    from nlgeval_training import exporters as training_exporters
+
+    assert exporters.find_exporter("boolqa") is training_exporters.export_boolqa
+    assert exporters.find_exporter("causal-lm") is training_exporters.export_causal_lm
+
+
+def test_checkpoint_is_converted_by_the_registered_exporter(tiny_t5_checkpoint, tiny_t5_model, tmp_path, monkeypatch):
+    """Any distribution can provide the conversion: the runtime calls what the entry point names."""
+    calls = []
+
+    def export(checkpoint, out_dir, *, source_id, revision):
+        calls.append((checkpoint, source_id, revision))
+        shutil.copytree(tiny_t5_model, out_dir, dirs_exist_ok=True)
+
+    monkeypatch.setattr(exporters, "_entry_points", lambda: (FakeEntryPoint("boolqa", "other:export", export),))
+    path = resolve_model(tiny_t5_checkpoint, cache_dir=tmp_path)
+    assert calls == [(str(tiny_t5_checkpoint), None, None)]
+    assert (path / "nlgeval.json").read_bytes() == (tiny_t5_model / "nlgeval.json").read_bytes()
+
+
+def test_two_different_exporters_for_one_kind_are_refused(tiny_t5_checkpoint, tmp_path, monkeypatch):
+    twice = (FakeEntryPoint("boolqa", "a:export", print), FakeEntryPoint("boolqa", "b:export", print),
+             FakeEntryPoint("boolqa", "a:export", print))
+    monkeypatch.setattr(exporters, "_entry_points", lambda: twice)
+    with pytest.raises(ModelNotFoundError, match=r"several exporters .* \(a:export, b:export\)"):
+        resolve_model(tiny_t5_checkpoint, cache_dir=tmp_path)
 
 
 def test_local_checkpoint_folder_is_exported_into_the_cache(tiny_t5_checkpoint, tmp_path):

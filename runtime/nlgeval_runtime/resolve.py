@@ -4,11 +4,15 @@ Order (DESIGN.md, "Models"):
 
 1. ``None`` / ``"default"``: the embedded default model that ships inside this package.
 2. An existing local path: an exported model folder is used as it is; a Hugging Face checkpoint
-   folder (``config.json``) is exported once into the cache with the training package's exporter.
+   folder (``config.json``) is exported once into the cache.
 3. Anything else is a Hugging Face id, ``org/name`` or ``org/name@revision``. The cache under the user
    cache dir is consulted first, so an id resolves offline once prepared. Online, a repository that
    already holds an exported model folder (``nlgeval.json`` at its root) is downloaded as it is;
    otherwise the checkpoint is downloaded and exported once.
+
+Exporting needs torch, which the runtime never imports: it calls the exporter that an installed
+distribution registers for the folder kind (:mod:`nlgeval_runtime.exporters`; ``pytest-nlgeval[train]``
+installs one). Without one, a checkpoint is an error that names the extra to install.
 
 Example::
 
@@ -22,6 +26,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from nlgeval_runtime import exporters
 from nlgeval_runtime.errors import ModelNotFoundError
 from nlgeval_runtime.modelfolder import KINDS, MANIFEST
 
@@ -147,24 +152,21 @@ def _fetch(repo_id: str, revision: str, target: Path, kind: str) -> Path:
 
 def _export_into(checkpoint: str, target: Path, *, source_id: str | None = None,
                  revision: str | None = None, kind: str = "boolqa") -> Path:
+    missing: ImportError | None = None
     try:
-        if kind == "causal-lm":
-            from nlgeval_training.export_causal import export_causal_lm as export
-        else:
-            from nlgeval_training.export import export_model as export
-    except ImportError as exc:
+        export = exporters.find_exporter(kind)
+    except ImportError as exc:  # registered, but its distribution lacks a dependency (torch, ...)
+        export, missing = None, exc
+    if export is None:
         raise ModelNotFoundError(
             f"{source_id or checkpoint!r} is a PyTorch checkpoint, not an exported model folder, and exporting "
             "it needs the training extra: pip install \"pytest-nlgeval[train]\" (or nlgeval-training); "
             "then run `nlgeval prepare` again"
-        ) from exc
+        ) from missing
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
     try:
-        if kind == "causal-lm":
-            export(checkpoint, staging)
-        else:
-            export(checkpoint, staging, source_id=source_id, revision=revision)
+        export(checkpoint, staging, source_id=source_id, revision=revision)
         _publish(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
