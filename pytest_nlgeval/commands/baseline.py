@@ -29,7 +29,7 @@ def _update(args) -> int:
 
     from pytest_nlgeval.baseline.errors import BaselineError
     from pytest_nlgeval.baseline.store import Baseline, load_baseline, load_snapshot, write_baseline
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
 
     try:
         head = load_snapshot(args.results)
@@ -47,7 +47,7 @@ def _update(args) -> int:
 def _validate(args) -> int:
     from pytest_nlgeval.baseline.errors import BaselineError
     from pytest_nlgeval.baseline.store import load_baseline
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
 
     try:
         baseline = load_baseline(args.baseline)

@@ -44,7 +44,7 @@ def run(args) -> int:
     from pytest_nlgeval.baseline.render import render_markdown, render_text
     from pytest_nlgeval.baseline.store import load_snapshot
     from pytest_nlgeval.baseline.tolerances import Tolerances
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
 
     try:
         base = load_snapshot(args.base)

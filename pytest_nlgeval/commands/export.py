@@ -32,7 +32,7 @@ def _progress(started: float):
 
 
 def run_export(args) -> int:
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
 
     try:
         from nlgeval_training.export import export_model
@@ -65,7 +65,7 @@ def _download(model_id: str, say) -> str:
 
 
 def run_prepare(args) -> int:
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from nlgeval_runtime.errors import NLGEvalRuntimeError
     from nlgeval_runtime.resolve import resolve_model
 

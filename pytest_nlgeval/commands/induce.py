@@ -73,7 +73,7 @@ def run(args) -> int:
     import warnings
     from pathlib import Path
 
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.induction.dataset import DatasetError, load_dataset
     from pytest_nlgeval.induction.pipeline import InductionError, InductionWarning, induce
     from pytest_nlgeval.induction.report_card import render_report_card

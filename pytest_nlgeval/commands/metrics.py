@@ -38,7 +38,7 @@ def _list(args) -> int:
 
 
 def _show(args) -> int:
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.metrics import CardError, list_metrics, load_card
 
     if args.name not in list_metrics():

@@ -38,7 +38,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.report.html import write_html
     from pytest_nlgeval.report.results import ReportInputError, load_results
     from pytest_nlgeval.report.sections import collect_sections
@@ -71,7 +71,7 @@ def compare_with_baseline(results, baseline_path: str, *, source: str, tolerance
     from pytest_nlgeval.baseline.errors import BaselineError
     from pytest_nlgeval.baseline.store import Baseline, load_snapshot
     from pytest_nlgeval.baseline.tolerances import Tolerances
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
 
     try:
         comparison = compare(load_snapshot(baseline_path), Baseline.from_results(results, source),

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import sys
 
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.report.markdown import pr_comment, step_summary
     from pytest_nlgeval.report.results import ReportInputError, load_results
 
