@@ -136,16 +136,21 @@ def test_meta_eval_command_correlates_scores_with_ratings(bank_path, tmp_path, c
     assert cli.main(["trajectory", "score", str(outputs), "--bank", str(bank_path), "-o", str(scores)]) == 0
     rows = [json.loads(line) for line in scores.read_text().splitlines()]
     assert rows[0]["quality"] == 5 and rows[0]["prompt_id"] == "p0" and len(rows[0]["summary_components"]) == 4
+    assert rows[0]["prompt"] == HUMAN[0][0]   # kept: it groups the rows by prompt when there is no prompt id
     capsys.readouterr()
     code = cli.main(["trajectory", "meta-eval", str(scores), "--rating", "quality", "--prompt-id", "prompt_id",
-                     "--scores", "diversity_dtw,summary_mean,diversity_end", "--pairs", "diversity_dtw:diversity_end",
-                     "--resamples", "200", "--seed", "1"])
-    out = capsys.readouterr().out
-    assert code == 0 and "15 outputs, 5 prompts, 200 prompt-cluster replicates" in out
-    rho = float(out.split("diversity_dtw")[1].split("rho")[1].split()[0])
-    assert rho > 0.5   # repetition (low diversity) goes with low ratings here
-    assert "diversity_dtw - diversity_end" in out
+                     "--fields", "diversity_dtw,summary_mean,summary_mean_refit,qtext",
+                     "--baseline", "diversity_end", "--resamples", "200", "--seed", "1", "--format", "json"])
+    table = json.loads(capsys.readouterr().out)
+    assert code == 0 and table["info"]["texts"] == 15 and table["info"]["prompts"] == 5
+    assert table["resamples"] == 200 and table["seed"] == 1
+    rows = {r["field"]: r for r in table["rows"]}
+    assert list(rows) == ["diversity_dtw", "summary_mean", "summary_mean_refit", "qtext", "diversity_end"]
+    assert rows["diversity_dtw"]["value"] > 0.5   # repetition (low diversity) goes with low ratings here
+    assert rows["diversity_dtw"]["low"] <= rows["diversity_dtw"]["value"] <= rows["diversity_dtw"]["high"]
+    assert rows["diversity_end"]["difference"] is None and rows["qtext"]["difference"] is not None
     assert cli.main(["trajectory", "meta-eval", str(scores), "--rating", "missing", "--prompt-id", "prompt_id"]) == 2
+    assert "no 'missing' field" in capsys.readouterr().err
 
 
 def test_report_section_survives_foreign_details():

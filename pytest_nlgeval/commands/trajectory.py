@@ -4,12 +4,15 @@
 ...}``; field names configurable), computes coherence and diversity trajectories with a causal LM (the
 default LM unless ``--lm``) and writes the bank. ``score OUTPUTS.jsonl --bank bank.npz`` scores machine
 continuations in the same format against it and writes one JSON line of scores per input (other fields of
-the input row, such as ids and ratings, are kept). ``meta-eval SCORES.jsonl --rating R --prompt-id P``
-correlates scores with human ratings (Spearman, prompt-cluster bootstrap). Example::
+the input row, such as ids and ratings, are kept). ``meta-eval DATA.jsonl --bank bank.npz`` scores the
+continuations of a human judgement file and reports every field against the judgements: Spearman with the
+mean rating for per-text ratings, agreement with the majority vote for pairwise preferences, each with
+prompt-cluster bootstrap intervals and the paired difference from a baseline field. Example::
 
     nlgeval trajectory fit-bank refs/human_stories.jsonl -o refs/stories.npz --horizon 128
     nlgeval trajectory score outputs.jsonl --bank refs/stories.npz -o scores.jsonl
-    nlgeval trajectory meta-eval scores.jsonl --rating quality --prompt-id prompt_id --pairs diversity_dtw:diversity_end
+    nlgeval trajectory meta-eval rated.jsonl --bank refs/stories.npz --rating quality --format markdown
+    nlgeval trajectory meta-eval pairs.jsonl --bank refs/stories.npz --votes-field votes
 """
 from __future__ import annotations
 
@@ -43,52 +46,84 @@ def register(subparsers) -> None:
     score.add_argument("-o", "--output", default=None, metavar="SCORES.jsonl", help="default: standard output")
     score.add_argument("--lm", default=None, help="causal-LM folder (default: the LM the bank was fitted with)")
     score.add_argument("--likelihood", default="gaussian", choices=("gaussian", "diagonal", "kde"))
+    score.add_argument("--story-field", default=None,
+                       help="field of a whole story: its first sentence is the prompt, the rest the continuation")
     common(score)
     score.set_defaults(func=_score)
 
-    meta = sub.add_parser("meta-eval", help="Spearman of scores with human ratings, prompt-cluster bootstrap")
-    meta.add_argument("scores_file", metavar="SCORES.jsonl", help="output of `nlgeval trajectory score` with ratings")
-    meta.add_argument("--rating", required=True, help="field holding the human rating of each row")
-    meta.add_argument("--prompt-id", required=True, help="field naming each row's prompt (the bootstrap cluster)")
-    meta.add_argument("--scores", default="diversity_dtw,coherence_dtw,summary_mean,likelihood_var,diversity_end",
-                      help="comma-separated score fields (summary_* are re-standardised in every replicate)")
-    meta.add_argument("--pairs", default="", help="paired differences to report, e.g. diversity_dtw:diversity_end")
-    meta.add_argument("--resamples", type=int, default=3000)
+    meta = sub.add_parser(
+        "meta-eval", help="every trajectory field against human ratings or pairwise preferences",
+        description="Score the continuations of a human judgement file against a reference bank and report, for "
+                    "every field, Spearman with the mean rating (per-text ratings) or agreement with the majority "
+                    "vote (pairwise preferences), with prompt-cluster bootstrap intervals.")
+    meta.add_argument("data", metavar="DATA.jsonl",
+                      help="per-text ratings ({prompt, continuation, rating}) or pairwise preferences ({prompt, "
+                           "continuation_a, continuation_b, votes}); also the output of `trajectory score`")
+    meta.add_argument("--bank", default=None, metavar="BANK.npz",
+                      help="reference bank to score the texts against (not needed for `trajectory score` output)")
+    meta.add_argument("--lm", default=None, help="causal-LM folder (default: the LM the bank was fitted with)")
+    meta.add_argument("--likelihood", default="gaussian", choices=("gaussian", "diagonal", "kde"))
+    meta.add_argument("--rating", default="rating",
+                      help="field of the human rating: a number or a list of judgements, averaged (default: rating)")
+    meta.add_argument("--story-field", default=None,
+                      help="field of a whole story: its first sentence is the prompt, the rest the continuation")
+    meta.add_argument("--pairwise", action="store_true",
+                      help="pairwise preferences (chosen automatically when rows hold --a-field and --b-field)")
+    meta.add_argument("--a-field", default="continuation_a",
+                      help="pairwise: first continuation (default: continuation_a)")
+    meta.add_argument("--b-field", default="continuation_b",
+                      help="pairwise: second continuation (default: continuation_b)")
+    meta.add_argument("--votes-field", default="votes",
+                      help='pairwise: votes, a list of "a"/"b" or counts {"a": 2, "b": 1} (default: votes)')
+    meta.add_argument("--prompt-id", default=None,
+                      help="field identifying each row's prompt, the bootstrap cluster (default: the prompt text)")
+    meta.add_argument("--fields", default="all",
+                      help="comma-separated fields to report (default: all; *_refit are renormalised per replicate)")
+    meta.add_argument("--baseline", default="diversity_end",
+                      help="report every field's paired difference from this one (default: diversity_end; '' for none)")
+    meta.add_argument("--resamples", type=int, default=3000, help="bootstrap replicates (default 3000)")
     meta.add_argument("--seed", type=int, default=20260907)
+    meta.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    meta.add_argument("--format", default="text", choices=("text", "markdown", "json"))
+    meta.add_argument("-o", "--output", default=None, metavar="FILE", help="write the table here (default: stdout)")
+    meta.add_argument("--cache", default=None, metavar="SCORES.json",
+                      help="reuse the texts' scores from this file when it holds them for the same data, bank "
+                           "and options; otherwise score and write them there")
+    common(meta)
     meta.set_defaults(func=_meta_eval)
 
 
-def _read_pairs(path: str, prompt_field: str, continuation_field: str) -> tuple[list[str], list[str], list[dict]]:
-    import gzip
-    import json
-    from pathlib import Path
-
+def _read_pairs(path: str, prompt_field: str, continuation_field: str, story_field: str | None = None
+                ) -> tuple[list[str], list[str], list[dict]]:
     from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.trajectory.humandata import HumanDataError, read_jsonl, split_story
 
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"{path} does not exist; pass a JSONL file with {prompt_field!r} and {continuation_field!r}")
-    opener = gzip.open if file.suffix == ".gz" else open
     prompts, conts, rows = [], [], []
-    with opener(file, "rt", encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}:{lineno} is not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or continuation_field not in row:
-                raise UsageError(f"{path}:{lineno} has no {continuation_field!r} field; pass --continuation-field")
-            cont = row[continuation_field]
-            if not isinstance(cont, str) or not cont.strip():
-                raise UsageError(f"{path}:{lineno}: {continuation_field!r} must be a non-empty string")
-            prompt = row.get(prompt_field, "")
-            if not isinstance(prompt, str):
-                raise UsageError(f"{path}:{lineno}: {prompt_field!r} must be a string")
+    try:
+        for lineno, row in read_jsonl(path):
+            if story_field is not None:
+                story = row.get(story_field)
+                if not isinstance(story, str) or not story.strip():
+                    raise UsageError(f"{path}:{lineno} has no non-empty {story_field!r} field; pass --story-field")
+                try:
+                    prompt, cont = split_story(story)
+                except ValueError as exc:
+                    raise UsageError(f"{path}:{lineno}: {exc}; pass --prompt-field and --continuation-field "
+                                     "instead of --story-field") from None
+            else:
+                if continuation_field not in row:
+                    raise UsageError(f"{path}:{lineno} has no {continuation_field!r} field; pass --continuation-field")
+                cont = row[continuation_field]
+                if not isinstance(cont, str) or not cont.strip():
+                    raise UsageError(f"{path}:{lineno}: {continuation_field!r} must be a non-empty string")
+                prompt = row.get(prompt_field, "")
+                if not isinstance(prompt, str):
+                    raise UsageError(f"{path}:{lineno}: {prompt_field!r} must be a string")
             prompts.append(prompt)
             conts.append(cont)
             rows.append(row)
+    except HumanDataError as exc:
+        raise UsageError(str(exc)) from None
     if not conts:
         raise UsageError(f"{path} holds no continuations")
     return prompts, conts, rows
@@ -146,7 +181,7 @@ def _score(args) -> int:
     from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
     from pytest_nlgeval.trajectory.scoring import score_continuations
 
-    prompts, conts, rows = _read_pairs(args.outputs, args.prompt_field, args.continuation_field)
+    prompts, conts, rows = _read_pairs(args.outputs, args.prompt_field, args.continuation_field, args.story_field)
     started = time.time()
     try:
         bank = ReferenceBank.load(args.bank)
@@ -158,12 +193,12 @@ def _score(args) -> int:
         raise UsageError(str(exc)) from None
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
-        for row, s in zip(rows, scored):
-            # Keep the row's own fields (ids, ratings, prompt ids) but not the texts.
-            record = {k: v for k, v in row.items() if k not in (args.prompt_field, args.continuation_field)}
-            record.update({k: (None if v is None else round(v, 6)) for k, v in s.values.items()})
-            record["tokens"] = s.trajectory.length
-            record["summary_components"] = None if s.components is None else [float(c) for c in s.components]
+        for row, prompt, s in zip(rows, prompts, scored):
+            # Keep the row's own fields (ids, ratings) and the prompt (the bootstrap cluster), not the texts.
+            drop = (args.continuation_field, args.story_field)
+            record = {k: v for k, v in row.items() if k not in drop}
+            record[args.prompt_field] = prompt
+            record.update(s.as_record())
             out.write(json.dumps(record, sort_keys=True) + "\n")
     finally:
         if out is not sys.stdout:
@@ -173,51 +208,188 @@ def _score(args) -> int:
     return 0
 
 
-def _meta_eval(args) -> int:
+#: Modules whose code determines the cached scores of `meta-eval --cache`.
+_SCORING_CODE = ("signals.py", "dtw.py", "summary.py", "likelihood.py", "bank.py", "baselines.py", "scoring.py")
+
+
+def _sha256(path: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _scored_records(args, prompts: list[str], conts: list[str], key: dict) -> list[dict]:
+    """Scores of the texts against ``args.bank``, reused from ``args.cache`` when its key matches."""
     import json
+    import sys
+    from pathlib import Path
+
+    from nlgeval_runtime.causal_lm import load_causal_lm
+    from nlgeval_runtime.errors import NLGEvalRuntimeError
+
+    from pytest_nlgeval._files import write_text_atomic
+    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
+    from pytest_nlgeval.trajectory.scoring import SCORE_NAMES, score_continuations
+
+    import pytest_nlgeval.trajectory as package
+
+    # The scores depend on the data, the bank, the options and the scoring code: all are in the key.
+    code = sorted(Path(package.__file__).parent.glob("*.py"))
+    key = dict(key, bank_sha256=_sha256(args.bank), likelihood=args.likelihood, lm=args.lm,
+               fields=list(SCORE_NAMES), texts=len(conts),
+               code_sha256=[_sha256(str(f)) for f in code if f.name in _SCORING_CODE])
+    if args.cache and Path(args.cache).is_file():
+        try:
+            cached = json.loads(Path(args.cache).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            cached = None
+        if isinstance(cached, dict) and cached.get("key") == key and len(cached.get("records", [])) == len(conts):
+            print(f"reusing the scores in {args.cache}", file=sys.stderr)
+            return cached["records"]
+        print(f"{args.cache} holds scores of other data, bank or options; rescoring", file=sys.stderr)
+    try:
+        bank = ReferenceBank.load(args.bank)
+        ref = args.lm if args.lm is not None else bank.lm.get("model_ref")
+        lm = load_causal_lm(None if ref in (None, "default-lm") else ref, device=args.device, threads=args.threads)
+        scored = score_continuations(prompts, conts, bank, lm, likelihood_kind=args.likelihood,
+                                     progress=_progress("scoring continuations"))
+    except (NLGEvalRuntimeError, BankError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    records = [s.as_record() for s in scored]
+    if args.cache:
+        Path(args.cache).parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(args.cache, json.dumps({"key": key, "records": records}))
+    return records
+
+
+def _fields(args) -> list[str]:
+    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.trajectory.metaeval import DEFAULT_FIELDS, REFIT_FIELDS
+    from pytest_nlgeval.trajectory.scoring import SCORE_NAMES
+
+    if args.fields.strip() == "all":
+        return list(DEFAULT_FIELDS)
+    names = [n.strip() for n in args.fields.split(",") if n.strip()]
+    known = set(SCORE_NAMES) | set(REFIT_FIELDS) | {"length"}
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise UsageError(f"--fields {args.fields!r}: unknown field(s) {bad}; choose from {sorted(known)} or 'all'")
+    baseline = args.baseline.strip()
+    if baseline and baseline not in names:
+        names.append(baseline)
+    return names
+
+
+def _keep_complete(records: list[dict], fields: list[str], what: str, minimum: int = 3
+                   ) -> tuple[list[int], dict[str, int]]:
+    """Indices of the records with every field, and how many lack each field."""
+    from pytest_nlgeval.trajectory.metaeval import missing_fields
+
+    keep, lacking = [], {}
+    for i, rec in enumerate(records):
+        missing = missing_fields(rec, fields)
+        for name in missing:
+            lacking[name] = lacking.get(name, 0) + 1
+        if not missing:
+            keep.append(i)
+    if len(keep) < minimum:
+        from pytest_nlgeval.cli import UsageError
+
+        raise UsageError(f"only {len(keep)} {what} have every field; fields without values: {lacking}. Leave those "
+                         "fields out with --fields (summary_* and *_paired need a human continuation of the same "
+                         "prompt in the bank)")
+    return keep, lacking
+
+
+def _meta_eval(args) -> int:
+    import sys
 
     import numpy as np
 
+    from pytest_nlgeval._files import write_text_atomic
     from pytest_nlgeval.cli import UsageError
-    from pytest_nlgeval.trajectory.metaeval import bootstrap_spearman, refit_summary
+    from pytest_nlgeval.trajectory.humandata import HumanDataError, mean_rating, read_jsonl, read_pairwise, read_ratings
+    from pytest_nlgeval.trajectory.metaeval import bootstrap_spearman, score_specs
+    from pytest_nlgeval.trajectory.pairwise import pairwise_agreement
+    from pytest_nlgeval.trajectory.tables import pairwise_table, ratings_table, render
 
-    rows = []
-    import os
-
-    if not os.path.isfile(args.scores_file):
-        raise UsageError(f"{args.scores_file} does not exist; write it with `nlgeval trajectory score ... -o FILE`")
-    with open(args.scores_file, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise UsageError(f"{args.scores_file}:{lineno} is not valid JSON ({exc.msg})") from None
-    if len(rows) < 3:
-        raise UsageError(f"{args.scores_file} has {len(rows)} rows; correlations need at least 3")
-    names = [n.strip() for n in args.scores.split(",") if n.strip()]
-    for lineno, row in enumerate(rows, start=1):
-        for field in [args.rating, args.prompt_id] + names:
-            if row.get(field) is None and not (field.startswith("summary_") and row.get("summary_components")):
-                raise UsageError(f"{args.scores_file} row {lineno} has no value for {field!r}")
-    ratings = np.array([float(r[args.rating]) for r in rows])
-    clusters = np.array([str(r[args.prompt_id]) for r in rows])
-    specs = {}
-    for name in names:
-        if name in ("summary_mean", "summary_var", "summary_all") and all(r.get("summary_components") for r in rows):
-            specs[name] = refit_summary(np.array([r["summary_components"] for r in rows]), name.split("_")[1])
+    if args.resamples < 1:
+        raise UsageError(f"--resamples must be >= 1, not {args.resamples}")
+    if not 0.0 < args.confidence < 1.0:
+        raise UsageError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {args.confidence}")
+    fields = _fields(args)
+    baseline = args.baseline.strip() or None
+    try:
+        first = next(read_jsonl(args.data), (0, {}))[1]
+        pairwise = args.pairwise or (args.a_field in first and args.b_field in first)
+        prescored = "diversity_dtw" in first and args.bank is None
+        if args.bank is None and not prescored:
+            raise UsageError(f"{args.data} holds texts, not scores; pass --bank BANK.npz to score them "
+                             "(fit one with `nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz`)")
+        if pairwise and prescored:
+            raise UsageError("pairwise preferences need --bank: both continuations of each pair are scored")
+        key = {"data_sha256": _sha256(args.data), "story_field": args.story_field,
+               "prompt_field": args.prompt_field, "continuation_field": args.continuation_field}
+        if pairwise:
+            data = read_pairwise(args.data, a_field=args.a_field, b_field=args.b_field,
+                                 votes_field=args.votes_field, prompt_field=args.prompt_field,
+                                 prompt_id_field=args.prompt_id)
+            key.update(a_field=args.a_field, b_field=args.b_field)
+            n = len(data)
+            records = _scored_records(args, data.prompts * 2, data.a + data.b, key)
+            keep_a, lacking = _keep_complete(records[:n], fields, "pairs", minimum=2)
+            keep_b, lacking_b = _keep_complete(records[n:], fields, "pairs", minimum=2)
+            keep = sorted(set(keep_a) & set(keep_b))
+            kept = [records[i] for i in keep] + [records[n + i] for i in keep]
+            result = pairwise_agreement(score_specs(kept, fields), data.votes_a[keep], data.votes_b[keep],
+                                        data.clusters[keep], n_resamples=args.resamples, seed=args.seed,
+                                        confidence=args.confidence)
+            info = {"data": args.data, "bank": args.bank, "dropped_pairs": n - len(keep)}
+            for name, count in lacking_b.items():
+                lacking[name] = lacking.get(name, 0) + count
+            if lacking:
+                info["without_values"] = ", ".join(f"{k} ({v})" for k, v in sorted(lacking.items()))
+            table = pairwise_table(result, fields, baseline=baseline, info=info)
         else:
-            specs[name] = np.array([float(r[name]) for r in rows])
-    result = bootstrap_spearman(specs, ratings, clusters, n_resamples=args.resamples, seed=args.seed)
-    print(f"{len(rows)} outputs, {len(set(clusters))} prompts, {args.resamples} prompt-cluster replicates "
-          f"(seed {args.seed}), percentile 95% intervals")
-    for name in names:
-        iv = result.interval(name)
-        print(f"  {name:<22} rho {iv.statistic:+.3f}  [{iv.low:+.3f}, {iv.high:+.3f}]")
-    for pair in filter(None, (p.strip() for p in args.pairs.split(","))):
-        a, _, b = pair.partition(":")
-        if a not in specs or b not in specs:
-            raise UsageError(f"--pairs {pair!r}: both scores must be listed in --scores")
-        iv = result.difference(a, b)
-        print(f"  {a} - {b}: {iv.statistic:+.3f}  [{iv.low:+.3f}, {iv.high:+.3f}] (paired, same replicates)")
+            if prescored:
+                rows = [row for _, row in read_jsonl(args.data)]
+                for lineno, row in enumerate(rows, start=1):
+                    if args.rating not in row:
+                        raise UsageError(f"{args.data} row {lineno} has no {args.rating!r} field; name the rating "
+                                         "field with --rating")
+                ratings = np.array([mean_rating(r[args.rating]) for r in rows])
+                id_field = args.prompt_id or args.prompt_field
+                if any(r.get(id_field) is None for r in rows):
+                    raise UsageError(f"{args.data}: some rows have no {id_field!r} field to group them by prompt; "
+                                     "pass --prompt-id FIELD")
+                clusters = np.array([" ".join(str(r[id_field]).split()) for r in rows])
+                records = rows
+            else:
+                data = read_ratings(args.data, rating_field=args.rating, prompt_field=args.prompt_field,
+                                    continuation_field=args.continuation_field, story_field=args.story_field,
+                                    prompt_id_field=args.prompt_id)
+                ratings, clusters = data.ratings, data.clusters
+                records = _scored_records(args, data.prompts, data.continuations, key)
+            keep, lacking = _keep_complete(records, fields, "texts")
+            kept = [records[i] for i in keep]
+            result = bootstrap_spearman(score_specs(kept, fields), ratings[keep], clusters[keep],
+                                        n_resamples=args.resamples, seed=args.seed, confidence=args.confidence)
+            info = {"data": args.data, "bank": args.bank, "texts": len(keep),
+                    "prompts": int(np.unique(clusters[keep]).size), "dropped_texts": len(records) - len(keep)}
+            if lacking:
+                info["without_values"] = ", ".join(f"{k} ({v})" for k, v in sorted(lacking.items()))
+            table = ratings_table(result, fields, baseline=baseline, info=info)
+    except (HumanDataError, ValueError, KeyError) as exc:
+        raise UsageError(str(exc)) from None
+    text = render(table, args.format)
+    if args.output:
+        write_text_atomic(args.output, text + "\n")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print(text)
     return 0

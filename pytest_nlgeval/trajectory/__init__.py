@@ -8,8 +8,10 @@ reference distribution.
 
 Modules: :mod:`.signals` (the two signals), :mod:`.dtw` (symmetric2 DTW), :mod:`.summary`,
 :mod:`.likelihood`, :mod:`.bank` (:class:`ReferenceBank`), :mod:`.scoring`, :mod:`.assertions`
-(``assert_trajectory``), :mod:`.metaeval` (Spearman with prompt-cluster bootstrap), :mod:`.plot`
-(inline SVG) and :mod:`.report` (the HTML report section).
+(``assert_trajectory``), :mod:`.baselines` (fixed Q*Text and the summary PCA, fitted on the bank),
+:mod:`.metaeval` (Spearman with prompt-cluster bootstrap), :mod:`.pairwise` (agreement with pairwise
+preferences), :mod:`.humandata` (reading human judgement files), :mod:`.tables` (meta-evaluation
+tables), :mod:`.plot` (inline SVG) and :mod:`.report` (the HTML report section).
 
     from pytest_nlgeval import assert_trajectory
     assert_trajectory(story, prompt=prompt, bank="refs/stories.npz").diversity_dtw > -0.05
@@ -27,6 +29,9 @@ _LAZY = {
     "dtw_distances": "pytest_nlgeval.trajectory.dtw",
     "score_continuations": "pytest_nlgeval.trajectory.scoring",
     "bootstrap_spearman": "pytest_nlgeval.trajectory.metaeval",
+    "pairwise_agreement": "pytest_nlgeval.trajectory.pairwise",
+    "QText": "pytest_nlgeval.trajectory.baselines",
+    "SummaryPCA": "pytest_nlgeval.trajectory.baselines",
     "trajectory_svg": "pytest_nlgeval.trajectory.plot",
 }
 

@@ -15,8 +15,9 @@ percentiles in its details, which the HTML report plots. Fields (see :mod:`.scor
 ``diversity_dtw_paired``, ``coherence_dtw_paired`` (to the human continuations of the same prompt),
 ``summary_mean``, ``summary_var``, ``summary_all`` (summary comparison with the matched human continuation),
 ``likelihood``, ``likelihood_mean``, ``likelihood_var`` (log density under the human reference
-distribution), and the reference-free baselines ``diversity_end``, ``coherence_end``, ``diversity_mean``,
-``coherence_mean``, ``diversity_var``, ``coherence_var``.
+distribution), the reference-free baselines ``diversity_end``, ``coherence_end``, ``diversity_mean``,
+``coherence_mean``, ``diversity_var``, ``coherence_var``, and the trajectory paper's fixed baselines
+``qtext`` (Q*Text normalised on the bank) and ``pca_1``, ``pca_2`` (the bank's summary PCA).
 
 The causal LM is the bank's (the shipped default LM unless the bank was fitted with another); a
 different ``lm`` is refused unless it is the same model, tokenizer and precision the bank was fitted with.

@@ -12,6 +12,10 @@ with a causal LM and stores, without pickle (``np.load(..., allow_pickle=False)`
 - the horizon and the identity of the LM and tokenizer that produced the numbers. Scores from another
   LM are not comparable with these trajectories, so :meth:`ReferenceBank.check_lm` refuses them.
 
+Two baselines are derived from the stored references when first needed (nothing extra is stored):
+:attr:`ReferenceBank.qtext`, the Q*Text min-max ranges of the references' endpoints, and
+:attr:`ReferenceBank.pca`, the PCA of their summary features (:mod:`.baselines`).
+
 The summary standardisation is fitted on human-vs-human contrasts: every reference is compared with a
 reference of another prompt drawn by a seeded permutation, as if it were a machine continuation. That
 is the fixed reference collection the trajectory paper asks for when scoring new texts; users with a
@@ -26,11 +30,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from pytest_nlgeval.trajectory.baselines import QText, SummaryPCA
 from pytest_nlgeval.trajectory.likelihood import KINDS, Density
 from pytest_nlgeval.trajectory.signals import DEFAULT_HORIZON, FEATURE_NAMES, Trajectory
 from pytest_nlgeval.trajectory.summary import Standardizer, summary_components
@@ -136,6 +142,16 @@ class ReferenceBank:
     @property
     def lengths(self) -> np.ndarray:
         return np.array([d.size for d in self.diversity], dtype=np.int64)
+
+    @cached_property
+    def qtext(self) -> QText:
+        """Fixed Q*Text normalised by the min-max ranges of the references' endpoints (:mod:`.baselines`)."""
+        return QText.fit_endpoints([c[-1] for c in self.coherence], [d[-1] for d in self.diversity])
+
+    @cached_property
+    def pca(self) -> SummaryPCA:
+        """PCA of the references' standardised summary features (:mod:`.baselines`); never of scored texts."""
+        return SummaryPCA.fit(self.features)
 
     def matched(self, prompt: str) -> list[int]:
         """Indices of the references whose prompt equals ``prompt`` (whitespace-normalised)."""

@@ -4,11 +4,15 @@ The trajectory paper's protocol (its section 5 and appendix A; REFERENCE.md sect
 
 - Spearman's rank correlation with average ranks for ties;
 - 3,000 bootstrap replicates that resample *prompts* with replacement and keep every output of a sampled
-  prompt (as many prompts per replicate as there are prompts), seeded;
+  prompt (as many prompts per replicate as there are prompts), seeded (:func:`cluster_resamples`);
 - sample-dependent normalisation (the summary z-scoring) is refitted inside every replicate: pass such a
-  score as a callable ``rows -> scores`` that fits on the rows it is given (:func:`refit_summary`);
-  fixed scores (DTW against a fixed bank, likelihoods, endpoints) are plain arrays;
+  score as a callable ``rows -> scores`` that fits on the rows it is given (:func:`refit_summary`,
+  :func:`refit_qtext`); fixed scores (DTW against a fixed bank, likelihoods, endpoints, everything
+  normalised on the bank) are plain arrays;
 - percentile 95% intervals; paired differences between two scores are computed within the same replicate.
+
+:func:`score_specs` turns scored records (``nlgeval trajectory score`` lines) into those arrays and
+callables for every field, including the refitted variants ``summary_*_refit`` and ``qtext_refit``.
 
     >>> res = bootstrap_spearman({"dtw": dtw, "end": end}, ratings, prompt_ids)   # doctest: +SKIP
     >>> res.interval("dtw")                                                        # doctest: +SKIP
@@ -18,19 +22,37 @@ The trajectory paper's protocol (its section 5 and appendix A; REFERENCE.md sect
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from pytest_nlgeval.trajectory.baselines import QText
+from pytest_nlgeval.trajectory.scoring import SCORE_NAMES
 from pytest_nlgeval.trajectory.summary import COMPOSITES
 
-__all__ = ["rankdata", "spearman", "bootstrap_spearman", "refit_summary", "BootstrapResult", "Interval",
-           "DEFAULT_SEED", "DEFAULT_RESAMPLES"]
+__all__ = ["rankdata", "spearman", "bootstrap_spearman", "cluster_resamples", "refit_summary", "refit_qtext",
+           "score_specs", "missing_fields", "BootstrapResult", "Interval", "DEFAULT_SEED", "DEFAULT_RESAMPLES",
+           "DEFAULT_FIELDS", "REFIT_FIELDS"]
 
 #: The paper's analysis seed and replicate count.
 DEFAULT_SEED = 20260907
 DEFAULT_RESAMPLES = 3000
 
+#: Fields whose normalisation is fitted on the evaluated collection and refitted in every replicate:
+#: the summary composites z-scored across the collection (the paper's protocol, rather than the bank's
+#: fixed standardisation) and Q*Text with min-max ranges of the collection (the paper's appendix B).
+REFIT_FIELDS = ("summary_mean_refit", "summary_var_refit", "summary_all_refit", "qtext_refit")
+
+#: Every field a meta-evaluation reports by default: the reference-based comparisons, the fixed
+#: baselines, then the reference-free ones (``length``: the number of scored continuation tokens).
+DEFAULT_FIELDS = (
+    "diversity_dtw", "coherence_dtw", "diversity_dtw_paired", "coherence_dtw_paired",
+    "summary_mean", "summary_var", "summary_all", "summary_mean_refit", "summary_var_refit", "summary_all_refit",
+    "likelihood", "likelihood_mean", "likelihood_var",
+    "qtext", "qtext_refit", "pca_1", "pca_2",
+    "diversity_end", "coherence_end", "diversity_mean", "coherence_mean", "diversity_var", "coherence_var",
+    "length",
+)
 
 
 def rankdata(x: np.ndarray) -> np.ndarray:
@@ -85,6 +107,85 @@ def refit_summary(components: np.ndarray, which: str = "mean") -> Callable[[np.n
     return score
 
 
+def refit_qtext(coherence_end: Sequence[float], diversity_end: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
+    """A score callable for Q*Text with min-max ranges refitted on the rows it is given.
+
+    This is the trajectory paper's variant (ranges of the evaluated collection, refitted per replicate);
+    the ``qtext`` field of a trajectory result uses the bank's fixed ranges instead (:mod:`.baselines`).
+    """
+    coh = np.asarray(coherence_end, np.float64)
+    div = np.asarray(diversity_end, np.float64)
+    if coh.shape != div.shape or coh.ndim != 1:
+        raise ValueError(f"coherence_end and diversity_end must be 1-D of one length, got {coh.shape} and {div.shape}")
+
+    def score(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(QText.fit_endpoints(coh[rows], div[rows]).score_endpoints(coh[rows], div[rows]))
+
+    return score
+
+
+def score_specs(records: Sequence[Mapping[str, Any]], fields: Sequence[str] = DEFAULT_FIELDS,
+                *, source: str = "the scored records") -> dict[str, object]:
+    """Arrays or refitting callables for ``fields``, from scored records (one per evaluated output).
+
+    A record is what ``nlgeval trajectory score`` writes (:meth:`~.scoring.TrajectoryScores.as_record`):
+    the :data:`~.scoring.SCORE_NAMES` values, ``tokens`` and ``summary_components``. ``length`` is the
+    number of scored tokens; :data:`REFIT_FIELDS` become callables. Every record must have every field
+    (drop the records without a matched human continuation first, see :func:`missing_fields`).
+    """
+    known = set(SCORE_NAMES) | set(REFIT_FIELDS) | {"length"}
+    unknown = [f for f in fields if f not in known]
+    if unknown:
+        raise ValueError(f"unknown field(s) {unknown}; choose from {sorted(known)}")
+    specs: dict[str, object] = {}
+    for name in fields:
+        if name.startswith("summary_") and name.endswith("_refit"):
+            comps = np.array([r["summary_components"] for r in records], np.float64)
+            specs[name] = refit_summary(comps, name.split("_")[1])
+        elif name == "qtext_refit":
+            specs[name] = refit_qtext([r["coherence_end"] for r in records], [r["diversity_end"] for r in records])
+        elif name == "length":
+            specs[name] = np.array([r["tokens"] for r in records], np.float64)
+        else:
+            specs[name] = np.array([r[name] for r in records], np.float64)
+    return specs
+
+
+def missing_fields(record: Mapping[str, Any], fields: Sequence[str]) -> list[str]:
+    """The ``fields`` a scored record cannot provide (no value, e.g. no matched human continuation)."""
+    out = []
+    for name in fields:
+        if name.startswith("summary_") and name.endswith("_refit"):
+            key = "summary_components"
+        elif name == "qtext_refit":
+            key = "coherence_end"
+        elif name == "length":
+            key = "tokens"
+        else:
+            key = name
+        if record.get(key) is None:
+            out.append(name)
+    return out
+
+
+def cluster_resamples(clusters: Sequence, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Row indices of each prompt-cluster replicate: as many prompts as there are, drawn with replacement.
+
+    Every sampled prompt contributes all of its rows (in input order); a prompt drawn twice contributes
+    them twice. The draws are ``numpy.random.default_rng(seed).integers(0, n_prompts, n_prompts)`` per
+    replicate, prompts numbered in sorted order of their ids.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"the number of bootstrap replicates must be >= 1, not {n_resamples}")
+    _, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    inverse = inverse.ravel()
+    members = [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
+    rng = np.random.default_rng(seed)
+    for _ in range(n_resamples):
+        picked = rng.integers(0, len(members), size=len(members))
+        yield np.concatenate([members[g] for g in picked])
+
+
 @dataclass(frozen=True)
 class Interval:
     statistic: float
@@ -98,13 +199,17 @@ class Interval:
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """Point estimates and the bootstrap replicates of every score, from the same resampled rows."""
+    """Point estimates and the bootstrap replicates of every score, from the same resampled rows.
+
+    ``statistic`` names what was computed (``"spearman"``, or ``"agreement"`` for pairwise preferences).
+    """
 
     point: dict[str, float]
     replicates: dict[str, np.ndarray]
     confidence: float
     seed: int
     n_resamples: int
+    statistic: str = "spearman"
 
     def _interval(self, stat: float, reps: np.ndarray, method: str) -> Interval:
         alpha = (1.0 - self.confidence) / 2.0
@@ -114,16 +219,17 @@ class BootstrapResult:
                         int(reps.size - ok.size))
 
     def interval(self, name: str) -> Interval:
-        """Spearman of ``name`` with a percentile interval over prompt-cluster replicates."""
+        """The statistic of ``name`` with a percentile interval over prompt-cluster replicates."""
         self._check(name)
-        return self._interval(self.point[name], self.replicates[name], "spearman, prompt-cluster percentile bootstrap")
+        return self._interval(self.point[name], self.replicates[name],
+                              f"{self.statistic}, prompt-cluster percentile bootstrap")
 
     def difference(self, a: str, b: str) -> Interval:
-        """Paired difference ``rho(a) - rho(b)``, with replicate differences from the same resamples."""
+        """Paired difference ``stat(a) - stat(b)``, with replicate differences from the same resamples."""
         self._check(a)
         self._check(b)
         return self._interval(self.point[a] - self.point[b], self.replicates[a] - self.replicates[b],
-                              "paired spearman difference, prompt-cluster percentile bootstrap")
+                              f"paired {self.statistic} difference, prompt-cluster percentile bootstrap")
 
     def _check(self, name: str) -> None:
         if name not in self.point:
@@ -156,15 +262,12 @@ def bootstrap_spearman(scores: Mapping[str, object], ratings: Sequence[float], c
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"score {name!r} contains NaN or infinite values")
             fns[name] = (lambda a: (lambda rows: a[rows]))(arr)
-    _, inverse = np.unique(groups, return_inverse=True)
-    members = [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
     everything = np.arange(n)
     point = {name: spearman(fn(everything), y) for name, fn in fns.items()}
-    rng = np.random.default_rng(seed)
     reps = {name: np.empty(n_resamples) for name in fns}
-    for r in range(n_resamples):
-        picked = rng.integers(0, len(members), size=len(members))
-        rows = np.concatenate([members[g] for g in picked])
+    for r, rows in enumerate(cluster_resamples(groups, n_resamples, seed)):
         for name, fn in fns.items():
             reps[name][r] = spearman(fn(rows), y[rows])
     return BootstrapResult(point, reps, confidence, seed, n_resamples)

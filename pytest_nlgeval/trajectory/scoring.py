@@ -12,7 +12,11 @@ For each continuation (its first ``horizon`` tokens):
   density of the mean and variance profiles) and ``likelihood`` (their sum, the log-likelihood of both
   profiles taken as independent);
 - baselines that need no reference: ``diversity_end``, ``coherence_end`` (endpoint values) and the
-  trajectory means and variances.
+  trajectory means and variances;
+- the trajectory paper's two fixed baselines, normalised on the bank's references only
+  (:mod:`.baselines`): ``qtext`` (fixed Q*Text of endpoint perplexity, coherence and diversity, 0 to 100)
+  and ``pca_1``, ``pca_2`` (projections of the summary features on the bank's first two principal
+  components; their signs are arbitrary).
 
     >>> scores = score_continuations(["Once upon a time"], ["there was a fox."], bank, lm)   # doctest: +SKIP
     >>> scores[0].values["diversity_dtw"]                                                    # doctest: +SKIP
@@ -36,6 +40,7 @@ SCORE_NAMES = (
     "summary_mean", "summary_var", "summary_all",
     "likelihood", "likelihood_mean", "likelihood_var",
     "diversity_end", "coherence_end", "diversity_mean", "coherence_mean", "diversity_var", "coherence_var",
+    "qtext", "pca_1", "pca_2",
 )
 
 
@@ -59,6 +64,14 @@ class TrajectoryScores:
     #: Raw summary components (before standardisation), for refitting the z-scoring on a collection
     #: (:func:`~.metaeval.refit_summary`); None without a matched human continuation.
     components: np.ndarray | None = None
+
+    def as_record(self, digits: int = 6) -> dict[str, Any]:
+        """The values rounded to ``digits``, ``tokens`` and ``summary_components``: one line of
+        ``nlgeval trajectory score`` output (without the input row's own fields)."""
+        record: dict[str, Any] = {k: (None if v is None else round(v, digits)) for k, v in self.values.items()}
+        record["tokens"] = self.trajectory.length
+        record["summary_components"] = None if self.components is None else [float(c) for c in self.components]
+        return record
 
 
 def score_trajectory(tr: Trajectory, bank, prompt: str | None = None, *, likelihood_kind: str = "gaussian",
@@ -90,6 +103,9 @@ def score_trajectory(tr: Trajectory, bank, prompt: str | None = None, *, likelih
     values.update(diversity_end=tr.diversity_end, coherence_end=tr.coherence_end,
                   coherence_mean=float(features[0]), diversity_mean=float(features[1]),
                   coherence_var=float(features[2]), diversity_var=float(features[3]))
+    projection = bank.pca.transform(features)
+    values.update(qtext=float(bank.qtext.score_endpoints(tr.coherence_end, tr.diversity_end)),
+                  pca_1=float(projection[0]), pca_2=float(projection[1]))
     return TrajectoryScores(tr, values, matched, comps)
 
 
