@@ -16,7 +16,8 @@ __all__ = ["Context", "activate", "active", "deactivate"]
 class Context:
     """Evaluators (one per model, created lazily) sharing one dimension registry.
 
-    ``options``: ``model``, ``device``, ``precision``, ``batch_size``, ``cache`` (bool), ``cache_dir``.
+    ``options``: ``model``, ``device``, ``precision``, ``batch_size``, ``source_windows``, ``cache`` (bool),
+    ``cache_dir``.
     ``register_dimensions(registry)`` is called once, when the registry is first needed (the plugin
     passes its ``pytest_nlgeval_register_dimensions`` hook there, after every conftest is loaded).
     """
@@ -59,7 +60,8 @@ class Context:
                 cache = self._cache
             evaluator = Evaluator(key, device=self.options.get("device") or "auto",
                                   precision=self.options.get("precision") or "auto",
-                                  batch_size=self.options.get("batch_size"), cache=cache, registry=self.registry)
+                                  batch_size=self.options.get("batch_size"), cache=cache, registry=self.registry,
+                                  source_windows=self.options.get("source_windows") or "auto")
             self._evaluators[key] = evaluator
         return evaluator
 

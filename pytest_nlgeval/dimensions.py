@@ -29,6 +29,7 @@ __all__ = [
     "InputError",
     "OVERALL",
     "builtin_dimensions",
+    "prepare_fields",
     "prepare_inputs",
 ]
 
@@ -90,6 +91,10 @@ class Dimension:
     aggregation: str = "mean"  # how sentence scores combine: "mean" or "sum"
     description: str = ""
     builtin: bool = field(default=False, compare=False)
+    #: the argument split into source windows when an input is too long (pytest_nlgeval.windows), or None
+    window: str | None = None
+    #: how the scores of a unit's windows combine: "max" (supported somewhere) or "mean"
+    window_aggregation: str = "max"
 
     def __post_init__(self) -> None:
         where = f"dimension {self.name!r} (task {self.task!r})"
@@ -127,6 +132,10 @@ class Dimension:
             raise DimensionError(f"{where}: unit must be 'whole' or 'sentence', got {self.unit!r}")
         if self.aggregation not in ("mean", "sum"):
             raise DimensionError(f"{where}: aggregation must be 'mean' or 'sum', got {self.aggregation!r}")
+        if self.window is not None and self.window not in self.arguments:
+            raise DimensionError(f"{where}: window={self.window!r} is not one of its arguments {self.arguments}")
+        if self.window_aggregation not in ("max", "mean"):
+            raise DimensionError(f"{where}: window_aggregation must be 'max' or 'mean', got {self.window_aggregation!r}")
 
     @property
     def output_field(self) -> str:
@@ -140,9 +149,9 @@ class Dimension:
         return " </s> ".join(parts)
 
 
-def _builtin(task, name, question, fields, unit="whole", aggregation="mean", description=""):
+def _builtin(task, name, question, fields, unit="whole", aggregation="mean", description="", window=None):
     return Dimension(task=task, name=name, question=question, fields=fields, unit=unit,
-                     aggregation=aggregation, description=description, builtin=True)
+                     aggregation=aggregation, description=description, builtin=True, window=window)
 
 
 def builtin_dimensions() -> list[Dimension]:
@@ -151,7 +160,7 @@ def builtin_dimensions() -> list[Dimension]:
         _builtin("summarization", "coherence", "Is this a coherent summary to the document?",
                  ("summary", "document"), description="the summary is well structured and organised"),
         _builtin("summarization", "consistency", "Is this claim consistent with the document?",
-                 ("claim", "document"), unit="sentence",
+                 ("claim", "document"), unit="sentence", window="source",
                  description="every sentence of the summary is supported by the document"),
         _builtin("summarization", "fluency", "Is this a fluent paragraph?", ("paragraph",), unit="sentence",
                  description="each sentence is well formed"),
@@ -166,7 +175,7 @@ def builtin_dimensions() -> list[Dimension]:
                  ("response", "dialogue history", "fact"), unit="sentence", aggregation="sum",
                  description="sum over sentences, range [0, inf)"),
         _builtin("dialogue", "groundedness", "Is this response consistent with knowledge in the fact?",
-                 ("response", "fact"), description="the response agrees with the knowledge given"),
+                 ("response", "fact"), window="fact", description="the response agrees with the knowledge given"),
         _builtin("dialogue", "understandability", "Is this an understandable response in the dialogue?",
                  ("response",), description="the response is easy to understand"),
         _builtin("data2text", "naturalness", "Is this a fluent utterance?", ("utterance",),
@@ -174,7 +183,7 @@ def builtin_dimensions() -> list[Dimension]:
         _builtin("data2text", "informativeness", "Is this sentence informative according to the reference?",
                  ("sentence", "reference"), description="the text carries the reference's information"),
         _builtin("fact", "consistency", "Is this claim consistent with the document?", ("claim", "document"),
-                 unit="sentence", description="every sentence is supported by the document"),
+                 unit="sentence", window="source", description="every sentence is supported by the document"),
     ]
 
 
@@ -297,6 +306,20 @@ def prepare_inputs(dimension: Dimension, output, values: Mapping[str, object], *
     """
     __tracebackhide__ = hide_user_errors
     text = _check_text(output, label)
+    prepared = prepare_fields(dimension, values, label=label)
+    if dimension.unit == "sentence":
+        if split is None:
+            from nlgeval_runtime.sentences import split_sentences as split
+        units = split(text) or [text.strip()]
+    else:
+        units = [text]
+    return units, [dimension.input_text(unit, prepared) for unit in units]
+
+
+def prepare_fields(dimension: Dimension, values: Mapping[str, object], *, label: str = "output") -> dict[str, str]:
+    """The texts of a dimension's fields after the output, checked and in the reference conventions
+    (dialogue history ends with a blank line, a dialogue fact with a line break)."""
+    __tracebackhide__ = hide_user_errors
     prepared: dict[str, str] = {}
     for argument in dimension.arguments:
         value = values.get(argument)
@@ -314,10 +337,4 @@ def prepare_inputs(dimension: Dimension, output, values: Mapping[str, object], *
             prepared[argument] = _fact(value, what)
         else:
             prepared[argument] = _check_text(value, what)
-    if dimension.unit == "sentence":
-        if split is None:
-            from nlgeval_runtime.sentences import split_sentences as split
-        units = split(text) or [text.strip()]
-    else:
-        units = [text]
-    return units, [dimension.input_text(unit, prepared) for unit in units]
+    return prepared

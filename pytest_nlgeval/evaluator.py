@@ -46,16 +46,22 @@ class Evaluator:
     ``auto``/``cpu``/``cuda``; ``precision``: ``auto``/``fp32``/``fp16``/``int8``. ``batch_size``: the
     most inputs per ONNX call. ``cache``: True (``cache_dir``, default ``.nlgeval-cache`` in the current
     directory), False (no cache), or a :class:`~pytest_nlgeval.cache.ScoreCache`. ``registry``: the
-    dimensions this evaluator knows (default: the built-in catalogue).
+    dimensions this evaluator knows (default: the built-in catalogue). ``source_windows``: ``auto``
+    scores a long document in overlapping sentence windows where the dimension allows it
+    (:mod:`pytest_nlgeval.windows`), ``off`` cuts the input's tail as UniEval does; the setting is part of
+    the fingerprint, so scores of the two modes are never mixed.
     """
 
     def __init__(self, model: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
                  batch_size: int | None = None, cache: Any = True, cache_dir: str | os.PathLike | None = None,
                  threads: int | None = None, registry: DimensionRegistry | None = None,
-                 model_cache_dir: str | os.PathLike | None = None) -> None:
+                 model_cache_dir: str | os.PathLike | None = None, source_windows: str = "auto") -> None:
         from nlgeval_runtime.session import check_options
 
+        from pytest_nlgeval.windows import check_mode
+
         check_options(device, precision)
+        self.source_windows = check_mode(source_windows)
         if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) < 1):
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.model = None if model is None else os.fspath(model)
@@ -74,12 +80,14 @@ class Evaluator:
         self._folder = None
         self._fingerprint: dict | None = None
         self._fingerprint_id: str | None = None
+        self._planner = None
         #: texts sent to the model / answered by the cache, and ONNX sessions created, by this evaluator
         self.stats = {"scored": 0, "cached": 0, "sessions": 0, "calls": 0}
 
     def __repr__(self) -> str:
         return (f"Evaluator(model={self.model or 'default'!r}, device={self.device!r}, "
-                f"precision={self.precision!r}, cache={'on' if self.cache else 'off'})")
+                f"precision={self.precision!r}, source_windows={self.source_windows!r}, "
+                f"cache={'on' if self.cache else 'off'})")
 
     # -- model and fingerprint --------------------------------------------------------------------------
     @property
@@ -107,10 +115,9 @@ class Evaluator:
                                        threads=self.threads, cache_dir=self.model_cache_dir, **kwargs)
             self.stats["sessions"] += 1
             planned = self._fingerprint_id
-            self._fingerprint = dict(self._scorer.fingerprint)
-            self._fingerprint_id = self._scorer.fingerprint_id
+            self._adopt(self._scorer.fingerprint)
             if self.cache is not None:
-                self.cache.put_meta(self._request_key(), {"fingerprint": self._fingerprint})
+                self.cache.put_meta(self._request_key(), {"fingerprint": dict(self._scorer.fingerprint)})
             if planned is not None and planned != self._fingerprint_id:
                 import warnings
 
@@ -145,10 +152,18 @@ class Evaluator:
         digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:24]
         return f"planned:{digest}"
 
+    def _adopt(self, runtime_fingerprint: dict) -> None:
+        """The evaluator's fingerprint: the runtime's (files, provider, precision, version) plus the
+        evaluator settings that change scores."""
+        from nlgeval_runtime.fingerprint import fingerprint_id
+
+        self._fingerprint = {**runtime_fingerprint, "source_windows": self.source_windows}
+        self._fingerprint_id = fingerprint_id(self._fingerprint)
+
     def _ensure_fingerprint(self) -> None:
         if self._fingerprint_id is not None:
             return
-        from nlgeval_runtime.fingerprint import fingerprint_id, planned_fingerprint
+        from nlgeval_runtime.fingerprint import planned_fingerprint
 
         planned = planned_fingerprint(self.folder, self.model_ref, device=self.device, precision=self.precision)
         if planned is None and self.cache is not None:
@@ -157,12 +172,12 @@ class Evaluator:
         if planned is None:
             self.scorer  # only a session can tell (sets the fingerprint)
             return
-        self._fingerprint = dict(planned)
-        self._fingerprint_id = fingerprint_id(planned)
+        self._adopt(planned)
 
     @property
     def fingerprint(self) -> dict:
-        """Model files' sha256, provider, precision, runtime version; usually known without a session."""
+        """Model files' sha256, provider, precision, runtime version, source windows; usually known
+        without a session."""
         self._ensure_fingerprint()
         return dict(self._fingerprint)
 
@@ -221,18 +236,34 @@ class Evaluator:
     def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str]) -> ScoreList:
         __tracebackhide__ = hide_user_errors
         members = self._members(dimension, task)
-        plans = []  # (case, dimension, units, slice into texts)
+        plans = []  # (case, dimension, units, per unit: its windows or None)
         texts: list[str] = []
         for i, output in enumerate(outputs):
             for dim in members:
                 units, unit_texts = prepare_inputs(dim, output, per_case[i], label=labels[i])
-                plans.append((i, dim, units, slice(len(texts), len(texts) + len(unit_texts))))
+                plans.append((i, dim, units, unit_texts))
                 texts.extend(unit_texts)
-        results = self.score_texts(texts)
+        windows = self._windows(plans, texts, per_case)
+        all_texts = [t for unit_windows in windows for t in unit_windows[1]] if windows else texts
+        results = self.score_texts(all_texts)
         fingerprint, fid = self.fingerprint, self.fingerprint_id
         by_case: list[dict[str, tuple]] = [dict() for _ in outputs]
-        for i, dim, units, where in plans:
-            by_case[i][dim.name] = (dim, units, results[where])
+        at = unit_at = 0
+        for i, dim, units, unit_texts in plans:
+            unit_results, supports = [], []
+            for _ in units:
+                if windows:
+                    unit_windows, window_texts = windows[unit_at]
+                    scored = results[at:at + len(window_texts)]
+                    at += len(window_texts)
+                    unit_results.append(_combine(dim, scored))
+                    supports.append(_support(dim, unit_windows, scored))
+                else:
+                    unit_results.append(results[at])
+                    at += 1
+                    supports.append(None)
+                unit_at += 1
+            by_case[i][dim.name] = (dim, units, unit_results, supports)
         scores = []
         for i, output in enumerate(outputs):
             inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
@@ -251,6 +282,63 @@ class Evaluator:
         """Plain numbers for many outputs (one batched call); same arguments as :meth:`evaluate`."""
         __tracebackhide__ = hide_user_errors
         return [float(s) for s in self.evaluate(outputs, dimension, **inputs)]
+
+    # -- source windows ----------------------------------------------------------------------------------
+    @property
+    def window_planner(self):
+        """Plans source windows with the model's tokenizer and maximum length (no session needed)."""
+        if self._planner is None:
+            from pytest_nlgeval.windows import WindowPlanner
+
+            encoder = self._scorer.encoder if self._scorer is not None else self._text_encoder()
+            self._planner = WindowPlanner(lambda texts: encoder.encode(list(texts)).n_tokens, encoder.max_length)
+        return self._planner
+
+    def _text_encoder(self):
+        from nlgeval_runtime.tokenize import TextEncoder
+
+        conventions = self.folder.input_conventions
+        return TextEncoder(self.folder.tokenizer_path, separator=conventions["separator"],
+                           separator_token=conventions["separator_token"], max_length=conventions["max_length"])
+
+    def _windows(self, plans, texts: list[str], per_case: list[dict]):
+        """Per unit (in plan order): ``(windows or None, texts to score)``; None when no unit needs windows."""
+        if self.source_windows == "off" or not any(dim.window for _, dim, _, _ in plans):
+            return None
+        planner = self.window_planner
+        lengths = planner.count(texts)
+        if max(lengths) <= planner.max_length:
+            return None
+        out, k = [], 0
+        for i, dim, units, unit_texts in plans:
+            for unit, text in zip(units, unit_texts):
+                n = lengths[k]
+                k += 1
+                if dim.window is None or n <= planner.max_length:
+                    out.append((None, [text]))
+                    continue
+                out.append(self._unit_windows(dim, unit, per_case[i]))
+        return out
+
+    def _unit_windows(self, dim: Dimension, unit: str, values: dict):
+        from pytest_nlgeval.dimensions import prepare_fields
+
+        planner = self.window_planner
+        fields = prepare_fields(dim, values)
+        source = fields[dim.window]
+        tail = "\n" if source.endswith("\n") else ""  # the dialogue fact convention, kept in every window
+        body = source[:-1] if tail else source
+        prefix = planner.count([dim.input_text(unit, {**fields, dim.window: ""})])[0]
+        for _ in range(4):
+            windows = planner.plan(prefix, body, tail)
+            window_texts = [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
+            over = max(n - planner.max_length for n in planner.count(window_texts))
+            # The sentence counts are measured one sentence at a time; joined sentences can tokenise a
+            # little longer. Shrink the budget by the overflow and plan again.
+            if over <= 0 or all(w.last - w.first == 1 for w in windows):
+                break
+            prefix += over
+        return windows, window_texts
 
     def _members(self, dimension: str, task: str) -> list[Dimension]:
         __tracebackhide__ = hide_user_errors
@@ -306,18 +394,40 @@ def _aggregate(dim: Dimension, unit_scores: list[float]) -> float:
     return float(sum(unit_scores) / len(unit_scores))
 
 
+def _combine(dim: Dimension, scored: list[tuple[float, bool, int]]) -> tuple[float, bool, int]:
+    """One unit's ``(score, truncated, tokens)`` from the scores of its source windows."""
+    values = [r[0] for r in scored]
+    value = max(values) if dim.window_aggregation == "max" else sum(values) / len(values)
+    return value, any(r[1] for r in scored), max(r[2] for r in scored)
+
+
+def _support(dim: Dimension, windows, scored) -> dict | None:
+    """The window that decided a unit's score (the best one under ``max``), for the failure message."""
+    if windows is None:
+        return None
+    best = max(range(len(scored)), key=lambda k: scored[k][0])
+    return {**windows[best].describe(scored[best][0]), "aggregation": dim.window_aggregation}
+
+
 def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict) -> Score:
     components = {}
-    details: dict[str, Any] = {"inputs": _jsonable_inputs(inputs), "truncated": False}
-    for dim_name, (dim, units, results) in parts.items():
+    details: dict[str, Any] = {"inputs": _jsonable_inputs(inputs), "truncated": False,
+                               "source_windows": fingerprint.get("source_windows", "off")}
+    for dim_name, (dim, units, results, supports) in parts.items():
         unit_scores = [r[0] for r in results]
         components[dim_name] = _aggregate(dim, unit_scores)
         details["truncated"] = details["truncated"] or any(r[1] for r in results)
+        windowed = {u: w for u, w in zip(range(len(units)), supports) if w is not None}
         if len(parts) == 1:
             details["aggregation"] = dim.aggregation
             details["unit"] = dim.unit
             if dim.unit == "sentence":
-                details["units"] = [{"text": u, "score": s} for u, s in zip(units, unit_scores)]
+                details["units"] = [{"text": u, "score": s, **({"window": supports[k]} if supports[k] else {})}
+                                    for k, (u, s) in enumerate(zip(units, unit_scores))]
+            elif windowed:
+                details["window"] = supports[0]
+        elif windowed:
+            details.setdefault("windows", {})[dim_name] = [supports[k] for k in sorted(windowed)]
     if len(parts) == 1:
         value = next(iter(components.values()))
         explain = None

@@ -162,13 +162,24 @@ def parse_records(data: Any, origin: str = "data") -> list[Record]:
 
 
 def load_records(path: str | Path) -> list[Record]:
-    """Read records from a JSON list (``.json``) or JSON Lines (``.jsonl``) file."""
+    """Read records from a JSON list (``.json``) or JSON Lines (``.jsonl``) file, either gzip-compressed
+    (``.gz``)."""
     p = Path(path)
     if not p.is_file():
         raise MetaEvalError(f"{path}: no such file")
-    text = p.read_text(encoding="utf-8")
+    suffixes = p.suffixes[-2:] if p.suffix == ".gz" else p.suffixes[-1:]
     try:
-        if p.suffix == ".jsonl":
+        if p.suffix == ".gz":
+            import gzip
+
+            with gzip.open(p, "rt", encoding="utf-8") as handle:
+                text = handle.read()
+        else:
+            text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MetaEvalError(f"{path}: cannot read it ({exc}); give a UTF-8 .json/.jsonl file, optionally .gz") from None
+    try:
+        if suffixes[0] == ".jsonl":
             data = []
             for n, line in enumerate(text.splitlines(), 1):
                 if line.strip():
@@ -274,6 +285,59 @@ def _precomputed(records: Sequence[Record], key: str | None) -> MetricValues:
     else:
         values = np.array([r.predict_scores for r in records], dtype=float)
     return MetricValues(label, "precomputed:" + label, True, values)
+
+
+def evaluator_values(records: Sequence[Record], model: str | None, dimensions: Sequence[str], *,
+                     task: str = "summarization", source_windows: str = "auto", label: str | None = None,
+                     multi_ref: str = "first", evaluator_options: Mapping[str, Any] | None = None) -> MetricValues:
+    """The scores of a Boolean-QA evaluator on every record, one array per human dimension.
+
+    Each human dimension is matched with the evaluator's dimension of the same name in ``task`` (the
+    human ``coherence`` rating against the model's coherence score, and so on), scored with the UniEval
+    inputs of REFERENCE.md section 1: the record's ``source`` is the document; dimensions that read a
+    reference (relevance) use the first one, as UniEval's SummEval protocol has one reference per
+    document (``multi_ref="mean"`` scores every reference and averages, at that many times the cost); for dialogue, ``source`` is the dialogue history and
+    ``context`` the fact (the UniEval data layout).
+    ``model`` is a model folder, a Hugging Face id, or None for the embedded default.
+    """
+    import numpy as np
+
+    from pytest_nlgeval.dimensions import DimensionError, DimensionRegistry
+    from pytest_nlgeval.evaluator import Evaluator
+    from pytest_nlgeval.metrics import MetricInputError
+    from pytest_nlgeval.metrics.unieval import UniEvalDimension
+
+    registry = DimensionRegistry()
+    for d in dimensions:
+        try:
+            registry.get(d, task)
+        except DimensionError as exc:
+            raise MetaEvalError(f"human dimension {d!r} has no evaluator dimension of that name: {exc}; "
+                                "choose the rated dimensions to compare with --dimension") from None
+    evaluator = Evaluator(model, source_windows=source_windows, **dict(evaluator_options or {}))
+    values: dict[str, Any] = {}
+    outputs = [r.output for r in records]
+    for d in dimensions:
+        metric = UniEvalDimension(task, d, evaluator=evaluator, multi_ref=multi_ref)
+        for r in records:
+            if metric.needs_references and not r.references:
+                raise MetaEvalError(f"{_rwhere(r)}: {task}/{d} needs the record's 'reference' or 'references'")
+            if metric.needs_input and r.source is None:
+                raise MetaEvalError(f"{_rwhere(r)}: {task}/{d} needs the record's 'source'")
+            if metric.needs_context and r.context is None:
+                raise MetaEvalError(f"{_rwhere(r)}: {task}/{d} needs the record's 'context' (the fact)")
+        try:
+            scored = metric.score_batch(outputs, [r.source for r in records],
+                                        [list(r.references) if r.references else None for r in records],
+                                        contexts=[r.context for r in records])
+        except MetricInputError as exc:
+            raise MetaEvalError(f"{task}/{d}: {exc} (output i is record i)") from None
+        values[d] = np.asarray(scored, dtype=float)
+    name = label or f"{model or 'default'} ({'windows' if source_windows == 'auto' else 'no windows'})"
+    signature = (f"evaluator:{evaluator.model_ref}|task:{task}|windows:{source_windows}|refs:{multi_ref}|"
+                 f"fingerprint:{evaluator.fingerprint_id}")
+    evaluator.close()
+    return MetricValues(name, signature, True, values)
 
 
 def _score_chunk(name: str, options: dict, outputs, inputs, references, contexts) -> list[float]:
@@ -640,6 +704,46 @@ class MetaEvalResult:
         return "\n".join(lines)
 
 
+    def to_wide(self, coefficients: Sequence[str] = ("spearman", "kendall"), markdown: bool = False) -> str:
+        """One table per coefficient: a row per metric, a column per dimension, and their average.
+
+        A cell is the coefficient with its bootstrap interval; ``avg`` is the plain mean over dimensions.
+        """
+        metrics = list(dict.fromkeys(r.metric for r in self.rows))
+        dims = list(dict.fromkeys(r.dimension for r in self.rows))
+        blocks = []
+        for c in coefficients:
+            if c not in COEFFICIENTS:
+                raise MetaEvalError(f"unknown coefficient {c!r}; choose from {', '.join(COEFFICIENTS)}")
+            header = [f"{c} ({self.level} level)", *dims, "avg"]
+            body = []
+            for m in metrics:
+                cells, values = [m], []
+                for d in dims:
+                    r = self.get(m, d)
+                    v = r.value(c)
+                    values.append(v)
+                    cell = "n/a" if math.isnan(v) else f"{v:.3f}"
+                    if c in r.intervals and not math.isnan(r.intervals[c][0]):
+                        cell += f" [{r.intervals[c][0]:.2f}, {r.intervals[c][1]:.2f}]"
+                    cells.append(cell)
+                finite = [v for v in values if not math.isnan(v)]
+                cells.append(f"{sum(finite) / len(finite):.3f}" if finite else "n/a")
+                body.append(cells)
+            if markdown:
+                lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+                lines += ["| " + " | ".join(row) + " |" for row in body]
+            else:
+                widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+                lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)),
+                         "  ".join("-" * w for w in widths)]
+                lines += ["  ".join(x.ljust(w) for x, w in zip(row, widths)) for row in body]
+            blocks.append("\n".join(lines))
+        footer = self._footer() + ("." if markdown else "")
+        sigs = [(f"- `{n}`: `{sig}`" if markdown else f"  {n}: {sig}") for n, sig in self.signatures.items()]
+        return "\n\n".join(blocks) + "\n\n" + footer + "\n" + "\n".join(sigs)
+
+
 def _dimensions(records: Sequence[Record], requested: Sequence[str] | None) -> list[str]:
     dims = list(requested) if requested else list(records[0].scores)
     for r in records:
@@ -666,8 +770,9 @@ def meta_evaluate(
 
     ``records`` are :class:`Record` objects or raw dicts (validated here). ``metrics`` are names of the
     metric bank (``"rouge2"``), names with options (``"rouge2:multi_ref=mean"``), or ``"predict_scores"``
-    (``"predict_scores.coherence"``) for scores precomputed in the records. ``jobs`` processes score
-    each metric (see :func:`compute_metric_values`).
+    (``"predict_scores.coherence"``) for scores precomputed in the records, or :class:`MetricValues`
+    already computed (:func:`evaluator_values`). ``jobs`` processes score each metric (see
+    :func:`compute_metric_values`).
     """
     if level not in LEVELS:
         raise MetaEvalError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
@@ -698,7 +803,7 @@ def meta_evaluate(
     rows: list[Correlation] = []
     signatures: dict[str, str] = {}
     for spec in metrics:
-        mv = compute_metric_values(recs, spec, jobs=jobs)
+        mv = spec if isinstance(spec, MetricValues) else compute_metric_values(recs, spec, jobs=jobs)
         signatures[mv.label] = mv.signature
         for d in dims:
             human = np.array([r.scores[d] for r in recs], dtype=float)

@@ -6,6 +6,9 @@ Options (each has an ini key of the same name with ``_`` for ``-``, e.g. ``nlgev
     --nlgeval-device auto|cpu|cuda
     --nlgeval-precision auto|fp32|fp16|int8
     --nlgeval-batch-size N       most inputs per ONNX call
+    --nlgeval-source-windows auto|off
+                                 auto: a document longer than the model's maximum is scored in overlapping
+                                 sentence windows (consistency, groundedness); off: its tail is cut (UniEval)
     --nlgeval-cache-dir DIR      score cache folder (default .nlgeval-cache under the rootdir)
     --nlgeval-no-cache           score everything, read and write no cache
     --nlgeval-json PATH          write the results file (docs/results-schema.md)
@@ -41,6 +44,9 @@ _OPTIONS = [
     ("device", "string", "device of the evaluator: auto, cpu or cuda (default auto)"),
     ("precision", "string", "precision of the evaluator graph: auto, fp32, fp16 or int8 (default auto)"),
     ("batch_size", "string", "most inputs per ONNX Runtime call"),
+    ("source_windows", "string", "auto: score a document longer than the model's maximum in overlapping sentence "
+                                 "windows (consistency, groundedness); off: cut its tail as UniEval does "
+                                 "(default auto)"),
     ("cache_dir", "string", "folder of the score cache (default .nlgeval-cache under the rootdir)"),
     ("no_cache", "bool", "read and write no score cache"),
     ("json", "string", "write the results of the session (checks, scores, evaluators) to this JSON file"),
@@ -94,10 +100,12 @@ def _options(config) -> dict[str, Any]:
             raise pytest.UsageError(
                 f"--nlgeval-batch-size / nlgeval_batch_size must be a positive integer, got {options['batch_size']!r}"
             ) from None
-    for name, allowed in (("device", ("auto", "cpu", "cuda")), ("precision", ("auto", "fp32", "fp16", "int8"))):
+    for name, allowed in (("device", ("auto", "cpu", "cuda")), ("precision", ("auto", "fp32", "fp16", "int8")),
+                          ("source_windows", ("auto", "off"))):
         if options[name] is not None and options[name] not in allowed:
             raise pytest.UsageError(
-                f"--nlgeval-{name} / nlgeval_{name} must be one of {', '.join(allowed)}, got {options[name]!r}"
+                f"--nlgeval-{name.replace('_', '-')} / nlgeval_{name} must be one of {', '.join(allowed)}, "
+                f"got {options[name]!r}"
             )
     if options["cache_dir"] is None:
         options["cache_dir"] = os.path.join(str(config.rootpath), ".nlgeval-cache")

@@ -30,6 +30,9 @@ def register(subparsers) -> None:
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--precision", default="auto", choices=("auto", "fp32", "fp16", "int8"))
     p.add_argument("--batch-size", type=int, default=None, help="most inputs per ONNX Runtime call")
+    p.add_argument("--source-windows", default="auto", choices=("auto", "off"),
+                   help="auto: score long documents in overlapping sentence windows (consistency, groundedness); "
+                        "off: cut the tail as UniEval does (default auto)")
     p.add_argument("--chunk", type=int, default=256, help="rows scored per batched call (progress granularity)")
     p.add_argument("--cache-dir", default=None, help="score cache folder (default .nlgeval-cache)")
     p.add_argument("--no-cache", action="store_true", help="read and write no score cache")
@@ -88,7 +91,7 @@ def run_score(args) -> int:
         raise UsageError(f"{args.data}: rows {missing[:10]} have no {args.output_field!r} field "
                          "(choose the field with --output-field)")
     evaluator = Evaluator(args.model, device=args.device, precision=args.precision, batch_size=args.batch_size,
-                          cache=not args.no_cache, cache_dir=args.cache_dir)
+                          cache=not args.no_cache, cache_dir=args.cache_dir, source_windows=args.source_windows)
     columns = {name: getattr(args, f"{name}_field") for name in _FIELDS}
     results: dict[str, list[float]] = {}
     started = time.monotonic()

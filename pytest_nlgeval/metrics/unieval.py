@@ -45,11 +45,14 @@ class UniEvalDimension(Metric):
         device, precision, batch_size, cache, cache_dir: passed to the :class:`Evaluator`.
         evaluator: an existing :class:`Evaluator` to share (its model settings win).
         multi_ref: how several references combine: ``"mean"``, ``"max"`` or ``"first"``.
+        source_windows: ``"auto"`` (long documents in overlapping sentence windows) or ``"off"``
+            (the tail is cut, as UniEval does); see :mod:`pytest_nlgeval.windows`.
     """
 
     def __init__(self, task: str, dimension: str, model: str | None = None, device: str = "auto",
                  precision: str = "auto", batch_size: int | None = None, cache: bool = True,
-                 cache_dir: str | None = None, evaluator=None, multi_ref: str = "mean"):
+                 cache_dir: str | None = None, evaluator=None, multi_ref: str = "mean",
+                 source_windows: str = "auto"):
         if multi_ref not in ("mean", "max", "first"):
             raise ValueError(f"multi_ref must be 'mean', 'max' or 'first', got {multi_ref!r}")
         self.task = task
@@ -64,7 +67,7 @@ class UniEvalDimension(Metric):
         self.uses_context = self.needs_context = "fact" in args
         self._evaluator = evaluator
         self._evaluator_kwargs = dict(model=model, device=device, precision=precision, batch_size=batch_size,
-                                      cache=cache, cache_dir=cache_dir)
+                                      cache=cache, cache_dir=cache_dir, source_windows=source_windows)
 
     @property
     def evaluator(self):
@@ -121,6 +124,9 @@ class UniEvalDimension(Metric):
 
     def _options(self):
         opts = {"task": self.task, "dim": self.dimension}
+        if self._spec.window:
+            opts["windows"] = (self._evaluator.source_windows if self._evaluator is not None
+                               else self._evaluator_kwargs["source_windows"])
         if self.needs_references:
             opts["refs"] = self.multi_ref
         return opts

@@ -3,10 +3,16 @@
 | task | source (shared data kit) | question | fields | Yes |
 |---|---|---|---|---|
 | nli | SNLI dev/test (``premise``, ``hypothesis``, ``label``) | Is this hypothesis entailed in the premise? | hypothesis, premise | entailment |
+| nli_claim | the same SNLI pairs | Is this claim consistent with the document? | claim, document | entailment |
 | paraphrase | MRPC (``sentence1``, ``sentence2``, ``label``) | Is this sentence equivalent to the reference? | sentence, reference | paraphrase |
 | opening | CNN/DM, BBC articles | Is this sentence the coherent first sentence of the document? | sentence, document | the real first sentence |
 | cola | CoLA (``sentence``, ``label``) | Is this a fluent and linguistically acceptable sentence? | sentence | acceptable |
 | boolq | BoolQ / StrategyQA (``question``, ``passage``, ``answer``) | the item's own question | passage | answer true |
+
+``nli_claim`` asks the NLI pairs with the consistency question of the summarization and fact tasks, so
+that sentence-level support is learned in the very format the consistency dimension is scored in (the
+premise plays the document window; neutral and contradiction are both "not supported", as in SummaC's
+zero-shot use of NLI, Laban et al., TACL 2022).
 
 Opening-sentence prediction is self-supervised: the positive pairs an article's first sentence with the
 rest of the article, the negative pairs another sentence of the same article with the same rest.
@@ -31,6 +37,7 @@ QUESTIONS = {
     "paraphrase": "Is this sentence equivalent to the reference?",
     "opening": "Is this sentence the coherent first sentence of the document?",
     "cola": "Is this a fluent and linguistically acceptable sentence?",
+    "nli_claim": "Is this claim consistent with the document?",
 }
 NLI_LABELS = {"entailment": 1, "neutral": 0, "contradiction": 0, 0: 1, 1: 0, 2: 0}
 
@@ -53,6 +60,16 @@ def convert_nli(obj: dict) -> dict | None:
         return None
     text = question_input(QUESTIONS["nli"], hypothesis=obj["hypothesis"].strip(), premise=obj["premise"].strip())
     return _record("nli", text, label, f"nli:{obj['premise'][:200]}")
+
+
+def convert_nli_claim(obj: dict) -> dict | None:
+    """An NLI pair asked as the consistency question: ``claim`` = hypothesis, ``document`` = premise."""
+    _need(obj, ("premise", "hypothesis", "label"), "nli_claim")
+    label = NLI_LABELS.get(obj["label"])
+    if label is None:
+        return None
+    text = question_input(QUESTIONS["nli_claim"], claim=obj["hypothesis"].strip(), document=obj["premise"].strip())
+    return _record("nli_claim", text, label, f"nli:{obj['premise'][:200]}")
 
 
 def convert_paraphrase(obj: dict) -> dict:
@@ -95,12 +112,12 @@ def opening_sentence(path: str | Path, seed: int = 0, document_sentences: int | 
 
 
 CONVERTERS: dict[str, Callable[[dict], dict | None]] = {
-    "nli": convert_nli, "paraphrase": convert_paraphrase, "cola": convert_cola, "boolq": convert_boolq}
+    "nli": convert_nli, "nli_claim": convert_nli_claim, "paraphrase": convert_paraphrase, "cola": convert_cola, "boolq": convert_boolq}
 
 
 def build_intermediate_data(sources: dict[str, str | Path], seed: int = 0, limit: int | None = None,
                             progress: bool = False) -> list[dict]:
-    """Records of every ``task -> file`` in ``sources`` (tasks: nli, paraphrase, opening, cola, boolq),
+    """Records of every ``task -> file`` in ``sources`` (tasks: nli, nli_claim, paraphrase, opening, cola, boolq),
     deduplicated (an input seen with both labels is dropped), shuffled, at most ``limit`` per task."""
     known = set(CONVERTERS) | {"opening"}
     unknown = sorted(set(sources) - known)

@@ -182,18 +182,84 @@ def _support(doc: Document, sentence: str) -> int:
     return best_i
 
 
+def _content_words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 3}
+
+
+def _overlaps(doc: Document, claim: str) -> list[float]:
+    """Per article sentence: the fraction of the claim's content words it contains."""
+    words = _content_words(claim)
+    if not words:
+        return [0.0] * len(doc.sentences)
+    return [len(words & _content_words(s)) / len(words) for s in doc.sentences]
+
+
+def _window_around(doc: Document, keep: list[int], words: int, rng: random.Random) -> tuple[int, int]:
+    """Sentence span ``[a, b)`` holding every index in ``keep``, grown at random sides up to ``words`` words."""
+    a, b = min(keep), max(keep) + 1
+    size = sum(len(s.split()) for s in doc.sentences[a:b])
+    while True:
+        sides = [side for side in ("left", "right") if (a > 0 if side == "left" else b < len(doc.sentences))]
+        if not sides:
+            return a, b
+        side = rng.choice(sides)
+        nxt = doc.sentences[a - 1] if side == "left" else doc.sentences[b]
+        if size + len(nxt.split()) > words:
+            return a, b
+        size += len(nxt.split())
+        a, b = (a - 1, b) if side == "left" else (a, b + 1)
+
+
+def _windowed_records(doc: Document, claim: str, bad: str | None, words: int, rng: random.Random) -> list[dict]:
+    """Claim-against-window records of one claim (see :func:`consistency`)."""
+    overlap = _overlaps(doc, claim)
+    best = max(range(len(overlap)), key=overlap.__getitem__)
+    if overlap[best] < 0.3:
+        return []  # no sentence carries the claim's evidence: its support cannot be placed in a window
+    keep = [i for i, o in enumerate(overlap) if o >= 0.6 * overlap[best] and abs(i - best) <= 2] or [best]
+    a, b = _window_around(doc, keep, words, rng)
+    window = " ".join(doc.sentences[a:b])
+    out = [make_record(TASK, "consistency", 1, doc.id, output=claim, source=window)]
+    if bad is not None:
+        out.append(make_record(TASK, "consistency", 0, doc.id, output=bad, source=window))
+    # The same claim against a window that lacks its evidence: with max aggregation over windows, the
+    # windows that do not support a claim must score low (SummaC zero-shot, Laban et al., TACL 2022).
+    far = [i for i, o in enumerate(overlap) if o < 0.25 and (i < a or i >= b)]
+    if far:
+        c, d = _window_around(doc, [rng.choice(far)], words, rng)
+        if all(overlap[i] < 0.25 for i in range(c, d)):
+            out.append(make_record(TASK, "consistency", 0, doc.id, output=claim,
+                                   source=" ".join(doc.sentences[c:d])))
+    return out
+
+
 def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int = 0, *,
                 document_sentences: int | None = None, claims_per_document: int = 2,
+                window_words: int | None = None, extractive_claims: int = 0,
                 limit: int | None = None) -> list[dict]:
-    """Positive: a reference summary sentence. Negative: the same sentence adversarially perturbed."""
+    """Positive: a reference summary sentence. Negative: the same sentence adversarially perturbed.
+
+    With ``window_words`` the document is a sentence-aligned window of about that many words, as the
+    scorer's source windows present it: the positive window holds the sentences that carry the claim,
+    and a second negative pairs the unchanged claim with a window of the same article that lacks them.
+    ``extractive_claims`` adds that many article sentences per document as claims (copied sentences, as
+    extractive summarisers write them), each with its perturbed version.
+    """
     rng = random.Random(seed)
     records = []
     for doc in docs:
         pool = entities(doc.sentences) or entities([" ".join(d.summary) for d in rng.sample(docs, min(5, len(docs)))])
         claims = list(doc.summary)
         rng.shuffle(claims)
-        for claim in claims[:claims_per_document]:
+        claims = claims[:claims_per_document]
+        if extractive_claims:
+            picks = rng.sample(doc.sentences, min(extractive_claims, len(doc.sentences)))
+            claims += [s for s in picks if len(s.split()) >= 6 and s not in claims]
+        for claim in claims:
             bad = perturb_claim(claim, rng, antonyms, pool)
+            if window_words:
+                records.extend(_windowed_records(doc, claim, bad[0] if bad else None, window_words, rng))
+                continue
             if bad is None:
                 continue
             source = _document(doc, document_sentences, around=_support(doc, claim))
