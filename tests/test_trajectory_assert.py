@@ -60,6 +60,12 @@ def test_fields_are_trajectory_scores_that_assert_and_record(bank_path, recorder
     # the human continuation of this prompt is in the bank: summary comparison and paired DTW exist
     assert float(result.summary_mean) == pytest.approx(result.as_dict()["summary_mean"])
     assert result.diversity_dtw_paired.value == pytest.approx(0.0, abs=1e-12)   # identical text, same diversity
+    # the paper's fixed baselines are fields too, normalised on the bank
+    bank = load_bank(bank_path)
+    tr = result.trajectory
+    assert result.qtext.value == pytest.approx(bank.qtext.score_endpoints(tr.coherence_end, tr.diversity_end))
+    assert 0.0 <= result.qtext.value <= 100.0
+    assert (result.pca_1.value, result.pca_2.value) == pytest.approx(tuple(bank.pca.transform(tr.features())[:2]))
 
 
 def test_degenerate_continuation_fails_and_names_the_token(bank_path, recorder):
@@ -101,6 +107,7 @@ def test_score_command_writes_one_line_per_output(bank_path, tmp_path, capsys):
     assert [r["id"] for r in rows] == ["a", "b"]
     assert rows[0]["summary_mean"] is not None and rows[1]["summary_mean"] is None
     assert rows[0]["diversity_dtw"] > rows[1]["diversity_dtw"]
+    assert all(0.0 <= r["qtext"] <= 100.0 and r["pca_1"] is not None and r["pca_2"] is not None for r in rows)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"prompt": "p"}\n')
     assert cli.main(["trajectory", "score", str(bad), "--bank", str(bank_path)]) == 2
