@@ -47,7 +47,8 @@ class Score:
         0.82
 
     ``kind`` is ``"dimension"``, ``"metric"``, ``"trajectory"`` or ``"aggregate"``; ``details`` is stored
-    with the check (``inputs``, ``units`` = per-sentence ``[{"text", "score"}]``, ``truncated``, or any
+    with the check (``inputs``, ``units`` = per-sentence ``[{"text", "score", "window"?}]``, ``window`` (the
+    source window that supported a windowed whole-text score), ``truncated``, or any
     JSON-serialisable fields of the engine); ``evaluator_id``/``evaluator_fingerprint`` identify the model
     that produced it. ``explain(score, op, threshold) -> list[str]`` adds lines to a failure message.
     """
@@ -169,12 +170,19 @@ class Score:
                 mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
                 lines.append(f"  [{i + 1}] {unit['score']:.4f}  {_clip(unit['text'])}{mark}")
             lines.append(f"weakest sentence ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
+            window = units[weakest].get("window")
         elif units:
             lines.append(f"sentence: {_clip(units[0]['text'])!r}")
+            window = units[0].get("window")
         else:
             output = (self.details.get("inputs") or {}).get("output")
             if output is not None:
                 lines.append(f"output: {_clip(output)!r}")
+            window = self.details.get("window")
+        if window:
+            first, last = window["sentences"]
+            lines.append(f"best-supporting source window {window['index'] + 1} of {window['count']} "
+                         f"(sentences {first + 1}-{last}, {window['aggregation']} over windows): {_clip(window['text'])!r}")
         if self.details.get("truncated"):
             lines.append("note: the evaluator input was longer than the model's maximum length; its tail was cut")
         return lines

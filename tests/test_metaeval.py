@@ -256,3 +256,62 @@ def test_cli_meta_eval(tmp_path, capsys):
     path.write_text(json.dumps(recs))
     assert main(["meta-eval", str(path), "--metric", "length"]) == 2
     assert "record 2" in capsys.readouterr().err
+
+
+# -- an evaluator's rows (--model) ------------------------------------------------------------------------------
+def _rated_summaries():
+    docs = {"d1": "The bridge reopened on Monday after repairs. Traffic was light. Officials were pleased.",
+            "d2": "A storm hit the coast overnight. Power was cut to many homes. Crews worked until dawn."}
+    outputs = ["The bridge reopened.", "Traffic was heavy.", "Officials were angry. The bridge is closed.",
+               "A storm hit.", "Power was cut.", "Crews slept."]
+    recs = []
+    for k, out in enumerate(outputs):
+        d = "d1" if k < 3 else "d2"
+        recs.append({"doc_id": d, "system_id": f"S{k % 3}", "source": docs[d], "references": [f"ref {d}", "other"],
+                     "system_output": out, "scores": {"consistency": [5, 1, 2, 5, 4, 1][k],
+                                                      "fluency": [3, 4, 5, 4, 3, 5][k]}})
+    return recs
+
+
+def test_evaluator_rows_match_the_evaluator_scores(tiny_t5_model):
+    from pytest_nlgeval.evaluator import Evaluator
+    from pytest_nlgeval.metaeval import evaluator_values
+
+    records = parse_records(_rated_summaries())
+    mv = evaluator_values(records, str(tiny_t5_model), ["consistency", "fluency"], source_windows="off",
+                          evaluator_options={"cache": False, "device": "cpu"})
+    ev = Evaluator(tiny_t5_model, device="cpu", cache=False, source_windows="off")
+    expected = ev.score_many([r.output for r in records], "consistency", sources=[r.source for r in records])
+    assert list(mv.values["consistency"]) == pytest.approx(expected, abs=1e-9)
+    assert "windows:off" in mv.signature and mv.label.endswith("(no windows)")
+    result = meta_evaluate(records, [mv], "summary", n_bootstrap=50)
+    row = result.get(mv.label, "consistency")
+    per_doc = [stats.spearmanr(expected[i:i + 3], [5, 1, 2, 5, 4, 1][i:i + 3])[0] for i in (0, 3)]
+    assert row.spearman == pytest.approx(np.nanmean(per_doc))
+
+
+def test_evaluator_rows_name_a_human_dimension_without_a_match(tiny_t5_model):
+    from pytest_nlgeval.metaeval import evaluator_values
+
+    records = parse_records([{**r, "scores": {"overall_quality": 3}} for r in _rated_summaries()])
+    with pytest.raises(MetaEvalError, match="'overall_quality' has no evaluator dimension.*--dimension"):
+        evaluator_values(records, str(tiny_t5_model), ["overall_quality"], evaluator_options={"cache": False})
+
+
+def test_cli_meta_eval_model_rows_wide_from_gzip(tiny_t5_model, tmp_path, capsys):
+    import gzip
+
+    path = tmp_path / "rated.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(json.dumps(r) for r in _rated_summaries()) + "\n")
+    code = main(["meta-eval", str(path), "--model", str(tiny_t5_model), "--metric", "rouge2:multi_ref=mean",
+                 "--wide", "--bootstrap", "20", "--device", "cpu", "--cache-dir", str(tmp_path / "cache")])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:5] == ["spearman", "(summary", "level)", "consistency", "fluency"]
+    assert any(line.startswith(f"{tiny_t5_model} (windows)") for line in lines)
+    assert any(line.startswith(f"{tiny_t5_model} (no windows)") for line in lines)
+    assert any(line.startswith("kendall") for line in lines) and "avg" in lines[0]
+    assert main(["meta-eval", str(path)]) == 2
+    assert "--metric NAME" in capsys.readouterr().err

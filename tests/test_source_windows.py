@@ -91,6 +91,9 @@ def test_t5_windows_fit_the_model_and_name_the_supporting_window(tiny_t5_model):
     fields = {"source": window["text"]}
     text = ev.dimension("consistency").input_text("It is open.", fields)
     assert int(ev.window_planner.count([text])[0]) <= 48
+    message = score.failure_message(">", 2.0)
+    assert f"best-supporting source window {window['index'] + 1} of {window['count']}" in message
+    assert "tail was cut" not in message
 
 
 def test_off_reproduces_unieval_tail_truncation(tiny_t5_checkpoint, tiny_t5_model):
