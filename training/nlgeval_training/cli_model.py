@@ -87,14 +87,20 @@ def cmd_card(args) -> int:
     evaluation = _load_json(args.evaluation, "evaluation")
     training = [_load_json(path, "training") for path in args.training or []] or None
     if training and args.pseudo_stats:
-        training[0].update(_load_json(args.pseudo_stats, "pseudo-data statistics"))
+        training[-1].update(_load_json(args.pseudo_stats, "pseudo-data statistics"))  # the pseudo-data phase comes last
     comparison = {}
     for item in args.comparison or []:
         mode, _, path = item.partition("=")
         if not path:
             raise UsageError(f"--comparison {item!r}: write MODE=HISTORY.json")
         comparison[mode] = _load_json(path, "comparison history")
-    manifest = write_card(args.model, evaluation, training, comparison or None, args.command, args.title)
+    human = None
+    if args.human:
+        try:
+            human = {"table": Path(args.human).read_text(encoding="utf-8").strip(), "command": args.human_command}
+        except OSError as exc:
+            raise UsageError(f"--human {args.human!r}: cannot read it ({exc.strerror or exc})") from None
+    manifest = write_card(args.model, evaluation, training, comparison or None, args.command, args.title, human=human)
     print(f"wrote {Path(args.model) / 'CARD.md'}; mean held-out accuracy "
           f"{manifest['card']['held_out']['metrics']['mean']['accuracy']}")
     return 0
@@ -109,5 +115,9 @@ def register_card(sub) -> None:
     p.add_argument("--pseudo-stats", help="JSON with data_sources and records_per_dimension")
     p.add_argument("--comparison", action="append", help="MODE=history.json of a comparison run (repeatable)")
     p.add_argument("--command", help="the evaluate command line, printed on the card")
+    p.add_argument("--human", metavar="TABLE.md",
+                   help="agreement with human ratings: the markdown written by `nlgeval meta-eval --wide --format "
+                        "markdown --output TABLE.md`")
+    p.add_argument("--human-command", help="the meta-eval command line, printed with the table")
     p.add_argument("--title", default="Boolean-QA evaluator")
     p.set_defaults(func=cmd_card)
