@@ -43,7 +43,7 @@ def read_rows(path: str) -> list[dict]:
     """Rows of a JSONL file or of a file holding one JSON list; errors name the line."""
     import json
 
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
 
     try:
         with open(path, encoding="utf-8") as handle:
@@ -77,7 +77,7 @@ def run_score(args) -> int:
     import json
     import math
 
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.dimensions import DimensionError, InputError
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 

@@ -95,7 +95,7 @@ def register(subparsers) -> None:
 
 def _read_pairs(path: str, prompt_field: str, continuation_field: str, story_field: str | None = None
                 ) -> tuple[list[str], list[str], list[dict]]:
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.humandata import HumanDataError, read_jsonl, split_story
 
     prompts, conts, rows = [], [], []
@@ -146,7 +146,7 @@ def _fit_bank(args) -> int:
     from nlgeval_runtime.causal_lm import load_causal_lm
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
 
     prompts, conts, _ = _read_pairs(args.human, args.prompt_field, args.continuation_field)
@@ -177,7 +177,7 @@ def _score(args) -> int:
     from nlgeval_runtime.causal_lm import load_causal_lm
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
     from pytest_nlgeval.trajectory.scoring import score_continuations
 
@@ -232,7 +232,7 @@ def _scored_records(args, prompts: list[str], conts: list[str], key: dict) -> li
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
     from pytest_nlgeval._files import write_text_atomic
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
     from pytest_nlgeval.trajectory.scoring import SCORE_NAMES, score_continuations
 
@@ -268,7 +268,7 @@ def _scored_records(args, prompts: list[str], conts: list[str], key: dict) -> li
 
 
 def _fields(args) -> list[str]:
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.metaeval import DEFAULT_FIELDS, REFIT_FIELDS
     from pytest_nlgeval.trajectory.scoring import SCORE_NAMES
 
@@ -298,7 +298,7 @@ def _keep_complete(records: list[dict], fields: list[str], what: str, minimum: i
         if not missing:
             keep.append(i)
     if len(keep) < minimum:
-        from pytest_nlgeval.cli import UsageError
+        from pytest_nlgeval.errors import UsageError
 
         raise UsageError(f"only {len(keep)} {what} have every field; fields without values: {lacking}. Leave those "
                          "fields out with --fields (summary_* and *_paired need a human continuation of the same "
@@ -312,7 +312,7 @@ def _meta_eval(args) -> int:
     import numpy as np
 
     from pytest_nlgeval._files import write_text_atomic
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.humandata import HumanDataError, mean_rating, read_jsonl, read_pairwise, read_ratings
     from pytest_nlgeval.trajectory.metaeval import bootstrap_spearman, score_specs
     from pytest_nlgeval.trajectory.pairwise import pairwise_agreement
