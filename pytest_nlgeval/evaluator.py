@@ -306,7 +306,15 @@ class Evaluator:
         if self.source_windows == "off" or not any(dim.window for _, dim, _, _ in plans):
             return None
         planner = self.window_planner
-        lengths = planner.count(texts)
+        # A token covers at least one byte of UTF-8, so a text with fewer bytes than the maximum (less the
+        # special tokens) fits for sure and needs no tokenising: the common short input costs nothing here.
+        room = planner.max_length - planner.special_tokens
+        maybe_long = [k for k, t in enumerate(texts) if len(t) > room and len(t.encode("utf-8")) > room]
+        if not maybe_long:
+            return None
+        lengths = [0] * len(texts)
+        for k, n in zip(maybe_long, planner.count([texts[k] for k in maybe_long])):
+            lengths[k] = n
         if max(lengths) <= planner.max_length:
             return None
         out, k = [], 0

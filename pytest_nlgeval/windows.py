@@ -97,6 +97,11 @@ class WindowPlanner:
         self._special = int(count_tokens([""])[0])
         self._sentences: dict[str, tuple[list[tuple[int, int]], list[int]]] = {}
 
+    @property
+    def special_tokens(self) -> int:
+        """Tokens the tokenizer adds to every input (an empty text's length)."""
+        return self._special
+
     def count(self, texts: Sequence[str]) -> list[int]:
         return [int(n) for n in self._count(list(texts))]
 

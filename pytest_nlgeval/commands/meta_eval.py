@@ -60,7 +60,7 @@ def register(subparsers) -> None:
 
 
 def _run(args) -> int:
-    from pytest_nlgeval.cli import UsageError
+    from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.metaeval import MetaEvalError, _dimensions, evaluator_values, load_records, meta_evaluate
 
     metrics: list = [m for group in (args.metrics or []) for m in group]
