@@ -17,12 +17,12 @@ __version__ = "0.1.0"
 _LAZY = {
     "assert_dimension": "pytest_nlgeval.assertions",
     "assert_dimensions": "pytest_nlgeval.assertions",
-    "Score": "pytest_nlgeval.score",
-    "ScoreList": "pytest_nlgeval.score",
-    "Evaluator": "pytest_nlgeval.evaluator",
-    "Dimension": "pytest_nlgeval.dimensions",
-    "DimensionRegistry": "pytest_nlgeval.dimensions",
-    "Check": "pytest_nlgeval.checks",
+    "Score": "pytest_nlgeval.core.score",
+    "ScoreList": "pytest_nlgeval.core.score",
+    "Evaluator": "pytest_nlgeval.core.evaluator",
+    "Dimension": "pytest_nlgeval.core.dimensions",
+    "DimensionRegistry": "pytest_nlgeval.core.dimensions",
+    "Check": "pytest_nlgeval.core.checks",
     "assert_metric": "pytest_nlgeval.induction.assertions",
     "assert_metrics": "pytest_nlgeval.induction.assertions",
     "assert_trajectory": "pytest_nlgeval.trajectory.assertions",
@@ -32,10 +32,10 @@ __all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_nlgeval.assertions import assert_dimension, assert_dimensions
-    from pytest_nlgeval.checks import Check
-    from pytest_nlgeval.dimensions import Dimension, DimensionRegistry
-    from pytest_nlgeval.evaluator import Evaluator
-    from pytest_nlgeval.score import Score, ScoreList
+    from pytest_nlgeval.core.checks import Check
+    from pytest_nlgeval.core.dimensions import Dimension, DimensionRegistry
+    from pytest_nlgeval.core.evaluator import Evaluator
+    from pytest_nlgeval.core.score import Score, ScoreList
 
 
 def __getattr__(name: str):

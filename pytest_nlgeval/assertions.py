@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pytest_nlgeval import checks, context as _context
-from pytest_nlgeval.dimensions import DEFAULT_TASK, hide_user_errors
-from pytest_nlgeval.score import Score, ScoreList
+from pytest_nlgeval.core import checks, context as _context
+from pytest_nlgeval.core.dimensions import DEFAULT_TASK, hide_user_errors
+from pytest_nlgeval.core.score import Score, ScoreList
 
 __all__ = ["assert_dimension", "assert_dimensions"]
 

@@ -14,7 +14,7 @@ hookspec = pytest.hookspec  # reuse pytest's marker so these hooks live in the s
 def pytest_nlgeval_register_dimensions(registry):
     """Add dimensions to the catalogue before the first check of the session.
 
-    ``registry`` is a :class:`pytest_nlgeval.dimensions.DimensionRegistry`; call
+    ``registry`` is a :class:`pytest_nlgeval.core.dimensions.DimensionRegistry`; call
     ``registry.add(Dimension(...))`` for each custom (zero-shot) dimension::
 
         def pytest_nlgeval_register_dimensions(registry):
@@ -27,7 +27,7 @@ def pytest_nlgeval_register_dimensions(registry):
 def pytest_nlgeval_check_recorded(check):
     """Called after every comparison of a score with a threshold (passed or failed).
 
-    ``check`` is a :class:`pytest_nlgeval.checks.Check`; read-only by convention.
+    ``check`` is a :class:`pytest_nlgeval.core.checks.Check`; read-only by convention.
     """
 
 

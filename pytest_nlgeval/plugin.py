@@ -13,7 +13,7 @@ Options (each has an ini key of the same name with ``_`` for ``-``, e.g. ``nlgev
     --nlgeval-no-cache           score everything, read and write no cache
     --nlgeval-json PATH          write the results file (docs/results-schema.md)
 
-Fixture ``nlgeval`` (session): the :class:`~pytest_nlgeval.evaluator.Evaluator`. Marker
+Fixture ``nlgeval`` (session): the :class:`~pytest_nlgeval.core.evaluator.Evaluator`. Marker
 ``@pytest.mark.nlgeval(task=..., model=..., tolerance=...)``: the default task and model of a test's
 assertions, and the tolerance recorded with its checks for the baseline comparison.
 
@@ -164,7 +164,7 @@ def _marker_options(item) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def nlgeval(request):
-    """The session's evaluator (:class:`pytest_nlgeval.evaluator.Evaluator`); its model loads on first use.
+    """The session's evaluator (:class:`pytest_nlgeval.core.evaluator.Evaluator`); its model loads on first use.
 
         def test_many(nlgeval):
             scores = nlgeval.score_many(outputs, "fluency")
@@ -176,7 +176,7 @@ def pytest_assertrepr_compare(config, op, left, right):
     """Explain a failed ``assert score == x`` (threshold comparisons raise their own message)."""
     from_score = None
     for side in (left, right):
-        if type(side).__name__ == "Score" and type(side).__module__ == "pytest_nlgeval.score":
+        if type(side).__name__ == "Score" and type(side).__module__ == "pytest_nlgeval.core.score":
             from_score = side
             break
     if from_score is None:
@@ -191,7 +191,7 @@ class NLGEvalSession:
     """Per-session state: the check recorder, the evaluation context, the results."""
 
     def __init__(self, config, options: dict[str, Any]) -> None:
-        from pytest_nlgeval import checks, context
+        from pytest_nlgeval.core import checks, context
 
         self.config = config
         self.options = options
@@ -210,7 +210,7 @@ class NLGEvalSession:
         self.config.hook.pytest_nlgeval_check_recorded(check=check)
 
     def close(self) -> None:
-        from pytest_nlgeval import checks, context
+        from pytest_nlgeval.core import checks, context
 
         checks.deactivate(self.recorder)
         context.deactivate(self.context)

@@ -61,7 +61,9 @@ def register(subparsers) -> None:
 
 def _run(args) -> int:
     from pytest_nlgeval.errors import UsageError
-    from pytest_nlgeval.metaeval import MetaEvalError, _dimensions, evaluator_values, load_records, meta_evaluate
+    from pytest_nlgeval.metaeval.protocol import _dimensions, meta_evaluate
+    from pytest_nlgeval.metaeval.records import MetaEvalError, load_records
+    from pytest_nlgeval.metaeval.values import evaluator_values
 
     metrics: list = [m for group in (args.metrics or []) for m in group]
     if not metrics and not args.models:

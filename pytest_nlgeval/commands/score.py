@@ -78,10 +78,10 @@ def run_score(args) -> int:
     import math
 
     from pytest_nlgeval.errors import UsageError
-    from pytest_nlgeval.dimensions import DimensionError, InputError
+    from pytest_nlgeval.core.dimensions import DimensionError, InputError
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
-    from pytest_nlgeval.evaluator import Evaluator
+    from pytest_nlgeval.core.evaluator import Evaluator
 
     if args.chunk < 1:
         raise UsageError(f"--chunk must be >= 1, got {args.chunk}")

@@ -84,7 +84,7 @@ def _explainer(evaluation, metric):
 
 def _make_score(metric, evaluation, output, input, references):
     from pytest_nlgeval.induction.artifact import JudgeParseError
-    from pytest_nlgeval.score import Score
+    from pytest_nlgeval.core.score import Score
 
     if evaluation.errors or not math.isfinite(evaluation.value):
         raise JudgeParseError(
@@ -116,7 +116,7 @@ def assert_metric(output: str, metric, *, input: str | None = None, references=N
         references: reference output(s), when the metric uses them.
         lm: a ``dspy`` LM for metrics with judge components (default: the one named in the artifact).
 
-    Returns a :class:`pytest_nlgeval.score.Score` (kind ``"metric"``) on the scale of the human labels.
+    Returns a :class:`pytest_nlgeval.core.score.Score` (kind ``"metric"``) on the scale of the human labels.
     """
     __tracebackhide__ = True
     caller = inspect.stack(0)[1].filename
@@ -129,9 +129,9 @@ def assert_metric(output: str, metric, *, input: str | None = None, references=N
 
 def assert_metrics(outputs: Sequence[str], metric, *, inputs: Sequence[str | None] | None = None,
                    references: Sequence | None = None, lm=None):
-    """Score many outputs in one batch; returns a :class:`pytest_nlgeval.score.ScoreList`
+    """Score many outputs in one batch; returns a :class:`pytest_nlgeval.core.score.ScoreList`
     (``assert_metrics(answers, "metrics/helpful.json", inputs=questions).mean() >= 3.5``)."""
-    from pytest_nlgeval.score import ScoreList
+    from pytest_nlgeval.core.score import ScoreList
 
     caller = inspect.stack(0)[1].filename
     induced = load_metric(metric, lm=lm, _caller_file=caller)

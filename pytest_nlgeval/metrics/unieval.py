@@ -1,6 +1,6 @@
 """Each UniEval dimension (Zhong et al., 2022) as a metric of the bank.
 
-A thin adapter over :class:`pytest_nlgeval.evaluator.Evaluator`, which builds the Boolean-QA input texts
+A thin adapter over :class:`pytest_nlgeval.core.evaluator.Evaluator`, which builds the Boolean-QA input texts
 of REFERENCE.md section 1 (``'question: ' + Q + ' </s> ' + field + ': ' + text ...``), splits sentences
 for the per-sentence dimensions, caches scores by evaluator fingerprint and runs the ONNX model in
 batches. The metric protocol's arguments map onto the dimension's fields:
@@ -30,7 +30,7 @@ from pytest_nlgeval.metrics.base import Metric, MetricInputError
 
 
 def _dimension(task: str, dimension: str):
-    from pytest_nlgeval.dimensions import DimensionRegistry
+    from pytest_nlgeval.core.dimensions import DimensionRegistry
 
     return DimensionRegistry().get(dimension, task)
 
@@ -46,7 +46,7 @@ class UniEvalDimension(Metric):
         evaluator: an existing :class:`Evaluator` to share (its model settings win).
         multi_ref: how several references combine: ``"mean"``, ``"max"`` or ``"first"``.
         source_windows: ``"auto"`` (long documents in overlapping sentence windows) or ``"off"``
-            (the tail is cut, as UniEval does); see :mod:`pytest_nlgeval.windows`.
+            (the tail is cut, as UniEval does); see :mod:`pytest_nlgeval.core.windows`.
     """
 
     def __init__(self, task: str, dimension: str, model: str | None = None, device: str = "auto",
@@ -73,7 +73,7 @@ class UniEvalDimension(Metric):
     def evaluator(self):
         """The :class:`Evaluator` (created on first use; the ONNX session only when a text is scored)."""
         if self._evaluator is None:
-            from pytest_nlgeval.evaluator import Evaluator
+            from pytest_nlgeval.core.evaluator import Evaluator
 
             kw = dict(self._evaluator_kwargs)
             model = kw.pop("model")
@@ -98,7 +98,7 @@ class UniEvalDimension(Metric):
                 cols["references"].append(ref)
                 cols["facts"].append(contexts[i] if "fact" in args else None)
         kwargs = {k: v for k, v in cols.items() if any(x is not None for x in v)}
-        from pytest_nlgeval.dimensions import InputError
+        from pytest_nlgeval.core.dimensions import InputError
 
         try:
             values = self.evaluator.score_many(outs, self.dimension, task=self.task, **kwargs)

@@ -8,7 +8,7 @@
         result.diversity_dtw > -0.05             # close to human diversity trajectories
         result.likelihood > -20                  # a typical (mean, variance) profile for human text
 
-Every field is a :class:`~pytest_nlgeval.score.Score` (kind ``"trajectory"``): comparing it with a
+Every field is a :class:`~pytest_nlgeval.core.score.Score` (kind ``"trajectory"``): comparing it with a
 threshold is the assertion, and the check is recorded with the machine trajectory and the human band
 percentiles in its details, which the HTML report plots. Fields (see :mod:`.scoring`):
 ``diversity_dtw``, ``coherence_dtw`` (negative mean DTW distance to all references),
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_nlgeval.score import Score
+from pytest_nlgeval.core.score import Score
 from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
 from pytest_nlgeval.trajectory.scoring import SCORE_NAMES, TrajectoryScores, score_trajectory
 from pytest_nlgeval.trajectory.signals import Trajectory
@@ -60,7 +60,7 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     """
     from nlgeval_runtime.causal_lm import load_causal_lm
 
-    from pytest_nlgeval import context as _context
+    from pytest_nlgeval.core import context as _context
 
     options = _context.active().options
     device = device or options.get("device") or "auto"

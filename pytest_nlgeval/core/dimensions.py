@@ -1,0 +1,340 @@
+"""The dimension catalogue: which question the Boolean-QA evaluator is asked, about which texts.
+
+A :class:`Dimension` says how one quality dimension is scored (UniEval, Zhong et al. 2022; the
+question strings, fields, units and aggregations are those of the public UniEval code, listed in
+REFERENCE.md section 1). The input text of one evaluator call is::
+
+    'question: ' + question + ' </s> ' + field1 + ': ' + output [+ ' </s> ' + field2 + ': ' + x ...]
+
+Per-sentence dimensions (``unit="sentence"``) ask the question once per sentence of the output and
+aggregate the sentence scores with the mean (consistency, fluency) or the sum (dialogue engagingness,
+range [0, inf)). ``overall`` is the mean of all built-in dimensions of a task (none for ``fact``).
+
+Custom zero-shot dimensions are a question plus fields::
+
+    registry.add(Dimension(task="summarization", name="politeness",
+                           question="Is this a polite summary?", fields=("summary",)))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+__all__ = [
+    "ARGUMENTS",
+    "DEFAULT_TASK",
+    "Dimension",
+    "DimensionError",
+    "DimensionRegistry",
+    "InputError",
+    "OVERALL",
+    "builtin_dimensions",
+    "prepare_fields",
+    "prepare_inputs",
+]
+
+DEFAULT_TASK = "summarization"
+OVERALL = "overall"
+
+#: The keyword arguments of ``assert_dimension`` that feed a field after the output.
+ARGUMENTS = ("source", "reference", "context", "fact")
+
+# Which argument fills a field when a custom dimension does not say (field label -> argument).
+_FIELD_ARGUMENT = {
+    "document": "source",
+    "source": "source",
+    "article": "source",
+    "reference": "reference",
+    "dialogue history": "context",
+    "history": "context",
+    "context": "context",
+    "fact": "fact",
+    "knowledge": "fact",
+}
+
+
+class DimensionError(ValueError):
+    """An unknown task or dimension, or an invalid dimension definition."""
+
+
+class InputError(ValueError):
+    """An output or an input field that cannot be scored (missing, empty, not a string)."""
+
+
+def hide_user_errors(excinfo) -> bool:
+    """``__tracebackhide__`` for pytest: a user error shows the test line, not the plugin's internals."""
+    return excinfo.errisinstance((InputError, DimensionError))
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """How one dimension is scored.
+
+    ``fields`` are the labels of the input fields; the first one holds the output (or one sentence of
+    it), the others are filled from ``arguments`` (names among ``source``, ``reference``, ``context``,
+    ``fact``; derived from the labels when omitted: ``document`` -> ``source``, ``dialogue history``
+    -> ``context``, ``fact`` -> ``fact``, ``reference`` -> ``reference``).
+
+        >>> d = Dimension(task="summarization", name="conciseness",
+        ...               question="Is this a concise summary of the document?",
+        ...               fields=("summary", "document"))
+        >>> d.arguments
+        ('source',)
+    """
+
+    task: str
+    name: str
+    question: str
+    fields: tuple[str, ...]
+    arguments: tuple[str, ...] | None = None
+    unit: str = "whole"  # "whole" or "sentence"
+    aggregation: str = "mean"  # how sentence scores combine: "mean" or "sum"
+    description: str = ""
+    builtin: bool = field(default=False, compare=False)
+    #: the argument split into source windows when an input is too long (pytest_nlgeval.core.windows), or None
+    window: str | None = None
+    #: how the scores of a unit's windows combine: "max" (supported somewhere) or "mean"
+    window_aggregation: str = "max"
+
+    def __post_init__(self) -> None:
+        where = f"dimension {self.name!r} (task {self.task!r})"
+        for attr in ("task", "name", "question"):
+            value = getattr(self, attr)
+            if not isinstance(value, str) or not value.strip():
+                raise DimensionError(f"{where}: `{attr}` must be a non-empty string, got {value!r}")
+        if self.name == OVERALL:
+            raise DimensionError(f"{where}: 'overall' is reserved (the mean of a task's dimensions)")
+        fields = tuple(self.fields) if not isinstance(self.fields, str) else (self.fields,)
+        if not fields or not all(isinstance(f, str) and f.strip() for f in fields):
+            raise DimensionError(f"{where}: `fields` must be non-empty labels such as ('summary', 'document')")
+        object.__setattr__(self, "fields", fields)
+        if self.arguments is None:
+            derived = []
+            for label in fields[1:]:
+                if label.lower() not in _FIELD_ARGUMENT:
+                    raise DimensionError(
+                        f"{where}: cannot tell which argument fills field {label!r}; pass "
+                        f"arguments=(...) with one of {', '.join(ARGUMENTS)} per field after the first"
+                    )
+                derived.append(_FIELD_ARGUMENT[label.lower()])
+            object.__setattr__(self, "arguments", tuple(derived))
+        else:
+            arguments = tuple(self.arguments)
+            if len(arguments) != len(fields) - 1:
+                raise DimensionError(
+                    f"{where}: {len(fields) - 1} field(s) after the output but {len(arguments)} argument(s)"
+                )
+            bad = [a for a in arguments if a not in ARGUMENTS]
+            if bad:
+                raise DimensionError(f"{where}: unknown argument(s) {bad}; use {', '.join(ARGUMENTS)}")
+            object.__setattr__(self, "arguments", arguments)
+        if self.unit not in ("whole", "sentence"):
+            raise DimensionError(f"{where}: unit must be 'whole' or 'sentence', got {self.unit!r}")
+        if self.aggregation not in ("mean", "sum"):
+            raise DimensionError(f"{where}: aggregation must be 'mean' or 'sum', got {self.aggregation!r}")
+        if self.window is not None and self.window not in self.arguments:
+            raise DimensionError(f"{where}: window={self.window!r} is not one of its arguments {self.arguments}")
+        if self.window_aggregation not in ("max", "mean"):
+            raise DimensionError(f"{where}: window_aggregation must be 'max' or 'mean', got {self.window_aggregation!r}")
+
+    @property
+    def output_field(self) -> str:
+        return self.fields[0]
+
+    def input_text(self, unit_text: str, values: Mapping[str, str]) -> str:
+        """The evaluator input for one unit (the whole output or one sentence of it)."""
+        parts = [f"question: {self.question}", f"{self.fields[0]}: {unit_text}"]
+        for label, argument in zip(self.fields[1:], self.arguments):
+            parts.append(f"{label}: {values[argument]}")
+        return " </s> ".join(parts)
+
+
+def _builtin(task, name, question, fields, unit="whole", aggregation="mean", description="", window=None):
+    return Dimension(task=task, name=name, question=question, fields=fields, unit=unit,
+                     aggregation=aggregation, description=description, builtin=True, window=window)
+
+
+def builtin_dimensions() -> list[Dimension]:
+    """The UniEval catalogue (REFERENCE.md section 1), in the order of the reference code."""
+    return [
+        _builtin("summarization", "coherence", "Is this a coherent summary to the document?",
+                 ("summary", "document"), description="the summary is well structured and organised"),
+        _builtin("summarization", "consistency", "Is this claim consistent with the document?",
+                 ("claim", "document"), unit="sentence", window="source",
+                 description="every sentence of the summary is supported by the document"),
+        _builtin("summarization", "fluency", "Is this a fluent paragraph?", ("paragraph",), unit="sentence",
+                 description="each sentence is well formed"),
+        _builtin("summarization", "relevance", "Is this summary relevant to the reference?",
+                 ("summary", "reference"), description="the summary keeps the important content"),
+        _builtin("dialogue", "naturalness", "Is this a natural response in the dialogue?", ("response",),
+                 description="a person would plausibly say this"),
+        _builtin("dialogue", "coherence", "Is this a coherent response given the dialogue history?",
+                 ("response", "dialogue history"), description="the response follows from the history"),
+        _builtin("dialogue", "engagingness",
+                 "Is this an engaging and informative response according to the dialogue history and fact?",
+                 ("response", "dialogue history", "fact"), unit="sentence", aggregation="sum",
+                 description="sum over sentences, range [0, inf)"),
+        _builtin("dialogue", "groundedness", "Is this response consistent with knowledge in the fact?",
+                 ("response", "fact"), window="fact", description="the response agrees with the knowledge given"),
+        _builtin("dialogue", "understandability", "Is this an understandable response in the dialogue?",
+                 ("response",), description="the response is easy to understand"),
+        _builtin("data2text", "naturalness", "Is this a fluent utterance?", ("utterance",),
+                 description="the text reads naturally"),
+        _builtin("data2text", "informativeness", "Is this sentence informative according to the reference?",
+                 ("sentence", "reference"), description="the text carries the reference's information"),
+        _builtin("fact", "consistency", "Is this claim consistent with the document?", ("claim", "document"),
+                 unit="sentence", window="source", description="every sentence is supported by the document"),
+    ]
+
+
+# Tasks whose catalogue has no overall score (the reference code computes none for fact checking).
+_NO_OVERALL = frozenset({"fact"})
+
+
+class DimensionRegistry:
+    """The dimensions known to a session: the built-in catalogue plus registered custom ones.
+
+        >>> registry = DimensionRegistry()
+        >>> registry.get("fluency").question
+        'Is this a fluent paragraph?'
+        >>> registry.get("coherence", task="dialogue").fields
+        ('response', 'dialogue history')
+    """
+
+    def __init__(self, dimensions: Iterable[Dimension] | None = None) -> None:
+        self._dims: dict[tuple[str, str], Dimension] = {}
+        for dim in builtin_dimensions() if dimensions is None else dimensions:
+            self._dims[(dim.task, dim.name)] = dim
+
+    def add(self, dimension: Dimension, *, replace: bool = False) -> Dimension:
+        """Register a (custom) dimension; re-adding an identical one is a no-op."""
+        if not isinstance(dimension, Dimension):
+            raise DimensionError(f"registry.add expects a Dimension, got {type(dimension).__name__}")
+        key = (dimension.task, dimension.name)
+        existing = self._dims.get(key)
+        if existing is not None and existing != dimension and not replace:
+            raise DimensionError(
+                f"dimension {dimension.name!r} of task {dimension.task!r} is already defined "
+                f"(question {existing.question!r}); pass replace=True to redefine it"
+            )
+        self._dims[key] = dimension
+        return dimension
+
+    def tasks(self) -> list[str]:
+        return sorted({task for task, _ in self._dims})
+
+    def names(self, task: str) -> list[str]:
+        """Dimension names of ``task``, ``overall`` last where the task has one."""
+        names = [name for t, name in self._dims if t == task]
+        if task not in _NO_OVERALL and any(self._dims[(task, n)].builtin for n in names):
+            names.append(OVERALL)
+        return names
+
+    def overall_members(self, task: str) -> list[Dimension]:
+        """The dimensions averaged by ``overall``: the task's built-in ones."""
+        __tracebackhide__ = hide_user_errors
+        if task in _NO_OVERALL:
+            raise DimensionError(f"task {task!r} has no 'overall' score; assert its dimensions one by one")
+        return [d for (t, _), d in self._dims.items() if t == task and d.builtin]
+
+    def get(self, name: str, task: str | None = None) -> Dimension:
+        """The dimension ``name`` of ``task`` (default summarization); raises DimensionError listing valid names."""
+        __tracebackhide__ = hide_user_errors
+        task = task or DEFAULT_TASK
+        if not isinstance(name, str):
+            raise DimensionError(f"dimension must be a name (str), got {type(name).__name__}")
+        if task not in self.tasks():
+            raise DimensionError(f"unknown task {task!r}; valid tasks: {', '.join(self.tasks())}")
+        dim = self._dims.get((task, name))
+        if dim is None:
+            if name == OVERALL and task not in _NO_OVERALL:
+                raise DimensionError("'overall' is not a single dimension; use DimensionRegistry.overall_members")
+            elsewhere = [t for t in self.tasks() if (t, name) in self._dims]
+            hint = f" ('{name}' exists for task {', '.join(map(repr, elsewhere))}: pass task=...)" if elsewhere else ""
+            raise DimensionError(
+                f"unknown dimension {name!r} for task {task!r}; valid: {', '.join(self.names(task))}{hint}. "
+                "Custom dimensions are registered with the pytest_nlgeval_register_dimensions hook"
+            )
+        return dim
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._dims
+
+    def __iter__(self):
+        return iter(list(self._dims.values()))
+
+
+def _check_text(value, what: str) -> str:
+    __tracebackhide__ = hide_user_errors
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be a str, got {type(value).__name__}: {value!r:.80}")
+    if not value.strip():
+        raise InputError(f"{what} is empty; an empty text cannot be scored (generate something or skip the case)")
+    return value
+
+
+def _dialogue_history(value, what: str) -> str:
+    """Dialogue history per the reference convention: turns joined by '\\n', ending with '\\n\\n'."""
+    __tracebackhide__ = hide_user_errors
+    if isinstance(value, (list, tuple)):
+        turns = [_check_text(t, f"{what} turn {i}").strip() for i, t in enumerate(value)]
+        if not turns:
+            raise InputError(f"{what} is an empty list of turns")
+        return "\n".join(turns) + "\n\n"
+    return _check_text(value, what).rstrip("\n") + "\n\n"
+
+
+def _fact(value, what: str) -> str:
+    """Fact / knowledge per the reference convention: ends with a single '\\n'."""
+    __tracebackhide__ = hide_user_errors
+    if isinstance(value, (list, tuple)):
+        items = [_check_text(t, f"{what} item {i}").strip() for i, t in enumerate(value)]
+        if not items:
+            raise InputError(f"{what} is an empty list")
+        value = "\n".join(items)
+    return _check_text(value, what).rstrip("\n") + "\n"
+
+
+def prepare_inputs(dimension: Dimension, output, values: Mapping[str, object], *, split=None,
+                   label: str = "output") -> tuple[list[str], list[str]]:
+    """Units and evaluator input texts of one output for one dimension.
+
+    ``values`` maps argument names (``source``, ``reference``, ``context``, ``fact``) to texts; a
+    dimension's missing argument raises :class:`InputError` naming it. ``split`` splits sentences
+    (default: :func:`nlgeval_runtime.sentences.split_sentences`). Returns ``(units, texts)``: the
+    output itself or its sentences, and one input text per unit.
+    """
+    __tracebackhide__ = hide_user_errors
+    text = _check_text(output, label)
+    prepared = prepare_fields(dimension, values, label=label)
+    if dimension.unit == "sentence":
+        if split is None:
+            from nlgeval_runtime.sentences import split_sentences as split
+        units = split(text) or [text.strip()]
+    else:
+        units = [text]
+    return units, [dimension.input_text(unit, prepared) for unit in units]
+
+
+def prepare_fields(dimension: Dimension, values: Mapping[str, object], *, label: str = "output") -> dict[str, str]:
+    """The texts of a dimension's fields after the output, checked and in the reference conventions
+    (dialogue history ends with a blank line, a dialogue fact with a line break)."""
+    __tracebackhide__ = hide_user_errors
+    prepared: dict[str, str] = {}
+    for argument in dimension.arguments:
+        value = values.get(argument)
+        what = f"`{argument}=`" if label == "output" else f"`{argument}` of {label}"
+        if value is None:
+            how = f"pass {argument}=..." if label == "output" else \
+                f"pass {argument}s=[...] (one per output) or {argument}=... (shared by all)"
+            raise InputError(
+                f"dimension {dimension.name!r} (task {dimension.task!r}) needs {what}: the "
+                f"{dimension.fields[1 + dimension.arguments.index(argument)]!r} field of its question; {how}"
+            )
+        if argument == "context" and dimension.task == "dialogue":
+            prepared[argument] = _dialogue_history(value, what)
+        elif argument == "fact" and dimension.task == "dialogue":
+            prepared[argument] = _fact(value, what)
+        else:
+            prepared[argument] = _check_text(value, what)
+    return prepared

@@ -1,0 +1,458 @@
+"""The evaluator: dimension specs in, scores out, through the score cache and the runtime scorer.
+
+An :class:`Evaluator` holds its configuration (model, device, precision, batch size, cache) and
+creates the ONNX Runtime scorer only when a text is not in the cache, so a warm re-run of an unchanged
+suite never builds a session. That needs the fingerprint before the session exists: it comes from the
+model folder's manifest (``nlgeval_runtime.fingerprint.planned_fingerprint``, which imports neither
+numpy nor onnxruntime) or, where only a session can tell the
+provider (device ``auto`` with CUDA listed), from the fingerprint a previous run recorded in the cache
+for the same request.
+
+    >>> ev = Evaluator("models/unieval-sum", device="cpu")
+    >>> ev.score("The cat sat on the mat.", "fluency") > 0.5
+    True
+    >>> ev.score_many(["A summary.", "Another one."], "consistency", sources=[doc1, doc2])
+    [0.91, 0.42]
+"""
+from __future__ import annotations
+
+import json
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from pytest_nlgeval.core.dimensions import (
+    DEFAULT_TASK,
+    OVERALL,
+    Dimension,
+    DimensionRegistry,
+    InputError,
+    hide_user_errors,
+    prepare_inputs,
+)
+from pytest_nlgeval.core.score import Score, ScoreList
+
+__all__ = ["DEFAULT_CACHE_DIR", "Evaluator"]
+
+DEFAULT_CACHE_DIR = ".nlgeval-cache"
+_CACHE_FILE = "scores.sqlite3"
+
+
+class Evaluator:
+    """Scores outputs on dimensions with one Boolean-QA model.
+
+    ``model``: a model folder, a Hugging Face id, or None for the embedded default. ``device``:
+    ``auto``/``cpu``/``cuda``; ``precision``: ``auto``/``fp32``/``fp16``/``int8``. ``batch_size``: the
+    most inputs per ONNX call. ``cache``: True (``cache_dir``, default ``.nlgeval-cache`` in the current
+    directory), False (no cache), or a :class:`~pytest_nlgeval.core.cache.ScoreCache`. ``registry``: the
+    dimensions this evaluator knows (default: the built-in catalogue). ``source_windows``: ``auto``
+    scores a long document in overlapping sentence windows where the dimension allows it
+    (:mod:`pytest_nlgeval.core.windows`), ``off`` cuts the input's tail as UniEval does; the setting is part of
+    the fingerprint, so scores of the two modes are never mixed.
+    """
+
+    def __init__(self, model: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
+                 batch_size: int | None = None, cache: Any = True, cache_dir: str | os.PathLike | None = None,
+                 threads: int | None = None, registry: DimensionRegistry | None = None,
+                 model_cache_dir: str | os.PathLike | None = None, source_windows: str = "auto") -> None:
+        from nlgeval_runtime.session import check_options
+
+        from pytest_nlgeval.core.windows import check_mode
+
+        check_options(device, precision)
+        self.source_windows = check_mode(source_windows)
+        if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) < 1):
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.model = None if model is None else os.fspath(model)
+        self.device = device
+        self.precision = precision
+        self.batch_size = None if batch_size is None else int(batch_size)
+        self.threads = threads
+        self.model_cache_dir = model_cache_dir
+        self.registry = registry if registry is not None else DimensionRegistry()
+        if cache is True:
+            from pytest_nlgeval.core.cache import ScoreCache
+
+            cache = ScoreCache(Path(cache_dir or DEFAULT_CACHE_DIR) / _CACHE_FILE)
+        self.cache = cache or None
+        self._scorer = None
+        self._folder = None
+        self._fingerprint: dict | None = None
+        self._fingerprint_id: str | None = None
+        self._planner = None
+        #: texts sent to the model / answered by the cache, and ONNX sessions created, by this evaluator
+        self.stats = {"scored": 0, "cached": 0, "sessions": 0, "calls": 0}
+
+    def __repr__(self) -> str:
+        return (f"Evaluator(model={self.model or 'default'!r}, device={self.device!r}, "
+                f"precision={self.precision!r}, source_windows={self.source_windows!r}, "
+                f"cache={'on' if self.cache else 'off'})")
+
+    # -- model and fingerprint --------------------------------------------------------------------------
+    @property
+    def folder(self):
+        """The resolved model folder (reads its manifest; creates no session)."""
+        if self._folder is None:
+            from nlgeval_runtime.modelfolder import ModelFolder
+            from nlgeval_runtime.resolve import resolve_model
+
+            self._folder = ModelFolder.open(resolve_model(self.model, cache_dir=self.model_cache_dir))
+        return self._folder
+
+    @property
+    def model_ref(self) -> str:
+        return self.model if self.model is not None else "default"
+
+    @property
+    def scorer(self):
+        """The runtime scorer; created (ONNX session and all) on first access."""
+        if self._scorer is None:
+            from nlgeval_runtime.boolqa import load_boolqa
+
+            kwargs = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
+            self._scorer = load_boolqa(self.model, device=self.device, precision=self.precision,
+                                       threads=self.threads, cache_dir=self.model_cache_dir, **kwargs)
+            self.stats["sessions"] += 1
+            planned = self._fingerprint_id
+            self._adopt(self._scorer.fingerprint)
+            if self.cache is not None:
+                self.cache.put_meta(self._request_key(), {"fingerprint": dict(self._scorer.fingerprint)})
+            if planned is not None and planned != self._fingerprint_id:
+                import warnings
+
+                warnings.warn(
+                    f"the evaluator was planned as {planned} but its session is {self._fingerprint_id} "
+                    f"({self._fingerprint.get('provider')}, {self._fingerprint.get('precision')}); "
+                    "scores are cached under the session's fingerprint",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return self._scorer
+
+    @property
+    def session_created(self) -> bool:
+        return self._scorer is not None
+
+    def _request_key(self) -> str:
+        """What a run asked for, by content: the same request on the same installation gets the same evaluator."""
+        from nlgeval_runtime import _version
+        from nlgeval_runtime.fingerprint import planned_provider
+        from nlgeval_runtime.session import cuda_listed
+
+        folder = self.folder
+        request = {
+            "model": self.model_ref,
+            "files": folder.manifest.get("files"),
+            "device": self.device,
+            "precision": self.precision,
+            "runtime_version": _version.__version__,
+            "cuda_listed": planned_provider(self.device) is None and cuda_listed(),
+        }
+        digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:24]
+        return f"planned:{digest}"
+
+    def _adopt(self, runtime_fingerprint: dict) -> None:
+        """The evaluator's fingerprint: the runtime's (files, provider, precision, version) plus the
+        evaluator settings that change scores."""
+        from nlgeval_runtime.fingerprint import fingerprint_id
+
+        self._fingerprint = {**runtime_fingerprint, "source_windows": self.source_windows}
+        self._fingerprint_id = fingerprint_id(self._fingerprint)
+
+    def _ensure_fingerprint(self) -> None:
+        if self._fingerprint_id is not None:
+            return
+        from nlgeval_runtime.fingerprint import planned_fingerprint
+
+        planned = planned_fingerprint(self.folder, self.model_ref, device=self.device, precision=self.precision)
+        if planned is None and self.cache is not None:
+            memo = self.cache.get_meta(self._request_key())
+            planned = (memo or {}).get("fingerprint")
+        if planned is None:
+            self.scorer  # only a session can tell (sets the fingerprint)
+            return
+        self._adopt(planned)
+
+    @property
+    def fingerprint(self) -> dict:
+        """Model files' sha256, provider, precision, runtime version, source windows; usually known
+        without a session."""
+        self._ensure_fingerprint()
+        return dict(self._fingerprint)
+
+    @property
+    def fingerprint_id(self) -> str:
+        """Short stable id of :attr:`fingerprint`; cached scores and baselines are keyed by it."""
+        self._ensure_fingerprint()
+        return self._fingerprint_id
+
+    # -- scoring texts -----------------------------------------------------------------------------------
+    def score_texts(self, texts: Sequence[str]) -> list[tuple[float, bool, int]]:
+        """``(score, truncated, n_tokens)`` per evaluator input text, cached, misses in one batched call."""
+        texts = list(texts)
+        self.stats["calls"] += 1
+        unique = list(dict.fromkeys(texts))
+        known: dict[str, tuple[float, bool, int]] = {}
+        if self.cache is not None and unique:
+            known = self.cache.get_many(self.fingerprint_id, unique)
+        misses = [t for t in unique if t not in known]
+        if misses:
+            scorer = self.scorer
+            result = scorer.score(misses)
+            fresh = {t: (float(s), bool(tr), int(n))
+                     for t, s, tr, n in zip(misses, result.scores, result.truncated, result.n_tokens)}
+            known.update(fresh)
+            if self.cache is not None:
+                self.cache.put_many(self.fingerprint_id, fresh)
+        self.stats["scored"] += len(misses)
+        self.stats["cached"] += len(unique) - len(misses)
+        return [known[t] for t in texts]
+
+    # -- dimensions --------------------------------------------------------------------------------------
+    def dimension(self, name: str, task: str | None = None) -> Dimension:
+        return self.registry.get(name, task)
+
+    def evaluate(self, outputs: Sequence[str], dimension: str, *, sources=None, references=None, contexts=None,
+                 facts=None, task: str | None = None, source=None, reference=None, context=None,
+                 fact=None) -> ScoreList:
+        """Score many outputs on one dimension in one batched call; returns a :class:`ScoreList`.
+
+        Per-case inputs are lists (``sources=[...]``); one shared input is a single value (``source=...``).
+        """
+        __tracebackhide__ = hide_user_errors
+        task = _task(task)
+        if isinstance(outputs, str) or not isinstance(outputs, Sequence):
+            raise InputError(
+                f"outputs must be a list of strings, got {type(outputs).__name__}; "
+                "use assert_dimension / Evaluator.score for a single output"
+            )
+        if len(outputs) == 0:
+            raise InputError("outputs is an empty list: there is nothing to score")
+        per_case = _per_case_values(len(outputs), sources=(sources, source), references=(references, reference),
+                                    contexts=(contexts, context), facts=(facts, fact))
+        return self._evaluate(outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))])
+
+    def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str]) -> ScoreList:
+        __tracebackhide__ = hide_user_errors
+        members = self._members(dimension, task)
+        plans = []  # (case, dimension, units, per unit: its windows or None)
+        texts: list[str] = []
+        for i, output in enumerate(outputs):
+            for dim in members:
+                units, unit_texts = prepare_inputs(dim, output, per_case[i], label=labels[i])
+                plans.append((i, dim, units, unit_texts))
+                texts.extend(unit_texts)
+        windows = self._windows(plans, texts, per_case)
+        all_texts = [t for unit_windows in windows for t in unit_windows[1]] if windows else texts
+        results = self.score_texts(all_texts)
+        fingerprint, fid = self.fingerprint, self.fingerprint_id
+        by_case: list[dict[str, tuple]] = [dict() for _ in outputs]
+        at = unit_at = 0
+        for i, dim, units, unit_texts in plans:
+            unit_results, supports = [], []
+            for _ in units:
+                if windows:
+                    unit_windows, window_texts = windows[unit_at]
+                    scored = results[at:at + len(window_texts)]
+                    at += len(window_texts)
+                    unit_results.append(_combine(dim, scored))
+                    supports.append(_support(dim, unit_windows, scored))
+                else:
+                    unit_results.append(results[at])
+                    at += 1
+                    supports.append(None)
+                unit_at += 1
+            by_case[i][dim.name] = (dim, units, unit_results, supports)
+        scores = []
+        for i, output in enumerate(outputs):
+            inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
+            scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint))
+        return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
+
+    def score(self, output: str, dimension: str, *, source=None, reference=None, context=None, fact=None,
+              task: str | None = None) -> Score:
+        """Score one output; compare the returned :class:`Score` with a threshold to assert."""
+        __tracebackhide__ = hide_user_errors
+        values = {"source": source, "reference": reference, "context": context, "fact": fact}
+        per_case = [{k: v for k, v in values.items() if v is not None}]
+        return self._evaluate([output], dimension, _task(task), per_case, ["output"])[0]
+
+    def score_many(self, outputs: Sequence[str], dimension: str, **inputs) -> list[float]:
+        """Plain numbers for many outputs (one batched call); same arguments as :meth:`evaluate`."""
+        __tracebackhide__ = hide_user_errors
+        return [float(s) for s in self.evaluate(outputs, dimension, **inputs)]
+
+    # -- source windows ----------------------------------------------------------------------------------
+    @property
+    def window_planner(self):
+        """Plans source windows with the model's tokenizer and maximum length (no session needed)."""
+        if self._planner is None:
+            from pytest_nlgeval.core.windows import WindowPlanner
+
+            encoder = self._scorer.encoder if self._scorer is not None else self._text_encoder()
+            self._planner = WindowPlanner(lambda texts: encoder.encode(list(texts)).n_tokens, encoder.max_length)
+        return self._planner
+
+    def _text_encoder(self):
+        from nlgeval_runtime.tokenize import TextEncoder
+
+        conventions = self.folder.input_conventions
+        return TextEncoder(self.folder.tokenizer_path, separator=conventions["separator"],
+                           separator_token=conventions["separator_token"], max_length=conventions["max_length"])
+
+    def _windows(self, plans, texts: list[str], per_case: list[dict]):
+        """Per unit (in plan order): ``(windows or None, texts to score)``; None when no unit needs windows."""
+        if self.source_windows == "off" or not any(dim.window for _, dim, _, _ in plans):
+            return None
+        planner = self.window_planner
+        # A token covers at least one byte of UTF-8, so a text with fewer bytes than the maximum (less the
+        # special tokens) fits for sure and needs no tokenising: the common short input costs nothing here.
+        room = planner.max_length - planner.special_tokens
+        maybe_long = [k for k, t in enumerate(texts) if len(t) > room and len(t.encode("utf-8")) > room]
+        if not maybe_long:
+            return None
+        lengths = [0] * len(texts)
+        for k, n in zip(maybe_long, planner.count([texts[k] for k in maybe_long])):
+            lengths[k] = n
+        if max(lengths) <= planner.max_length:
+            return None
+        out, k = [], 0
+        for i, dim, units, unit_texts in plans:
+            for unit, text in zip(units, unit_texts):
+                n = lengths[k]
+                k += 1
+                if dim.window is None or n <= planner.max_length:
+                    out.append((None, [text]))
+                    continue
+                out.append(self._unit_windows(dim, unit, per_case[i]))
+        return out
+
+    def _unit_windows(self, dim: Dimension, unit: str, values: dict):
+        from pytest_nlgeval.core.dimensions import prepare_fields
+
+        planner = self.window_planner
+        fields = prepare_fields(dim, values)
+        source = fields[dim.window]
+        tail = "\n" if source.endswith("\n") else ""  # the dialogue fact convention, kept in every window
+        body = source[:-1] if tail else source
+        prefix = planner.count([dim.input_text(unit, {**fields, dim.window: ""})])[0]
+        for _ in range(4):
+            windows = planner.plan(prefix, body, tail)
+            window_texts = [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
+            over = max(n - planner.max_length for n in planner.count(window_texts))
+            # The sentence counts are measured one sentence at a time; joined sentences can tokenise a
+            # little longer. Shrink the budget by the overflow and plan again.
+            if over <= 0 or all(w.last - w.first == 1 for w in windows):
+                break
+            prefix += over
+        return windows, window_texts
+
+    def _members(self, dimension: str, task: str) -> list[Dimension]:
+        __tracebackhide__ = hide_user_errors
+        if dimension == OVERALL:
+            if task not in self.registry.tasks():
+                from pytest_nlgeval.core.dimensions import DimensionError
+
+                raise DimensionError(f"unknown task {task!r}; valid tasks: {', '.join(self.registry.tasks())}")
+            return self.registry.overall_members(task)
+        return [self.registry.get(dimension, task)]
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+        self._scorer = None
+
+
+def _task(task: str | None) -> str:
+    """``task``, else the running test's ``nlgeval(task=...)`` marker, else summarization."""
+    if task:
+        return task
+    from pytest_nlgeval.core import checks
+
+    recorder = checks.active_recorder()
+    return (recorder.marker.get("task") if recorder is not None else None) or DEFAULT_TASK
+
+
+def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
+    """Per-case argument dicts from ``name=(list_or_None, shared_or_None)`` pairs."""
+    __tracebackhide__ = hide_user_errors
+    cases: list[dict[str, Any]] = [dict() for _ in range(n)]
+    for plural, (many, one) in pairs.items():
+        argument = plural[:-1]
+        if many is not None and one is not None:
+            raise InputError(f"pass either {plural}=[...] (one per output) or {argument}=... (shared), not both")
+        if many is not None:
+            if isinstance(many, str) or not isinstance(many, Sequence):
+                raise InputError(f"{plural}= must be a list with one entry per output; "
+                                 f"for one shared value use {argument}=...")
+            if len(many) != n:
+                raise InputError(f"{plural}= has {len(many)} entries but there are {n} outputs")
+            for case, value in zip(cases, many):
+                case[argument] = value
+        elif one is not None:
+            for case in cases:
+                case[argument] = one
+    return cases
+
+
+def _aggregate(dim: Dimension, unit_scores: list[float]) -> float:
+    if dim.aggregation == "sum":
+        return float(sum(unit_scores))
+    return float(sum(unit_scores) / len(unit_scores))
+
+
+def _combine(dim: Dimension, scored: list[tuple[float, bool, int]]) -> tuple[float, bool, int]:
+    """One unit's ``(score, truncated, tokens)`` from the scores of its source windows."""
+    values = [r[0] for r in scored]
+    value = max(values) if dim.window_aggregation == "max" else sum(values) / len(values)
+    return value, any(r[1] for r in scored), max(r[2] for r in scored)
+
+
+def _support(dim: Dimension, windows, scored) -> dict | None:
+    """The window that decided a unit's score (the best one under ``max``), for the failure message."""
+    if windows is None:
+        return None
+    best = max(range(len(scored)), key=lambda k: scored[k][0])
+    return {**windows[best].describe(scored[best][0]), "aggregation": dim.window_aggregation}
+
+
+def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict) -> Score:
+    components = {}
+    details: dict[str, Any] = {"inputs": _jsonable_inputs(inputs), "truncated": False,
+                               "source_windows": fingerprint.get("source_windows", "off")}
+    for dim_name, (dim, units, results, supports) in parts.items():
+        unit_scores = [r[0] for r in results]
+        components[dim_name] = _aggregate(dim, unit_scores)
+        details["truncated"] = details["truncated"] or any(r[1] for r in results)
+        windowed = {u: w for u, w in zip(range(len(units)), supports) if w is not None}
+        if len(parts) == 1:
+            details["aggregation"] = dim.aggregation
+            details["unit"] = dim.unit
+            if dim.unit == "sentence":
+                details["units"] = [{"text": u, "score": s, **({"window": supports[k]} if supports[k] else {})}
+                                    for k, (u, s) in enumerate(zip(units, unit_scores))]
+            elif windowed:
+                details["window"] = supports[0]
+        elif windowed:
+            details.setdefault("windows", {})[dim_name] = [supports[k] for k in sorted(windowed)]
+    if len(parts) == 1:
+        value = next(iter(components.values()))
+        explain = None
+    else:
+        # overall = mean of the evaluated dimensions (UniEval), engagingness sum included as it is.
+        value = sum(components.values()) / len(components)
+        details["components"] = components
+
+        def explain(score, op, threshold, components=components):
+            return ["mean of: " + ", ".join(f"{k} {v:.4f}" for k, v in components.items())]
+
+    return Score(value, name=name, kind="dimension", task=task, details=details, evaluator_id=fid,
+                 evaluator_fingerprint=fingerprint, explain=explain)
+
+
+def _jsonable_inputs(inputs: dict) -> dict:
+    out = {}
+    for key, value in inputs.items():
+        out[key] = list(value) if isinstance(value, (list, tuple)) else value
+    return out

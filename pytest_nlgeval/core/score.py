@@ -1,0 +1,319 @@
+"""Scores whose comparison with a threshold is the assertion.
+
+``assert_dimension(...) > 0.7`` returns ``True`` when the comparison holds and raises ``AssertionError``
+with a readable message when it does not; either way the comparison is recorded as a check (see
+:mod:`pytest_nlgeval.core.checks`). A :class:`Score` is float-like (``float(score)``, formatting, arithmetic
+gives plain floats); equality compares the number and records nothing.
+
+Other engines build their own scores with the same constructor::
+
+    Score(3.8, name="helpfulness", kind="metric", details={"artifact": "metrics/helpful.json"})
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import operator as _op
+from typing import Any, Callable, Iterable, Sequence
+
+from pytest_nlgeval.core import checks
+
+__all__ = ["Score", "ScoreList"]
+
+_OPERATORS: dict[str, Callable[[float, float], bool]] = {">": _op.gt, ">=": _op.ge, "<": _op.lt, "<=": _op.le}
+_MAX_TEXT = 120
+
+
+def _clip(text: str, limit: int = _MAX_TEXT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _threshold(value: Any, op: str) -> float:
+    if isinstance(value, Score):
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise TypeError(f"a score is compared with a number (score {op} 0.7), got {value!r}")
+    return float(value)
+
+
+class Score:
+    """A score that asserts when compared with a threshold.
+
+        >>> s = Score(0.82, name="fluency", task="summarization")
+        >>> s > 0.7
+        True
+        >>> float(s)
+        0.82
+
+    ``kind`` is ``"dimension"``, ``"metric"``, ``"trajectory"`` or ``"aggregate"``; ``details`` is stored
+    with the check (``inputs``, ``units`` = per-sentence ``[{"text", "score", "window"?}]``, ``window`` (the
+    source window that supported a windowed whole-text score), ``truncated``, or any
+    JSON-serialisable fields of the engine); ``evaluator_id``/``evaluator_fingerprint`` identify the model
+    that produced it. ``explain(score, op, threshold) -> list[str]`` adds lines to a failure message.
+    """
+
+    __slots__ = ("value", "name", "kind", "task", "details", "evaluator_id", "evaluator_fingerprint", "_explain")
+
+    def __init__(self, value: float, *, name: str, kind: str = "dimension", task: str | None = None,
+                 details: dict | None = None, evaluator_id: str | None = None,
+                 evaluator_fingerprint: dict | None = None,
+                 explain: Callable[["Score", str, float], list[str]] | None = None) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise TypeError(f"Score value must be a number, got {type(value).__name__}")
+        self.value = float(value)
+        self.name = str(name)
+        self.kind = kind
+        self.task = task
+        self.details = dict(details or {})
+        self.evaluator_id = evaluator_id
+        self.evaluator_fingerprint = evaluator_fingerprint
+        self._explain = explain
+
+    # -- the assertion -------------------------------------------------------------------------------------
+    def _compare(self, op: str, other: Any) -> bool:
+        __tracebackhide__ = True
+        threshold = _threshold(other, op)
+        passed = (not math.isnan(self.value)) and _OPERATORS[op](self.value, threshold)
+        recorder = checks.active_recorder()
+        if recorder is not None:
+            if self.evaluator_id and self.evaluator_fingerprint:
+                recorder.add_evaluator(self.evaluator_id, self.evaluator_fingerprint)
+            recorder.record(kind=self.kind, name=self.name, task=self.task, score=self.value, operator=op,
+                            threshold=threshold, passed=passed, evaluator=self.evaluator_id,
+                            details=self.details)
+        if not passed:
+            raise AssertionError(self.failure_message(op, threshold))
+        return True
+
+    def __gt__(self, other: Any) -> bool:
+        __tracebackhide__ = True
+        return self._compare(">", other)
+
+    def __ge__(self, other: Any) -> bool:
+        __tracebackhide__ = True
+        return self._compare(">=", other)
+
+    def __lt__(self, other: Any) -> bool:
+        __tracebackhide__ = True
+        return self._compare("<", other)
+
+    def __le__(self, other: Any) -> bool:
+        __tracebackhide__ = True
+        return self._compare("<=", other)
+
+    def __eq__(self, other: Any) -> bool:
+        try:
+            return self.value == float(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+
+    def __ne__(self, other: Any) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __bool__(self) -> bool:
+        # A score is not a verdict: `assert score` would always pass and hide a missing threshold.
+        raise TypeError(f"compare the {self.name} score with a threshold (score > 0.7) instead of testing its truth")
+
+    # -- float-like ----------------------------------------------------------------------------------------
+    def __float__(self) -> float:
+        return self.value
+
+    def __round__(self, ndigits: int | None = None):
+        return round(self.value, ndigits)
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __abs__(self) -> float:
+        return abs(self.value)
+
+    def __neg__(self) -> float:
+        return -self.value
+
+    def __add__(self, other): return self.value + float(other)
+    def __radd__(self, other): return float(other) + self.value
+    def __sub__(self, other): return self.value - float(other)
+    def __rsub__(self, other): return float(other) - self.value
+    def __mul__(self, other): return self.value * float(other)
+    def __rmul__(self, other): return float(other) * self.value
+    def __truediv__(self, other): return self.value / float(other)
+    def __rtruediv__(self, other): return float(other) / self.value
+
+    def __repr__(self) -> str:
+        task = f", task={self.task!r}" if self.task else ""
+        return f"Score({self.name}={self.value:.4f}{task})"
+
+    # -- messages ------------------------------------------------------------------------------------------
+    @property
+    def units(self) -> list[dict]:
+        """Per-sentence ``{"text", "score"}`` entries (empty for whole-text dimensions)."""
+        return list(self.details.get("units") or [])
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.task})" if self.task else self.name
+
+    def explanation(self) -> list[str]:
+        """Lines describing how the score came about (per-sentence scores, the weakest sentence)."""
+        lines: list[str] = []
+        units = self.units
+        if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
+            how = self.details.get("aggregation", "mean")
+            lines.append(f"per-sentence scores ({how} of {len(units)}):")
+            weakest = min(range(len(units)), key=lambda i: units[i]["score"])
+            for i, unit in enumerate(units):
+                mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
+                lines.append(f"  [{i + 1}] {unit['score']:.4f}  {_clip(unit['text'])}{mark}")
+            lines.append(f"weakest sentence ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
+            window = units[weakest].get("window")
+        elif units:
+            lines.append(f"sentence: {_clip(units[0]['text'])!r}")
+            window = units[0].get("window")
+        else:
+            output = (self.details.get("inputs") or {}).get("output")
+            if output is not None:
+                lines.append(f"output: {_clip(output)!r}")
+            window = self.details.get("window")
+        if window:
+            first, last = window["sentences"]
+            lines.append(f"best-supporting source window {window['index'] + 1} of {window['count']} "
+                         f"(sentences {first + 1}-{last}, {window['aggregation']} over windows): {_clip(window['text'])!r}")
+        if self.details.get("truncated"):
+            lines.append("note: the evaluator input was longer than the model's maximum length; its tail was cut")
+        return lines
+
+    def failure_message(self, op: str, threshold: float) -> str:
+        lines = [f"{self.label} = {self.value:.4f}, expected {op} {threshold:g}"]
+        extra = self._explain(self, op, threshold) if self._explain else self.explanation()
+        lines.extend(f"  {line}" for line in extra)
+        if self.evaluator_id:
+            fp = self.evaluator_fingerprint or {}
+            where = ", ".join(str(fp[k]) for k in ("provider", "precision") if fp.get(k))
+            lines.append(f"  evaluator {self.evaluator_id}" + (f" ({where})" if where else ""))
+        return "\n".join(lines)
+
+
+class ScoreList(Sequence[Score]):
+    """Scores of many outputs for one dimension, with aggregate assertions.
+
+        >>> scores = ScoreList([Score(v, name="fluency") for v in (0.9, 0.8, 0.4)], name="fluency")
+        >>> scores.mean() > 0.6
+        True
+        >>> scores.fraction(above=0.7) >= 0.6
+        True
+
+    Each aggregate is a :class:`Score` (kind ``"aggregate"``) whose failure message names the cases that
+    pulled it down. Indexing gives the per-case scores, which can be asserted one by one.
+    """
+
+    def __init__(self, scores: Iterable[Score], *, name: str, task: str | None = None,
+                 labels: Sequence[str] | None = None) -> None:
+        self._scores = list(scores)
+        self.name = name
+        self.task = task
+        self.labels = list(labels) if labels is not None else [
+            str((s.details.get("inputs") or {}).get("output", "")) for s in self._scores
+        ]
+
+    def __len__(self) -> int:
+        return len(self._scores)
+
+    def __getitem__(self, index):
+        return self._scores[index]
+
+    @property
+    def values(self) -> list[float]:
+        return [s.value for s in self._scores]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{v:.3f}" for v in self.values[:8])
+        more = ", ..." if len(self) > 8 else ""
+        return f"ScoreList({self.name}, n={len(self)}: [{shown}{more}])"
+
+    def __gt__(self, other):
+        raise TypeError(self._no_direct_compare())
+
+    __ge__ = __lt__ = __le__ = __gt__
+
+    def _no_direct_compare(self) -> str:
+        return (f"compare an aggregate of the {self.name} scores: .mean() > t, .min() >= t, "
+                f".fraction(above=t) >= share, or index one case: scores[0] > t")
+
+    def _check_nonempty(self, what: str) -> None:
+        if not self._scores:
+            raise ValueError(f"{what} of an empty ScoreList ({self.name}): no outputs were scored")
+
+    def _case(self, i: int) -> dict:
+        return {"index": i, "score": self._scores[i].value, "output": _clip(self.labels[i], 200)}
+
+    def _aggregate(self, func: str, value: float, explain, extra: dict | None = None) -> Score:
+        first = self._scores[0]
+        details = {"aggregate": func, "n": len(self), "cases": [self._case(i) for i in range(len(self))]}
+        details.update(extra or {})
+        return Score(value, name=f"{func}({self.name})", kind="aggregate", task=self.task, details=details,
+                     evaluator_id=first.evaluator_id, evaluator_fingerprint=first.evaluator_fingerprint,
+                     explain=explain)
+
+    def _case_line(self, i: int) -> str:
+        return f"  case {i}: {self._scores[i].value:.4f}  {_clip(self.labels[i], 100)!r}"
+
+    def mean(self) -> Score:
+        """The mean score; a failure lists the five lowest cases."""
+        self._check_nonempty("mean")
+        value = sum(self.values) / len(self)
+
+        def explain(score, op, threshold):
+            order = sorted(range(len(self)), key=lambda i: self.values[i], reverse=op in ("<", "<="))
+            head = "highest" if op in ("<", "<=") else "lowest"
+            return [f"mean of {len(self)} cases; {head} cases:"] + [self._case_line(i) for i in order[:5]]
+
+        return self._aggregate("mean", value, explain)
+
+    def _extreme(self, func: str) -> Score:
+        self._check_nonempty(func)
+        value = min(self.values) if func == "min" else max(self.values)
+
+        def explain(score, op, threshold):
+            failing = [i for i, v in enumerate(self.values) if not _OPERATORS[op](v, threshold)]
+            lines = [f"{len(failing)} of {len(self)} cases are not {op} {threshold:g}:"]
+            lines += [self._case_line(i) for i in sorted(failing, key=lambda i: self.values[i])[:10]]
+            if len(failing) > 10:
+                lines.append(f"  ... and {len(failing) - 10} more")
+            return lines
+
+        return self._aggregate(func, value, explain)
+
+    def min(self) -> Score:
+        """The lowest score; a failure lists every case that misses the threshold."""
+        return self._extreme("min")
+
+    def max(self) -> Score:
+        """The highest score; a failure lists every case that misses the threshold."""
+        return self._extreme("max")
+
+    def fraction(self, *, above: float | None = None, below: float | None = None) -> Score:
+        """Share of cases strictly above (or below) a level: ``scores.fraction(above=0.7) >= 0.9``."""
+        self._check_nonempty("fraction")
+        if (above is None) == (below is None):
+            raise TypeError("fraction() takes exactly one of above=... or below=...")
+        level = _threshold(above if above is not None else below, "fraction")
+        side = ">" if above is not None else "<"
+        hits = [_OPERATORS[side](v, level) for v in self.values]
+        value = sum(hits) / len(self)
+
+        def explain(score, op, threshold):
+            misses = [i for i, hit in enumerate(hits) if not hit]
+            lines = [f"{sum(hits)} of {len(self)} cases are {side} {level:g} ({value:.1%}); "
+                     f"{len(misses)} are not:"]
+            lines += [self._case_line(i) for i in sorted(misses, key=lambda i: self.values[i],
+                                                           reverse=side == "<")[:10]]
+            if len(misses) > 10:
+                lines.append(f"  ... and {len(misses) - 10} more")
+            return lines
+
+        return self._aggregate(f"fraction{side}{level:g}", value, explain, {"level": level, "side": side})
