@@ -4,6 +4,10 @@
     nlgeval induce answers.jsonl --task "..." --target helpfulness -o helpful.json \\
         --lm openai/qwen2.5-7b-instruct --api-base http://localhost:8000/v1
 
+A server that cannot be reached, does not answer within ``--timeout`` or answers with an HTTP error ends
+the command with exit status 2 and a message naming the error (``JudgeServerUnreachable``,
+``JudgeServerTimeout``, ``JudgeServerHTTPError``).
+
 Without ``--lm`` the metric is induced from bank metrics alone (offline), and its report says so.
 """
 from __future__ import annotations
@@ -29,6 +33,12 @@ def register(subparsers) -> None:
     g.add_argument("--api-base", default=None, help="base URL of the server, e.g. http://localhost:8000/v1")
     g.add_argument("--api-key-env", default=None,
                    help="environment variable holding the API key (default: the provider's usual variable)")
+    g.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds to wait for one answer of the server (default 120)")
+    g.add_argument("--num-retries", type=int, default=2,
+                   help="retries, with backoff, of a request the server failed (default 2)")
+    g.add_argument("--lm-engine", choices=("litellm", "auto", "lm15"), default="litellm",
+                   help="DSPy's request engine: litellm (default) or DSPy's own lm15 (auto)")
     g.add_argument("--temperature", type=float, default=0.0)
     g.add_argument("--max-tokens", type=int, default=1000)
     g.add_argument("--n-criteria", type=int, default=10, help="single-criterion judges (default 10)")
@@ -75,6 +85,7 @@ def run(args) -> int:
 
     from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.induction.dataset import DatasetError, load_dataset
+    from pytest_nlgeval.induction.llmcache import JudgeServerError
     from pytest_nlgeval.induction.pipeline import InductionError, InductionWarning, induce
     from pytest_nlgeval.induction.report_card import render_report_card
 
@@ -96,8 +107,9 @@ def run(args) -> int:
                 raise UsageError(f"--api-key-env {args.api_key_env}: the variable is not set")
         try:
             lm = make_lm(args.lm, api_base=args.api_base, api_key=api_key, temperature=args.temperature,
-                         max_tokens=args.max_tokens, cache_dir=args.cache_dir)
-        except JudgesUnavailable as exc:
+                         max_tokens=args.max_tokens, cache_dir=args.cache_dir, timeout=args.timeout,
+                         num_retries=args.num_retries, engine=args.lm_engine)
+        except (JudgesUnavailable, ValueError) as exc:
             raise UsageError(str(exc)) from None
         progress(f"judge LM: {args.lm}" + (f" at {args.api_base}" if args.api_base else ""))
     else:
@@ -113,7 +125,7 @@ def run(args) -> int:
                             k=args.k, rerank=args.rerank, n_keep=args.keep, test_fraction=args.test_fraction,
                             seed=args.seed, robustness=not args.no_robustness, num_threads=args.threads,
                             progress=progress)
-        except (InductionError, DatasetError) as exc:
+        except (InductionError, DatasetError, JudgeServerError) as exc:
             raise UsageError(str(exc)) from None
     for w in caught:
         if issubclass(w.category, InductionWarning):
@@ -128,6 +140,11 @@ def run(args) -> int:
           f"n={h['n']})")
     if prov.get("robustness"):
         print(f"sensitivity {prov['sensitivity']:.3f}, stability {prov['stability']:.3f}")
+    failed = {k: v for k, v in (prov.get("judge_parse_failures") or {}).items() if v}
+    retried = sum((prov.get("judge_retries") or {}).values())
+    if failed or retried:
+        print(f"judge outputs asked for again: {retried}; left unscored: "
+              + (", ".join(f"{k} {v}" for k, v in failed.items()) or "none"))
     if prov.get("llm_usage"):
         u = prov["llm_usage"]
         print(f"LLM: {u['calls']} calls ({u['cache_hits']} from cache), {u['prompt_tokens']} prompt + "

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Literal, Sequence  # Literal: resolved by name in the signatures below
@@ -243,6 +244,7 @@ def run_judge(spec: JudgeSpec, lm, outputs: Sequence[str], inputs: Sequence[str 
     predictor = _judge_predictor(spec)
     errors = _parse_errors()
     retries = [0]
+    lock = threading.Lock()
 
     def one(i: int) -> JudgeResult:
         fields = _judge_inputs(spec, outputs[i], inputs[i], references[i])
@@ -250,7 +252,8 @@ def run_judge(spec: JudgeSpec, lm, outputs: Sequence[str], inputs: Sequence[str 
             try:
                 pred = predictor(**fields)
             except errors:
-                retries[0] += 1
+                with lock:
+                    retries[0] += 1
                 try:
                     pred = predictor(**fields, config=_retry_config(lm))
                 except errors as exc:
@@ -258,8 +261,12 @@ def run_judge(spec: JudgeSpec, lm, outputs: Sequence[str], inputs: Sequence[str 
         return JudgeResult(float(pred.score), str(pred.rationale or "").strip() or None)
 
     if num_threads > 1 and n > 1:
-        with ThreadPoolExecutor(max_workers=num_threads) as pool:
+        pool = ThreadPoolExecutor(max_workers=num_threads)
+        try:
             results = list(pool.map(one, range(n)))
+        finally:
+            # On a server error the rows not yet started are dropped instead of each waiting for a time-out.
+            pool.shutdown(wait=True, cancel_futures=True)
     else:
         results = [one(i) for i in range(n)]
     return JudgeRun(spec.name, results, retries[0])
@@ -351,7 +358,10 @@ def rubric_judges(axes: Sequence[str], *, task: str, target: str, lm, uses_input
             try:
                 pred = predictor(task=task, target=target, criterion=axis)
             except _parse_errors():
-                pred = predictor(task=task, target=target, criterion=axis, config=_retry_config(lm))
+                try:
+                    pred = predictor(task=task, target=target, criterion=axis, config=_retry_config(lm))
+                except _parse_errors():
+                    continue  # no rubric for this axis: its criterion judge still runs
         rubric = {str(k): " ".join(str(getattr(pred, f"score_{k}") or "").split()) for k in range(1, 6)}
         name = _slug(axis, taken).replace("judge_", "rubric_", 1)
         specs.append(JudgeSpec(kind="rubric", name=name, task=task, target=target, criterion=axis, rubric=rubric,
@@ -541,7 +551,14 @@ def generate_judges(dataset, *, task: str, target: str, lm, n_criteria: int = 10
     taken: set[str] = set()
     if n_criteria or n_rubrics:
         say(f"proposing {n_criteria + n_rubrics} axes of variation")
-        axes = propose_axes(dataset, task=task, target=target, lm=lm, n_axes=n_criteria + n_rubrics, seed=seed)
+        try:
+            axes = propose_axes(dataset, task=task, target=target, lm=lm, n_axes=n_criteria + n_rubrics, seed=seed)
+        except _parse_errors() as exc:
+            # A model too weak to follow the format gives no criteria; the other judges may still work.
+            notes["axes_unparsed"] = _short_error(exc)
+            say("the LLM's axes of variation could not be parsed (asked twice): no criterion or rubric judges")
+            axes = []
+            n_criteria = n_rubrics = 0
         notes["axes"] = axes
         crit_axes = axes[:n_criteria]
         rub_axes = axes[n_criteria:n_criteria + n_rubrics] or axes[:n_rubrics]

@@ -27,14 +27,68 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["LLMUsage", "cached_lm", "default_cache_dir", "request_key", "require_dspy", "JudgesUnavailable",
-           "make_lm"]
+           "make_lm", "JudgeServerError", "JudgeServerUnreachable", "JudgeServerTimeout", "JudgeServerHTTPError"]
 
 _SECRET_PARAMS = {"api_key", "api_token", "azure_ad_token"}
+# How a request travels, not what it asks: left out of the cache key so that a longer time-out or more
+# retries still find the answers cached before.
+_TRANSPORT_PARAMS = {"timeout", "request_timeout", "num_retries"}
 
 
 class JudgesUnavailable(ImportError):
     """DSPy is not installed; LLM judges need the optional extra."""
+
+
+class JudgeServerError(NLGEvalError):
+    """The judge LM's server failed a request; the message names the model, the server and what to check.
+
+    One of :class:`JudgeServerUnreachable`, :class:`JudgeServerTimeout`, :class:`JudgeServerHTTPError`.
+    """
+
+    what = "failed"
+    advice = "check the server's log"
+
+    def __init__(self, model: str, api_base: str | None, detail: str, *, status: int | None = None) -> None:
+        self.model, self.api_base, self.detail, self.status = model, api_base, detail, status
+        where = f" at {api_base}" if api_base else ""
+        super().__init__(f"{type(self).__name__}: the judge LM {model}{where} {self.what}: {detail}; {self.advice}")
+
+
+class JudgeServerUnreachable(JudgeServerError):
+    what = "could not be reached"
+    advice = "is the server running, and is --api-base right (scheme, host, port, the /v1 suffix)?"
+
+
+class JudgeServerTimeout(JudgeServerError):
+    what = "did not answer in time"
+    advice = "raise --timeout, lower --max-tokens or --threads, or use a faster model"
+
+
+class JudgeServerHTTPError(JudgeServerError):
+    what = "answered with an HTTP error"
+    advice = "the server could not serve the request; see its log (is the model loaded, does it fit the context?)"
+
+
+def _server_error(exc: Exception, model: str, api_base: str | None) -> JudgeServerError | None:
+    """The named error for a DSPy LM failure that the server or the network caused; None for any other."""
+    try:
+        from dspy.utils import exceptions as dx
+    except ImportError:  # pragma: no cover - DSPy without the 3.4 error classes
+        return None
+    detail = " ".join(str(exc).split())[:300]
+    status = getattr(exc, "status", None)
+    lowered = detail.lower()
+    if isinstance(exc, dx.LMTimeoutError) or (isinstance(exc, dx.LMTransportError) and "timed out" in lowered):
+        return JudgeServerTimeout(model, api_base, detail)
+    # LiteLLM reports a refused connection as an InternalServerError (status 500) saying "Connection error."
+    if isinstance(exc, dx.LMTransportError) or "connection error" in lowered or "failed to connect" in lowered:
+        return JudgeServerUnreachable(model, api_base, detail)
+    if isinstance(exc, dx.LMProviderError) and (status is None or int(status) >= 500):
+        return JudgeServerHTTPError(model, api_base, detail, status=None if status is None else int(status))
+    return None
 
 
 def require_dspy():
@@ -92,7 +146,7 @@ class LLMUsage:
 def lm_identity(lm) -> dict:
     """The model id and request parameters of an LM, without secrets (stored in artifacts and cache keys)."""
     params = {k: v for k, v in dict(getattr(lm, "kwargs", {}) or {}).items()
-              if k not in _SECRET_PARAMS and v is not None}
+              if k not in _SECRET_PARAMS and k not in _TRANSPORT_PARAMS and v is not None}
     return {"model": str(getattr(lm, "model", type(lm).__name__)),
             "model_type": str(getattr(lm, "model_type", "chat")),
             "params": _jsonable(params)}
@@ -101,7 +155,7 @@ def lm_identity(lm) -> dict:
 def request_key(identity: dict, params: dict, prompt, messages) -> str:
     """SHA-256 of the canonical JSON of model id, merged parameters and the full prompt/messages."""
     merged = dict(identity.get("params") or {})
-    merged.update({k: v for k, v in params.items() if k not in _SECRET_PARAMS})
+    merged.update({k: v for k, v in params.items() if k not in _SECRET_PARAMS and k not in _TRANSPORT_PARAMS})
     payload = {"model": identity["model"], "model_type": identity.get("model_type", "chat"),
                "params": _jsonable(merged), "prompt": prompt, "messages": _jsonable(messages)}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
@@ -163,6 +217,17 @@ def _cached_lm_class():
             self.cache_dir = Path(cache_dir)
             self.store = _DiskStore(self.cache_dir)
             self.usage = usage or LLMUsage()
+            self.api_base = (getattr(inner, "kwargs", {}) or {}).get("api_base")
+            #: the first server failure; later calls that miss the cache fail at once with it, so a down or
+            #: stalled server costs one time-out per thread instead of one per row
+            self.server_error: JudgeServerError | None = None
+
+        def _failed(self, exc: Exception):
+            error = _server_error(exc, self.identity["model"], self.api_base)
+            if error is None:
+                return None
+            self.server_error = self.server_error or error
+            return error
 
         def _request(self, kwargs: dict) -> dict:
             # Parameters changed on this wrapper (e.g. by dspy's lm.copy(temperature=...)) travel with the call.
@@ -189,10 +254,18 @@ def _cached_lm_class():
             if entry is not None:
                 self.usage.add_hit()
                 return list(entry["outputs"])
+            if self.server_error is not None:
+                raise self.server_error
             before = len(getattr(self.inner, "history", None) or [])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)  # messages= is DSPy 3.4's adapter path
-                outputs = self.inner(prompt, messages=messages, **call_kwargs)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)  # messages= is DSPy 3.4's adapter path
+                    outputs = self.inner(prompt, messages=messages, **call_kwargs)
+            except Exception as exc:
+                error = self._failed(exc)
+                if error is None:
+                    raise
+                raise error from exc
             return self._remember(key, outputs, before)
 
         async def acall(self, prompt=None, *, messages=None, **kwargs):
@@ -201,10 +274,18 @@ def _cached_lm_class():
             if entry is not None:
                 self.usage.add_hit()
                 return list(entry["outputs"])
+            if self.server_error is not None:
+                raise self.server_error
             before = len(getattr(self.inner, "history", None) or [])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                outputs = await self.inner.acall(prompt, messages=messages, **call_kwargs)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    outputs = await self.inner.acall(prompt, messages=messages, **call_kwargs)
+            except Exception as exc:
+                error = self._failed(exc)
+                if error is None:
+                    raise
+                raise error from exc
             return self._remember(key, outputs, before)
 
         def forward(self, prompt=None, messages=None, **kwargs):  # pragma: no cover - __call__ is overridden
@@ -225,19 +306,39 @@ def cached_lm(lm, cache_dir: str | Path | None = None, usage: LLMUsage | None = 
     return cls(lm, Path(cache_dir) if cache_dir is not None else default_cache_dir(), usage)
 
 
+ENGINES = ("litellm", "auto", "lm15")
+
+
 def make_lm(model: str, *, api_base: str | None = None, api_key: str | None = None, temperature: float = 0.0,
-            max_tokens: int = 1000, cache_dir: str | Path | None = None, **params):
+            max_tokens: int = 1000, cache_dir: str | Path | None = None, timeout: float | None = 120.0,
+            num_retries: int = 2, engine: str = "litellm", **params):
     """Build a cached ``dspy.LM`` for any LiteLLM model id (``openai/<model>`` with ``api_base`` for an
     OpenAI-compatible server such as vLLM or llama.cpp; ``ollama_chat/<model>``).
 
     DSPy's own response cache is turned off so that this cache, whose key includes every parameter,
-    is the only one.
+    is the only one. ``timeout`` (seconds per request) and ``num_retries`` (DSPy's retries with backoff
+    of failed requests) bound how long a down or stalled server can hold a run; its failures surface as
+    :class:`JudgeServerError`. ``engine`` is DSPy's request engine: ``litellm`` (default), or DSPy's own
+    ``lm15``/``auto``.
     """
+    # LiteLLM otherwise downloads its model price list when it is imported, which stalls offline for seconds.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     dspy = require_dspy()
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     kwargs = dict(params)
     if api_base:
         kwargs["api_base"] = api_base
     if api_key:
         kwargs["api_key"] = api_key
-    lm = dspy.LM(model, temperature=temperature, max_tokens=max_tokens, cache=False, **kwargs)
+    elif api_base and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+        # Local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) ignore the key, but the client refuses to
+        # send a request without one.
+        kwargs["api_key"] = "no-key"
+    if timeout is not None:
+        kwargs["timeout"] = float(timeout)
+    lm = dspy.LM(model, temperature=temperature, max_tokens=max_tokens, cache=False, num_retries=int(num_retries),
+                 engine=engine, **kwargs)
     return cached_lm(lm, cache_dir)

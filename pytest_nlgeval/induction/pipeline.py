@@ -166,6 +166,7 @@ def induce(
     judge_runs: dict[str, object] = {}
     retrieved_report: list[dict] = []
     failures: dict[str, int] = {}
+    retries: dict[str, int] = {}
     generation_notes: dict = {}
 
     # -- generate ---------------------------------------------------------------------------------------
@@ -181,6 +182,11 @@ def induce(
             run = run_judge(spec, lm, train.outputs, train.inputs, train.references, num_threads=num_threads)
             judge_runs[spec.name] = run
             failures[spec.name] = run.failures
+            retries[spec.name] = run.retries
+            if run.failures == len(run.results):
+                # Not one parsed score: the column carries no information, and keeping it would drop every row.
+                notes.append(f"{spec.name}: no output could be parsed on any training row; left out of the fit")
+                continue
             names.append(spec.name)
             generated.append(True)
             columns.append(run.values)
@@ -339,6 +345,8 @@ def induce(
         "stability": robust.stability if robust is not None else None,
         "llm_usage": usage.to_dict() if usage is not None else None,
         "judge_parse_failures": failures,
+        # first answers that did not parse and were asked for again (a failure above was retried and failed again)
+        "judge_retries": retries,
         "seconds": round(time.time() - started, 1),
     }
     metric.report = report

@@ -233,7 +233,7 @@ def measure_robustness(score_batch: Callable[[list[str], list, list], list[float
 
 def llm_perturbations(outputs: Sequence[str], lm, *, task: str, target: str) -> list[tuple[str | None, str | None]]:
     """For each output, an LLM-degraded version (worse on ``target``) and a same-quality rewrite."""
-    from pytest_nlgeval.induction.llmcache import require_dspy
+    from pytest_nlgeval.induction.llmcache import JudgeServerError, require_dspy
 
     dspy = require_dspy()
 
@@ -263,6 +263,8 @@ def llm_perturbations(outputs: Sequence[str], lm, *, task: str, target: str) -> 
             for predictor, field_name in ((degrade, "worse_output"), (para, "same_quality_output")):
                 try:
                     pair.append(str(getattr(predictor(task=task, quality=target, output=out), field_name)))
+                except JudgeServerError:
+                    raise  # a failing server is the user's to fix, not a rewrite to skip
                 except Exception:  # an unparseable rewrite is skipped, not guessed
                     pair.append(None)
             results.append((pair[0], pair[1]))
