@@ -235,10 +235,14 @@ def test_session_for_wrong_kind_is_refused(model_copy):
         BoolQAScorer(folder, create_session(folder, device="cpu"))
 
 
-def test_dynamic_int8_scores_do_not_depend_on_batch_neighbours(tiny_t5_model):
+def test_dynamic_int8_scores_do_not_depend_on_batch_neighbours(tiny_t5_checkpoint, tiny_t5_model, tmp_path):
     """Dynamic quantisation scales activations per run: the runtime must not mix inputs in one int8 run."""
+    from nlgeval_training.export import export_t5
+
     texts = texts_with_padding()
-    scorer = load_boolqa(tiny_t5_model, device="cpu", precision="int8", max_batch_size=64)
+    dynamic = tmp_path / "dynamic"
+    export_t5(tiny_t5_checkpoint, dynamic, int8=True, int8_method="dynamic", max_length=48)
+    scorer = load_boolqa(dynamic, device="cpu", precision="int8", max_batch_size=64)
     assert not scorer.batch_invariant and scorer.max_batch_size == 1
     together = scorer.score(texts).scores
     alone = np.array([scorer.score([t]).scores[0] for t in texts])

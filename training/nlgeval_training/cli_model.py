@@ -56,14 +56,18 @@ def cmd_export(args) -> int:
     if (checkpoint / CLASSIFIER_FILE).is_file() or (checkpoint / "head.pt").is_file():
         from nlgeval_training.encoder_classifier import export_encoder_classifier
 
+        method = {} if args.int8_method is None else {"int8_method": args.int8_method}
         manifest = export_encoder_classifier(checkpoint, args.out, int8=args.int8, fp16=args.fp16,
                                              keep_fp32=not args.no_fp32, max_length=args.max_length,
-                                             progress=lambda m: print(m, flush=True))
+                                             progress=lambda m: print(m, flush=True), **method)
     else:
         from nlgeval_training.export import export_model
 
+        if args.int8_method == "compressed":
+            raise UsageError("--int8-method compressed is for encoder classifiers; T5 takes static or dynamic")
+        method = {} if args.int8_method is None else {"int8_method": args.int8_method}
         manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, max_length=args.max_length,
-                                progress=lambda m: print(m, flush=True))
+                                progress=lambda m: print(m, flush=True), **method)
     for precision, fig in manifest.get("export", {}).get("parity", {}).items():
         print(f"parity {precision}: max |diff| {fig.get('max_abs_diff')} on {fig.get('n')} inputs")
     print(f"wrote {args.out} ({', '.join(manifest['variants'].values())})")
@@ -74,7 +78,11 @@ def register_export(sub) -> None:
     p = sub.add_parser("export", help="export a checkpoint to an ONNX model folder")
     p.add_argument("checkpoint")
     p.add_argument("out")
-    p.add_argument("--int8", action="store_true", help="add a dynamic int8 graph")
+    p.add_argument("--int8", action="store_true", help="add an int8 graph (CPU)")
+    p.add_argument("--int8-method", choices=["static", "dynamic", "compressed"], default=None,
+                   help="static: activation scales calibrated at export, batch-invariant (T5 default); dynamic: "
+                        "scales per run, scored one input at a time; compressed: int8 embeddings and fp16-stored "
+                        "weights computed in fp32 (encoder-classifier default)")
     p.add_argument("--fp16", action="store_true", help="add an fp16 graph (CUDA)")
     p.add_argument("--no-fp32", action="store_true", help="ship only the quantised graph(s) (smaller folder)")
     p.add_argument("--max-length", type=int, default=None)

@@ -56,7 +56,9 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
     ``keep_fp32=False`` (with ``int8=True``) ships only the int8 graph, to keep a folder small; the fp32
     parity is still measured and recorded. ``int8_method="compressed"`` (default) stores int8 embedding
     tables and fp16 weights computed in fp32 (:mod:`nlgeval_training.compress`, far smaller drift);
-    ``"dynamic"`` is ONNX Runtime's dynamic quantisation of MatMul/Gemm/Gather. ``max_length`` defaults to the training run's, else 256.
+    ``"static"`` quantises the MatMuls with activation scales calibrated once here
+    (:mod:`nlgeval_training.static_int8`; batch-invariant, integer kernels); ``"dynamic"`` is ONNX Runtime's
+    dynamic quantisation of MatMul/Gemm/Gather. ``max_length`` defaults to the training run's, else 256.
     Returns the manifest.
     """
     import torch
@@ -116,12 +118,23 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
             compress_graph(out / "model.onnx", out / "model.int8.onnx")
             int8_note = ("int8 per-row embedding tables (Gather); other weights stored in fp16 and computed "
                          "in fp32 (no int8 activations)")
+        elif int8_method == "static":
+            from nlgeval_training.compress import fp16_weight_storage
+            from nlgeval_training.static_int8 import calibration_feeds, pseudo_calibration_texts, quantize_static_int8
+
+            feeds = calibration_feeds(out / "tokenizer.json", pseudo_calibration_texts(), max_length=max_length,
+                                      separator_token=SEPARATOR_TOKEN)
+            quantize_static_int8(out / "model.onnx", out / "model.int8.onnx", feeds)
+            # The embedding table (a Gather, most of the weights) is stored in fp16 and computed in fp32.
+            save_onnx(fp16_weight_storage(onnx.load(str(out / "model.int8.onnx"))), out / "model.int8.onnx")
+            int8_note = ("static int8 MatMuls (uint8 activations with scales calibrated at export, int8 weights per "
+                         "channel); embedding table stored in fp16")
         elif int8_method == "dynamic":
             # Gather too: the 30k-word embedding table is most of the weights.
             quantize_int8(out / "model.onnx", out / "model.int8.onnx", op_types=("MatMul", "Gemm", "Gather"))
             int8_note = "dynamic int8 quantisation of MatMul/Gemm weights and activations and of Gather tables"
         else:
-            raise ValueError(f"int8_method must be 'compressed' or 'dynamic', not {int8_method!r}")
+            raise ValueError(f"int8_method must be 'compressed', 'static' or 'dynamic', not {int8_method!r}")
         variants["int8"] = "model.int8.onnx"
     if fp16:
         say("converting to fp16")
@@ -134,7 +147,7 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
                   "pad_token_id": int(pad_id)},
         "variants": variants,
         # The runtime batches weight-only quantised graphs freely and runs dynamic ones an input at a time.
-        "quantization": ({"int8": "weight-only" if int8_method == "compressed" else "dynamic"} if int8 else {}),
+        "quantization": ({"int8": {"compressed": "weight-only"}.get(int8_method, int8_method)} if int8 else {}),
         "source": {"checkpoint": source_id or str(checkpoint), "revision": revision,
                    "encoder": training.get("config", {}).get("encoder", "unknown")},
         "export": {"exporter": f"nlgeval_training {_version()}", "torch": torch.__version__,

@@ -90,11 +90,28 @@ def _first_piece(tokenizer: Any, word: str) -> int:
     return int(ids[0])
 
 
+GRAPHS = ("fused", "plain", "traced")
+INT8_METHODS = ("static", "dynamic")
+
+
 def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False, fp16: bool = False,
               max_length: int | None = None, source_id: str | None = None, revision: str | None = None,
               opset: int = OPSET, parity_inputs: Sequence[str] | None = None,
-              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Export a T5 Boolean-QA checkpoint (UniEval) into ``out_dir``; returns the manifest."""
+              progress: Callable[[str], None] | None = None, graph: str = "fused", int8_method: str = "static",
+              calibration_inputs: Sequence[str] | None = None, int8_format: str = "qdq") -> dict[str, Any]:
+    """Export a T5 Boolean-QA checkpoint (UniEval) into ``out_dir``; returns the manifest.
+
+    ``graph``: ``"fused"`` (default) is :class:`~nlgeval_training.t5_graph.T5ScoringGraph` with ONNX Runtime's
+    fused MultiHeadAttention in the encoder; ``"plain"`` the same computation in standard ONNX operators only;
+    ``"traced"`` a trace of Hugging Face's own forward. ``int8_method``: ``"static"`` (default; scales
+    calibrated on ``calibration_inputs``, by default :func:`~nlgeval_training.static_int8.pseudo_calibration_texts`,
+    batch-invariant) or ``"dynamic"`` (scored one input at a time by the runtime). ``int8_format``: ``"qdq"``
+    or ``"qoperator"`` for the static graph.
+    """
+    if graph not in GRAPHS:
+        raise ValueError(f"graph must be one of {GRAPHS}, not {graph!r}")
+    if int8_method not in INT8_METHODS:
+        raise ValueError(f"int8_method must be one of {INT8_METHODS}, not {int8_method!r}")
     import torch
     import transformers
     from transformers import AutoTokenizer, T5ForConditionalGeneration
@@ -115,12 +132,21 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
     eos = tokenizer.eos_token or "</s>"
     max_length = int(max_length or UNIEVAL_MAX_LENGTH)
 
-    module = _t5_scoring_module(model, yes_id, no_id)
-    sample = tokenizer(parity_texts(2), padding=True, return_tensors="pt")
+    if graph == "traced":
+        module, custom_opsets = _t5_scoring_module(model, yes_id, no_id), None
+    else:
+        from nlgeval_training.t5_graph import CONTRIB_OPSET, T5ScoringGraph
+
+        module = T5ScoringGraph(model, yes_id=yes_id, no_id=no_id, max_length=max_length,
+                                fused_attention=graph == "fused").eval()
+        custom_opsets = CONTRIB_OPSET if graph == "fused" else None
+    # A short and a long input, cut to the model's length as the runtime cuts them.
+    sample = tokenizer([f"question: Is this a fluent paragraph? {eos} paragraph: Yes.", parity_texts(2)[1]],
+                       padding=True, truncation=True, max_length=max_length, return_tensors="pt")
     # Tracing with a padded batch keeps the attention-mask path in the graph (an unpadded trace could
     # specialise it away).
     assert int(sample.attention_mask.min()) == 0, "the tracing sample must contain padding"
-    graph = out / "model.onnx"
+    graph_path = out / "model.onnx"
     say("exporting the ONNX graph")
     raw = out / ".raw"
     raw.mkdir(exist_ok=True)
@@ -136,21 +162,34 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
             input_names=["input_ids", "attention_mask"], output_names=["p_yes"],
             dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
                           "p_yes": {0: "batch"}},
-            opset_version=opset, dynamo=False, do_constant_folding=True,
+            opset_version=opset, dynamo=False, do_constant_folding=True, custom_opsets=custom_opsets,
         )
     import onnx
 
-    external = {"model.onnx": save_onnx(onnx.load(str(raw_graph), load_external_data=True), graph)}
+    external = {"model.onnx": save_onnx(onnx.load(str(raw_graph), load_external_data=True), graph_path)}
     shutil.rmtree(raw, ignore_errors=True)
     tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
     variants = {"fp32": "model.onnx"}
-    if int8:
+    if int8 and int8_method == "static":
+        from nlgeval_training.static_int8 import (calibration_feeds, constant_weight_matmuls,
+                                                  pseudo_calibration_texts, quantize_static_int8)
+
+        calibration = list(calibration_inputs) if calibration_inputs is not None else pseudo_calibration_texts()
+        say(f"quantising to static int8 (calibrated on {len(calibration)} inputs)")
+        feeds = calibration_feeds(out / "tokenizer.json", calibration, max_length=max_length,
+                                  separator_token=eos)
+        # The encoder is nearly all of the work; the one-token decoder stays in fp32.
+        encoder = constant_weight_matmuls(graph_path, "/encoder/") if graph != "traced" else None
+        external["model.int8.onnx"] = quantize_static_int8(graph_path, out / "model.int8.onnx", feeds,
+                                                           nodes=encoder or None, quant_format=int8_format)
+        variants["int8"] = "model.int8.onnx"
+    elif int8:
         say("quantising to int8")
-        external["model.int8.onnx"] = quantize_int8(graph, out / "model.int8.onnx")
+        external["model.int8.onnx"] = quantize_int8(graph_path, out / "model.int8.onnx")
         variants["int8"] = "model.int8.onnx"
     if fp16:
         say("converting to mixed-precision fp16")
-        external["model.fp16.onnx"] = convert_fp16(graph, out / "model.fp16.onnx", keep_fp32_nodes=_wo_node)
+        external["model.fp16.onnx"] = convert_fp16(graph_path, out / "model.fp16.onnx", keep_fp32_nodes=_wo_node)
         variants["fp16"] = "model.fp16.onnx"
 
     manifest: dict[str, Any] = {
@@ -161,11 +200,11 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
         "yes_token_id": yes_id,
         "no_token_id": no_id,
         "variants": variants,
-        "quantization": {"int8": "dynamic"} if int8 else {},
+        "quantization": {"int8": int8_method} if int8 else {},
         "external_data": {k: v for k, v in external.items() if v},
         "source": {"checkpoint": source_id or str(checkpoint), "revision": revision},
         "export": {"exporter": f"nlgeval_training {_version()}", "torch": torch.__version__,
-                   "transformers": transformers.__version__, "opset": opset,
+                   "transformers": transformers.__version__, "opset": opset, "graph": graph,
                    "date": _dt.date.today().isoformat()},
     }
     finalize_model_folder(out, manifest)
