@@ -57,8 +57,15 @@ def parity_texts(n: int = 12) -> list[str]:
 
 
 def finalize_model_folder(folder: str | Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """Hash every file of ``folder`` into ``manifest["files"]`` and write ``nlgeval.json``."""
+    """Write the Triton configuration (``config.pbtxt``), hash every file of ``folder`` into
+    ``manifest["files"]`` and write ``nlgeval.json``."""
+    from nlgeval_training.triton import CONFIG_FILE, triton_config
+
     folder = Path(folder)
+    # The config is written from the graph's inputs and outputs and the manifest's variants; it is hashed with
+    # the other files, like them a part of the folder.
+    (folder / CONFIG_FILE).write_text(triton_config(folder, manifest=manifest),
+                                      encoding="utf-8")
     files = {}
     for path in sorted(folder.iterdir()):
         if path.is_file() and path.name != MANIFEST and not path.name.startswith("."):
