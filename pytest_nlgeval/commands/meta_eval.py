@@ -12,6 +12,8 @@ without (``--source-windows both``, the default).
 """
 from __future__ import annotations
 
+from pytest_nlgeval.scale.options import add_engine_arguments
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -56,6 +58,7 @@ def register(subparsers) -> None:
     p.add_argument("--jobs", "-j", type=int, default=1,
                    help="processes that score each metric (CPU-bound metrics such as chrF and TER; default 1)")
     p.add_argument("--output", "-o", help="also write the result here (format from --format)")
+    add_engine_arguments(p)
     p.set_defaults(func=_run)
 
 
@@ -64,6 +67,7 @@ def _run(args) -> int:
     from pytest_nlgeval.metaeval.protocol import _dimensions, meta_evaluate
     from pytest_nlgeval.metaeval.records import MetaEvalError, load_records
     from pytest_nlgeval.metaeval.values import evaluator_values
+    from pytest_nlgeval.scale.options import evaluator_factory
 
     metrics: list = [m for group in (args.metrics or []) for m in group]
     if not metrics and not args.models:
@@ -78,6 +82,9 @@ def _run(args) -> int:
         if args.models:
             dims = _dimensions(records, args.dimensions)
             options = {"device": args.device, "precision": args.precision, "cache_dir": args.cache_dir}
+            if args.engine != "local":
+                evaluator_class, engine_options = evaluator_factory(args)
+                options.update(engine_options, evaluator_class=evaluator_class)
             for model in args.models:
                 ref = None if model == "default" else model
                 for mode in modes:

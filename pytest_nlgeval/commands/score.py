@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 import time
 
+from pytest_nlgeval.scale.options import add_engine_arguments
+
 _FIELDS = ("source", "reference", "context", "fact")
 
 
@@ -36,6 +38,7 @@ def register(subparsers) -> None:
     p.add_argument("--chunk", type=int, default=256, help="rows scored per batched call (progress granularity)")
     p.add_argument("--cache-dir", default=None, help="score cache folder (default .nlgeval-cache)")
     p.add_argument("--no-cache", action="store_true", help="read and write no score cache")
+    add_engine_arguments(p)
     p.set_defaults(func=run_score)
 
 
@@ -81,7 +84,7 @@ def run_score(args) -> int:
     from pytest_nlgeval.core.dimensions import DimensionError, InputError
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
-    from pytest_nlgeval.core.evaluator import Evaluator
+    from pytest_nlgeval.scale.options import evaluator_factory
 
     if args.chunk < 1:
         raise UsageError(f"--chunk must be >= 1, got {args.chunk}")
@@ -90,8 +93,10 @@ def run_score(args) -> int:
     if missing:
         raise UsageError(f"{args.data}: rows {missing[:10]} have no {args.output_field!r} field "
                          "(choose the field with --output-field)")
-    evaluator = Evaluator(args.model, device=args.device, precision=args.precision, batch_size=args.batch_size,
-                          cache=not args.no_cache, cache_dir=args.cache_dir, source_windows=args.source_windows)
+    evaluator_class, engine_options = evaluator_factory(args)
+    evaluator = evaluator_class(args.model, device=args.device, precision=args.precision, batch_size=args.batch_size,
+                                cache=not args.no_cache, cache_dir=args.cache_dir,
+                                source_windows=args.source_windows, **engine_options)
     columns = {name: getattr(args, f"{name}_field") for name in _FIELDS}
     results: dict[str, list[float]] = {}
     started = time.monotonic()

@@ -126,7 +126,9 @@ def evaluator_values(records: Sequence[Record], model: str | None, dimensions: S
         except DimensionError as exc:
             raise MetaEvalError(f"human dimension {d!r} has no evaluator dimension of that name: {exc}; "
                                 "choose the rated dimensions to compare with --dimension") from None
-    evaluator = Evaluator(model, source_windows=source_windows, **dict(evaluator_options or {}))
+    options = dict(evaluator_options or {})
+    evaluator_class = options.pop("evaluator_class", Evaluator)  # e.g. the Ray engine's RayEvaluator
+    evaluator = evaluator_class(model, source_windows=source_windows, **options)
     values: dict[str, Any] = {}
     outputs = [r.output for r in records]
     for d in dimensions:
