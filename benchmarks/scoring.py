@@ -6,7 +6,14 @@ in ../shared/data (or any JSONL with an ``article`` field). The reference path i
 forward, batch 8, fp32, ``torch.no_grad()``. The paths run in alternating rounds so that a noisy machine
 affects them alike; the median round is reported.
 
+The ONNX paths are the exporter's defaults: the fused scoring graph (t5_graph.py) in fp32, and static int8
+(scales calibrated at export, batched like fp32). ``--levers`` adds one row per speed lever, each measured in
+the same rounds: the previous graph (a trace of Hugging Face's forward) and its dynamic int8 scored one
+input at a time, the scoring graph without the fused attention operator, QOperator instead of QDQ int8,
+the session without thread spinning, and IO binding.
+
     python benchmarks/scoring.py                      # t5-v1_1-base, 32 inputs, 3 rounds
+    python benchmarks/scoring.py --levers             # plus one row per lever
     python benchmarks/scoring.py --arch large --inputs 16
     python benchmarks/scoring.py --device cuda         # adds fp16 on the GPU (onnxruntime-gpu)
 """
@@ -108,6 +115,7 @@ def main() -> int:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--workdir", type=Path, default=None, help="keep the checkpoint and exports here")
+    parser.add_argument("--levers", action="store_true", help="add one row per speed lever (CPU)")
     args = parser.parse_args()
 
     import torch
@@ -123,9 +131,16 @@ def main() -> int:
     t0 = time.perf_counter()
     if not (ckpt / "config.json").is_file():
         build_checkpoint(args.arch, articles, ckpt)
+    say = lambda m: print(f"  export: {m}", file=sys.stderr, flush=True)  # noqa: E731
     if not (folder / "nlgeval.json").is_file():
         export_t5(ckpt, folder, int8=args.device == "cpu", fp16=args.device == "cuda", source_id=f"random t5-v1_1-{args.arch}",
-                  progress=lambda m: print(f"  export: {m}", file=sys.stderr, flush=True))
+                  progress=say)
+    lever_folders = {}
+    if args.levers and args.device == "cpu":
+        for name, options in LEVER_EXPORTS.items():
+            lever_folders[name] = work / f"t5-v1_1-{args.arch}-{name}"
+            if not (lever_folders[name] / "nlgeval.json").is_file():
+                export_t5(ckpt, lever_folders[name], source_id=f"random t5-v1_1-{args.arch}", progress=say, **options)
     print(f"setup (build + export): {time.perf_counter() - t0:.1f}s", file=sys.stderr)
 
     tokenizer = AutoTokenizer.from_pretrained(str(ckpt))
@@ -138,6 +153,8 @@ def main() -> int:
     if args.device == "cpu":
         paths["onnx-fp32"] = load_boolqa(folder, device="cpu", precision="fp32", threads=args.threads)
         paths["onnx-int8"] = load_boolqa(folder, device="cpu", precision="int8", threads=args.threads)
+        if args.levers:
+            paths.update(lever_paths(folder, lever_folders, args.threads))
     else:
         model = model.cuda()
         paths["onnx-fp32"] = load_boolqa(folder, device="cuda", precision="fp32")
@@ -166,12 +183,69 @@ def main() -> int:
     print(f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} inputs, tokens per input "
           f"mean {np.mean(n_tok):.0f} (min {min(n_tok)}, max {max(n_tok)}), device {args.device}, "
           f"{args.threads} threads, median of {args.rounds} alternating rounds")
-    print(f"{'path':<20}{'inputs/s':>10}{'ratio':>9}{'max|diff|':>12}")
+    print(f"{'path':<24}{'inputs/s':>10}{'ratio':>9}{'max|diff|':>12}")
     for name in paths:
         rate = len(texts) / statistics.median(timings[name])
         diff = float(np.abs(scores[name] - ref).max())
-        print(f"{name:<20}{rate:>10.2f}{rate / ref_rate:>8.2f}x{diff:>12.2e}")
+        print(f"{name:<24}{rate:>10.2f}{rate / ref_rate:>8.2f}x{diff:>12.2e}")
     return 0
+
+
+# Exports that isolate one lever each (see the module docstring).
+LEVER_EXPORTS = {
+    "traced": dict(graph="traced", int8=True, int8_method="dynamic"),
+    "plain": dict(graph="plain"),
+    "qoperator": dict(int8=True, int8_format="qoperator"),
+}
+
+
+def lever_paths(folder: Path, lever_folders: dict[str, Path], threads: int) -> dict:
+    """One scorer per lever, named for the table."""
+    import onnxruntime as ort
+
+    from nlgeval_runtime import load_boolqa
+    from nlgeval_runtime.boolqa import BoolQAScorer
+    from nlgeval_runtime.modelfolder import ModelFolder
+    from nlgeval_runtime.session import Session
+
+    def session(options_edit, precision="fp32", session_class=Session):
+        model_folder = ModelFolder.open(folder)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.log_severity_level = 3
+        options_edit(options)
+        graph = model_folder.graph_for(precision)
+        inner = ort.InferenceSession(str(graph), sess_options=options, providers=["CPUExecutionProvider"])
+        return BoolQAScorer(model_folder, session_class(inner, "CPUExecutionProvider", precision, graph))
+
+    return {
+        "fp32 traced HF graph": load_boolqa(lever_folders["traced"], device="cpu", precision="fp32", threads=threads),
+        "int8 dynamic 1/call": load_boolqa(lever_folders["traced"], device="cpu", precision="int8", threads=threads),
+        "fp32 plain attention": load_boolqa(lever_folders["plain"], device="cpu", precision="fp32", threads=threads),
+        "int8 QOperator": load_boolqa(lever_folders["qoperator"], device="cpu", precision="int8", threads=threads),
+        "fp32 no spinning": session(lambda o: o.add_session_config_entry("session.intra_op.allow_spinning", "0")),
+        "fp32 IO binding": session(lambda o: None, session_class=_BoundSession),
+    }
+
+
+class _BoundSession:
+    """A runtime Session whose run goes through ONNX Runtime's IO binding (inputs bound from numpy)."""
+
+    def __init__(self, inner, provider, precision, graph):
+        from nlgeval_runtime.session import Session
+
+        self._plain = Session(inner, provider, precision, graph)
+        self.inner, self.provider, self.precision, self.graph = inner, provider, precision, graph
+        self.input_names = self._plain.input_names
+
+    def run(self, feeds):
+        binding = self.inner.io_binding()
+        for name, array in feeds.items():
+            binding.bind_cpu_input(name, array)
+        binding.bind_output("p_yes")
+        self.inner.run_with_iobinding(binding)
+        return binding.copy_outputs_to_cpu()
 
 
 def _reference_cuda(model, tokenizer, texts, yes, no):

@@ -114,6 +114,22 @@ def test_plan_batches_respects_token_budget():
     assert [int(lengths[b[0]]) for b in batches] == sorted((int(lengths[b[0]]) for b in batches), reverse=True)
 
 
+def test_plan_batches_keeps_short_inputs_apart_from_long_ones():
+    # a suite: per-sentence inputs (30-40 tokens) next to documents (900-1000 tokens)
+    lengths = np.array([30, 950, 35, 1000, 40, 900, 32, 980] * 4)
+    batches = plan_batches(lengths, batch_tokens=16384, max_batch_size=64)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(len(lengths)))
+    assert all(lengths[b].max() < 100 or lengths[b].min() >= 900 for b in batches), "a short input padded to a long one"
+    assert len(batches) <= 3
+    padded = sum(len(b) * lengths[b].max() for b in batches)
+    assert padded < 1.1 * lengths.sum()
+
+
+def test_plan_batches_shares_calls_between_equal_lengths():
+    batches = plan_batches(np.full(100, 50), batch_tokens=1000, max_batch_size=64)
+    assert [len(b) for b in batches] == [20] * 5
+
+
 @pytest.fixture()
 def model_copy(tiny_t5_model, tmp_path):
     dst = tmp_path / "copy"

@@ -81,25 +81,44 @@ class TextEncoder:
         return Encoded(ids, lengths, cut)
 
 
-def plan_batches(lengths: np.ndarray, *, batch_tokens: int, max_batch_size: int) -> list[np.ndarray]:
+# What one more session call costs, counted in padded tokens: a call's fixed work (per-call setup, small
+# matrix products that use the cores poorly) is worth about this many tokens of a t5-v1_1 forward on a CPU.
+CALL_TOKENS = 256
+
+
+def plan_batches(lengths: np.ndarray, *, batch_tokens: int, max_batch_size: int,
+                 call_tokens: int = CALL_TOKENS) -> list[np.ndarray]:
     """Group input indices into batches of similar length under a padded-token budget.
 
-    Inputs are sorted by length (longest first, so a budget problem shows on the first batch); a batch
-    grows while ``len(batch) * longest_in_batch <= batch_tokens`` and ``len(batch) <= max_batch_size``.
-    An input longer than the budget forms a batch of its own.
+    Inputs are sorted by length (longest first, so a budget problem shows on the first batch) and cut
+    into consecutive batches with ``len(batch) * longest_in_batch <= batch_tokens`` and
+    ``len(batch) <= max_batch_size``. Among those cuts the one with the least work is chosen (dynamic
+    programming): the padded tokens computed plus ``call_tokens`` per batch, so a short input is not padded
+    to a long one's length while inputs of about the same length still share a call. An input longer
+    than the budget forms a batch of its own.
     """
     if batch_tokens < 1 or max_batch_size < 1:
         raise ValueError("batch_tokens and max_batch_size must be >= 1")
+    lengths = np.asarray(lengths, dtype=np.int64)
     order = np.argsort(-lengths, kind="stable")
-    batches: list[np.ndarray] = []
-    start = 0
+    longest = np.maximum(lengths[order], 1)  # descending: a batch starting at j has longest[j]
     n = len(order)
-    while start < n:
-        longest = int(lengths[order[start]])  # sorted descending: the first is the longest
-        size = max(1, min(max_batch_size, batch_tokens // max(longest, 1)))
-        batches.append(order[start:start + size])
-        start += size
-    return batches
+    cost = np.zeros(n + 1, dtype=np.float64)   # cost[i]: least work for the first i inputs
+    cut = np.zeros(n + 1, dtype=np.int64)      # the batch ending before i starts at cut[i]
+    for i in range(1, n + 1):
+        starts = np.arange(max(0, i - max_batch_size), i)
+        sizes = i - starts
+        fits = (sizes * longest[starts] <= batch_tokens) | (sizes == 1)
+        work = cost[starts] + sizes * longest[starts] + call_tokens
+        work[~fits] = np.inf
+        best = int(np.argmin(work))  # the earliest start among equals: the largest batch
+        cost[i], cut[i] = work[best], starts[best]
+    batches: list[np.ndarray] = []
+    end = n
+    while end > 0:
+        batches.append(order[cut[end]:end])
+        end = int(cut[end])
+    return batches[::-1]
 
 
 def pad(rows: list[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
