@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pytest_nlgeval.core import checks, context as _context
+from pytest_nlgeval.core import context as _context
 from pytest_nlgeval.core.dimensions import DEFAULT_TASK, hide_user_errors
 from pytest_nlgeval.core.score import Score, ScoreList
 
@@ -22,11 +22,13 @@ __all__ = ["assert_dimension", "assert_dimensions"]
 
 
 def _resolve(task: str | None, evaluator):
-    recorder = checks.active_recorder()
+    """The run, looked up once here: the task, the evaluator and the recorder handed down as arguments."""
+    run = _context.active()
+    recorder = run.recorder
     marker = recorder.marker if recorder is not None else {}
     if evaluator is None:
-        evaluator = _context.active().evaluator(marker.get("model"))
-    return task or marker.get("task") or DEFAULT_TASK, evaluator
+        evaluator = run.evaluator(marker.get("model"))
+    return task or marker.get("task") or DEFAULT_TASK, evaluator, recorder
 
 
 def assert_dimension(output: str, dimension: str, *, source: str | None = None, reference: str | None = None,
@@ -42,9 +44,9 @@ def assert_dimension(output: str, dimension: str, *, source: str | None = None, 
         assert_dimension(summary, "consistency", source=article) > 0.7
     """
     __tracebackhide__ = hide_user_errors
-    task, evaluator = _resolve(task, evaluator)
+    task, evaluator, recorder = _resolve(task, evaluator)
     return evaluator.score(output, dimension, source=source, reference=reference, context=context, fact=fact,
-                           task=task)
+                           task=task, recorder=recorder)
 
 
 def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequence | None = None,
@@ -60,7 +62,7 @@ def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequen
         assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
     """
     __tracebackhide__ = hide_user_errors
-    task, evaluator = _resolve(task, evaluator)
+    task, evaluator, recorder = _resolve(task, evaluator)
     return evaluator.evaluate(outputs, dimension, sources=sources, references=references, contexts=contexts,
                               facts=facts, source=source, reference=reference, context=context, fact=fact,
-                              task=task)
+                              task=task, recorder=recorder)

@@ -196,11 +196,13 @@ class NLGEvalSession:
         self.config = config
         self.options = options
         self.recorder = checks.CheckRecorder(on_record=self._on_record)
-        self.context = context.Context(options, register_dimensions=self._register_dimensions)
+        self.context = context.Context(options, register_dimensions=self._register_dimensions,
+                                       recorder=self.recorder)
         self.worker_data: list[dict] = []
         self.results_path: str | None = None
         self.is_worker = hasattr(config, "workerinput")
-        checks.activate(self.recorder)
+        # The state stays here, in config.stash; the free functions (assert_dimension, ...) find it
+        # through the current-run slot, which points at this context while the session runs.
         context.activate(self.context)
 
     def _register_dimensions(self, registry) -> None:
@@ -210,9 +212,8 @@ class NLGEvalSession:
         self.config.hook.pytest_nlgeval_check_recorded(check=check)
 
     def close(self) -> None:
-        from pytest_nlgeval.core import checks, context
+        from pytest_nlgeval.core import context
 
-        checks.deactivate(self.recorder)
         context.deactivate(self.context)
         self.context.close()
 

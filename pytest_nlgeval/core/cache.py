@@ -27,7 +27,10 @@ import warnings
 from pathlib import Path
 from typing import Iterable, Mapping
 
-__all__ = ["CacheWarning", "ScoreCache", "text_key"]
+__all__ = ["CACHE_FILE", "DEFAULT_CACHE_DIR", "CacheWarning", "ScoreCache", "text_key"]
+
+DEFAULT_CACHE_DIR = ".nlgeval-cache"
+CACHE_FILE = "scores.sqlite3"  # the file's name inside the cache folder
 
 _SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_S = 60.0
@@ -52,6 +55,11 @@ class ScoreCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+
+    @classmethod
+    def in_folder(cls, folder: str | os.PathLike) -> "ScoreCache":
+        """The cache file of a cache folder (``--nlgeval-cache-dir``): ``FOLDER/scores.sqlite3``."""
+        return cls(Path(folder) / CACHE_FILE)
 
     # -- connection --------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:

@@ -1,7 +1,8 @@
 """Check records: one per comparison of a score with a threshold, passed or failed.
 
-The plugin installs a :class:`CheckRecorder` for the session (:func:`activate`); :class:`~pytest_nlgeval.core.score.Score`
-comparisons call :func:`record` and work unchanged (unrecorded) outside pytest. The recorder knows the
+A pytest session keeps its :class:`CheckRecorder` in its run context (``config.stash``); a
+:class:`~pytest_nlgeval.core.score.Score` carries the recorder its comparisons go to, and outside pytest
+there is none (comparisons work unchanged, unrecorded). The recorder knows the
 running test (node id, ``nlgeval`` marker options) and numbers the checks of each name within a test, so a
 check's ``key`` (``nodeid::name::index``) is stable across runs. Fields follow docs/results-schema.md.
 """
@@ -114,27 +115,32 @@ class CheckRecorder:
         return check
 
 
-_stack: list[CheckRecorder] = []  # nested sessions (pytester runs in-process) restore the outer one
-
-
 def activate(recorder: CheckRecorder) -> None:
-    _stack.append(recorder)
+    """Record the current run's checks into ``recorder`` until :func:`deactivate` (outside pytest, or a
+    test that keeps its checks out of the session's results)."""
+    from pytest_nlgeval.core.context import active
+
+    active().use_recorder(recorder)
 
 
 def deactivate(recorder: CheckRecorder | None = None) -> None:
-    if recorder is None:
-        _stack.clear()
-    elif recorder in _stack:
-        _stack.remove(recorder)
+    """Stop recording into ``recorder`` (None: the current run's recorder, if it was lent)."""
+    from pytest_nlgeval.core import current
+
+    for context in reversed(current.installed()):
+        if context.drop_recorder(context.recorder if recorder is None else recorder):
+            return
 
 
 def active_recorder() -> CheckRecorder | None:
-    """The recorder of the running pytest session, or None outside pytest."""
-    return _stack[-1] if _stack else None
+    """The recorder of the current run: the pytest session's, one lent by :func:`activate`, or None."""
+    from pytest_nlgeval.core import current
+
+    return current.recorder()
 
 
 def record(**fields) -> Check | None:
-    """Record a check with the active recorder (no-op outside a pytest session)."""
+    """Record a check with the current run's recorder (no-op when there is none)."""
     recorder = active_recorder()
     if recorder is None:
         return None

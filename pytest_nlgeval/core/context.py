@@ -1,34 +1,68 @@
-"""The evaluation context of a run: evaluators by model and the dimension registry.
+"""The run state: evaluators by model, the dimension registry, the score cache and the check recorder.
 
-Inside pytest the plugin installs a :class:`Context` built from its options; outside pytest (a script,
-a notebook) :func:`active` gives a default one (model from ``NLGEVAL_MODEL`` or the embedded default,
-cache in ``.nlgeval-cache``). Evaluators and the registry are created on first use, so a session that
-never scores anything loads nothing.
+A pytest session keeps its :class:`Context` in ``config.stash`` (the plugin builds it from its options and
+its check recorder) and installs it as the current one (:mod:`pytest_nlgeval.core.current`) for the length of
+the session. Outside pytest (a script, a notebook), :func:`active` gives the standalone context: model from
+``NLGEVAL_MODEL`` or the embedded default, cache in ``.nlgeval-cache``, no recorder. Evaluators, the
+registry and the cache are created on first use, so a run that never scores anything loads nothing.
+
+    >>> from pytest_nlgeval.core.context import active
+    >>> active().evaluator().score("The cat sat on the mat.", "fluency")      # doctest: +SKIP
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Callable
 
+from pytest_nlgeval.core import current
+
 __all__ = ["Context", "activate", "active", "deactivate"]
 
 
 class Context:
-    """Evaluators (one per model, created lazily) sharing one dimension registry.
+    """Evaluators (one per model, created lazily) sharing one dimension registry and one score cache.
 
     ``options``: ``model``, ``device``, ``precision``, ``batch_size``, ``source_windows``, ``cache`` (bool),
     ``cache_dir``.
     ``register_dimensions(registry)`` is called once, when the registry is first needed (the plugin
     passes its ``pytest_nlgeval_register_dimensions`` hook there, after every conftest is loaded).
+    ``recorder``: the :class:`~pytest_nlgeval.core.checks.CheckRecorder` of the run, or None (nothing is
+    recorded); :meth:`use_recorder` lends the context another one for a while.
     """
 
     def __init__(self, options: dict[str, Any] | None = None,
-                 register_dimensions: Callable[[Any], None] | None = None) -> None:
+                 register_dimensions: Callable[[Any], None] | None = None, recorder: Any = None) -> None:
         self.options = dict(options or {})
         self._register_dimensions = register_dimensions
         self._registry = None
         self._evaluators: dict[str | None, Any] = {}
         self._cache = None
+        self._recorders: list[Any] = [recorder]
+
+    @property
+    def recorder(self):
+        """Where the checks of this run are recorded (None: nowhere)."""
+        return self._recorders[-1]
+
+    def use_recorder(self, recorder) -> None:
+        """Record into ``recorder`` until :meth:`drop_recorder` (a test of its own records apart)."""
+        self._recorders.append(recorder)
+
+    def drop_recorder(self, recorder) -> bool:
+        """Stop recording into ``recorder``; False when it was not lent to this context."""
+        for i in range(len(self._recorders) - 1, 0, -1):
+            if self._recorders[i] is recorder:
+                del self._recorders[i]
+                return True
+        return False
+
+    def default_task(self) -> str:
+        """The task of an evaluation that names none: the running test's ``nlgeval(task=...)`` (as the
+        recorder was told when the test started), else summarization."""
+        from pytest_nlgeval.core.dimensions import DEFAULT_TASK
+
+        recorder = self.recorder
+        return (recorder.marker.get("task") if recorder is not None else None) or DEFAULT_TASK
 
     @property
     def registry(self):
@@ -41,27 +75,28 @@ class Context:
             self._registry = registry
         return self._registry
 
+    @property
+    def cache(self):
+        """The run's :class:`~pytest_nlgeval.core.cache.ScoreCache` (None with ``cache=False``), shared by
+        every evaluator of the run; opened on first use."""
+        if self._cache is None and self.options.get("cache", True):
+            from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR, ScoreCache
+
+            self._cache = ScoreCache.in_folder(self.options.get("cache_dir") or DEFAULT_CACHE_DIR)
+        return self._cache
+
     def evaluator(self, model: str | None = None):
         """The evaluator for ``model`` (default: the configured model); created on first use."""
         key = model if model is not None else self.options.get("model")
         evaluator = self._evaluators.get(key)
         if evaluator is None:
-            from pytest_nlgeval.core.evaluator import DEFAULT_CACHE_DIR, Evaluator
+            from pytest_nlgeval.core.evaluator import Evaluator
 
-            cache: Any = False
-            if self.options.get("cache", True):
-                if self._cache is None:
-                    from pathlib import Path
-
-                    from pytest_nlgeval.core.cache import ScoreCache
-
-                    base = self.options.get("cache_dir") or DEFAULT_CACHE_DIR
-                    self._cache = ScoreCache(Path(base) / "scores.sqlite3")
-                cache = self._cache
             evaluator = Evaluator(key, device=self.options.get("device") or "auto",
                                   precision=self.options.get("precision") or "auto",
-                                  batch_size=self.options.get("batch_size"), cache=cache, registry=self.registry,
-                                  source_windows=self.options.get("source_windows") or "auto")
+                                  batch_size=self.options.get("batch_size"), cache=self.cache or False,
+                                  registry=self.registry, source_windows=self.options.get("source_windows") or "auto",
+                                  default_task=self.default_task)
             self._evaluators[key] = evaluator
         return evaluator
 
@@ -70,32 +105,31 @@ class Context:
         return list(self._evaluators.values())
 
     def close(self) -> None:
+        """Release every evaluator's model session and close the cache."""
         for evaluator in self._evaluators.values():
-            evaluator._scorer = None
+            evaluator.close()
         if self._cache is not None:
             self._cache.close()
 
 
-_stack: list[Context] = []  # nested sessions (pytester runs in-process) restore the outer one
-_standalone: Context | None = None
-
-
 def activate(context: Context) -> None:
-    _stack.append(context)
+    """Make ``context`` the current one (the plugin does this with the context in ``config.stash``)."""
+    current.install(context)
 
 
 def deactivate(context: Context | None = None) -> None:
-    if context is None:
-        _stack.clear()
-    elif context in _stack:
-        _stack.remove(context)
+    """Take ``context`` out of the current ones (None: every installed context)."""
+    if context is not None:
+        current.uninstall(context)
+        return
+    while current.innermost() is not None:
+        current.uninstall(current.innermost())
 
 
 def active() -> Context:
-    """The plugin's context inside pytest, else a default standalone one."""
-    global _standalone
-    if _stack:
-        return _stack[-1]
-    if _standalone is None:
-        _standalone = Context({"model": os.environ.get("NLGEVAL_MODEL") or None})
-    return _standalone
+    """The current context: the running pytest session's, else the standalone one (made on first use)."""
+    context = current.innermost()
+    if context is None:
+        context = Context({"model": os.environ.get("NLGEVAL_MODEL") or None})
+        current.install(context)  # the bottom of the stack: what code outside pytest uses
+    return context

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import hashlib
 import os
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR
+from pytest_nlgeval.core.current import CURRENT
 from pytest_nlgeval.core.dimensions import (
     DEFAULT_TASK,
     OVERALL,
@@ -35,9 +36,6 @@ from pytest_nlgeval.core.score import Score, ScoreList
 
 __all__ = ["DEFAULT_CACHE_DIR", "Evaluator"]
 
-DEFAULT_CACHE_DIR = ".nlgeval-cache"
-_CACHE_FILE = "scores.sqlite3"
-
 
 class Evaluator:
     """Scores outputs on dimensions with one Boolean-QA model.
@@ -49,13 +47,18 @@ class Evaluator:
     dimensions this evaluator knows (default: the built-in catalogue). ``source_windows``: ``auto``
     scores a long document in overlapping sentence windows where the dimension allows it
     (:mod:`pytest_nlgeval.core.windows`), ``off`` cuts the input's tail as UniEval does; the setting is part of
-    the fingerprint, so scores of the two modes are never mixed.
+    the fingerprint, so scores of the two modes are never mixed. ``default_task``: the task of a call
+    that names none, a name or a function that gives one (a pytest run passes the running test's).
+
+    The evaluator knows nothing of pytest: the task, the inputs and where a comparison is recorded
+    (``recorder=`` of :meth:`score`/:meth:`evaluate`) come in as arguments.
     """
 
     def __init__(self, model: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
                  batch_size: int | None = None, cache: Any = True, cache_dir: str | os.PathLike | None = None,
                  threads: int | None = None, registry: DimensionRegistry | None = None,
-                 model_cache_dir: str | os.PathLike | None = None, source_windows: str = "auto") -> None:
+                 model_cache_dir: str | os.PathLike | None = None, source_windows: str = "auto",
+                 default_task: str | Callable[[], str] = DEFAULT_TASK) -> None:
         from nlgeval_runtime.session import check_options
 
         from pytest_nlgeval.core.windows import check_mode
@@ -71,10 +74,11 @@ class Evaluator:
         self.threads = threads
         self.model_cache_dir = model_cache_dir
         self.registry = registry if registry is not None else DimensionRegistry()
+        self.default_task = default_task
         if cache is True:
             from pytest_nlgeval.core.cache import ScoreCache
 
-            cache = ScoreCache(Path(cache_dir or DEFAULT_CACHE_DIR) / _CACHE_FILE)
+            cache = ScoreCache.in_folder(cache_dir or DEFAULT_CACHE_DIR)
         self.cache = cache or None
         self._scorer = None
         self._folder = None
@@ -215,13 +219,14 @@ class Evaluator:
 
     def evaluate(self, outputs: Sequence[str], dimension: str, *, sources=None, references=None, contexts=None,
                  facts=None, task: str | None = None, source=None, reference=None, context=None,
-                 fact=None) -> ScoreList:
+                 fact=None, recorder=CURRENT) -> ScoreList:
         """Score many outputs on one dimension in one batched call; returns a :class:`ScoreList`.
 
         Per-case inputs are lists (``sources=[...]``); one shared input is a single value (``source=...``).
+        ``recorder``: where comparisons of the scores are recorded (see :class:`~pytest_nlgeval.core.score.Score`).
         """
         __tracebackhide__ = hide_user_errors
-        task = _task(task)
+        task = self._task(task)
         if isinstance(outputs, str) or not isinstance(outputs, Sequence):
             raise InputError(
                 f"outputs must be a list of strings, got {type(outputs).__name__}; "
@@ -231,9 +236,18 @@ class Evaluator:
             raise InputError("outputs is an empty list: there is nothing to score")
         per_case = _per_case_values(len(outputs), sources=(sources, source), references=(references, reference),
                                     contexts=(contexts, context), facts=(facts, fact))
-        return self._evaluate(outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))])
+        return self._evaluate(outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))],
+                              recorder)
 
-    def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str]) -> ScoreList:
+    def _task(self, task: str | None) -> str:
+        """``task``, else the default task (a name, or a function that names it)."""
+        if task:
+            return task
+        default = self.default_task() if callable(self.default_task) else self.default_task
+        return default or DEFAULT_TASK
+
+    def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str],
+                  recorder=CURRENT) -> ScoreList:
         __tracebackhide__ = hide_user_errors
         members = self._members(dimension, task)
         plans = []  # (case, dimension, units, per unit: its windows or None)
@@ -267,16 +281,20 @@ class Evaluator:
         scores = []
         for i, output in enumerate(outputs):
             inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
-            scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint))
+            scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder))
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 
     def score(self, output: str, dimension: str, *, source=None, reference=None, context=None, fact=None,
-              task: str | None = None) -> Score:
-        """Score one output; compare the returned :class:`Score` with a threshold to assert."""
+              task: str | None = None, recorder=CURRENT) -> Score:
+        """Score one output; compare the returned :class:`Score` with a threshold to assert.
+
+        ``recorder``: where the comparison is recorded; by default the current run's (a pytest session's
+        inside a test, none outside pytest), None records nothing.
+        """
         __tracebackhide__ = hide_user_errors
         values = {"source": source, "reference": reference, "context": context, "fact": fact}
         per_case = [{k: v for k, v in values.items() if v is not None}]
-        return self._evaluate([output], dimension, _task(task), per_case, ["output"])[0]
+        return self._evaluate([output], dimension, self._task(task), per_case, ["output"], recorder)[0]
 
     def score_many(self, outputs: Sequence[str], dimension: str, **inputs) -> list[float]:
         """Plain numbers for many outputs (one batched call); same arguments as :meth:`evaluate`."""
@@ -359,19 +377,10 @@ class Evaluator:
         return [self.registry.get(dimension, task)]
 
     def close(self) -> None:
+        """Release the model session and close the cache's connection (a shared cache reopens on next use)."""
         if self.cache is not None:
             self.cache.close()
         self._scorer = None
-
-
-def _task(task: str | None) -> str:
-    """``task``, else the running test's ``nlgeval(task=...)`` marker, else summarization."""
-    if task:
-        return task
-    from pytest_nlgeval.core import checks
-
-    recorder = checks.active_recorder()
-    return (recorder.marker.get("task") if recorder is not None else None) or DEFAULT_TASK
 
 
 def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
@@ -417,7 +426,8 @@ def _support(dim: Dimension, windows, scored) -> dict | None:
     return {**windows[best].describe(scored[best][0]), "aggregation": dim.window_aggregation}
 
 
-def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict) -> Score:
+def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict,
+                recorder=CURRENT) -> Score:
     components = {}
     details: dict[str, Any] = {"inputs": _jsonable_inputs(inputs), "truncated": False,
                                "source_windows": fingerprint.get("source_windows", "off")}
@@ -448,7 +458,7 @@ def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid
             return ["mean of: " + ", ".join(f"{k} {v:.4f}" for k, v in components.items())]
 
     return Score(value, name=name, kind="dimension", task=task, details=details, evaluator_id=fid,
-                 evaluator_fingerprint=fingerprint, explain=explain)
+                 evaluator_fingerprint=fingerprint, explain=explain, recorder=recorder)
 
 
 def _jsonable_inputs(inputs: dict) -> dict:

@@ -2,12 +2,21 @@
 
 ``assert_dimension(...) > 0.7`` returns ``True`` when the comparison holds and raises ``AssertionError``
 with a readable message when it does not; either way the comparison is recorded as a check (see
-:mod:`pytest_nlgeval.core.checks`). A :class:`Score` is float-like (``float(score)``, formatting, arithmetic
+:mod:`pytest_nlgeval.core.checks`) by the recorder the score carries: the one the assertion that made it
+was given, or, for a score made by hand, the current run's when it was made (a pytest session's inside a
+test, none outside pytest). A :class:`Score` is float-like (``float(score)``, formatting, arithmetic
 gives plain floats); equality compares the number and records nothing.
 
 Other engines build their own scores with the same constructor::
 
     Score(3.8, name="helpfulness", kind="metric", details={"artifact": "metrics/helpful.json"})
+
+Ordering scores compares them, and a comparison between two scores is an assertion like any other, the
+second score being the threshold. So inside a test ``sorted(scores)``, ``max(scores)`` and ``min(scores)``
+record a check for each comparison they make and raise ``AssertionError`` at the first one that does not
+hold (``max([a, b])`` asks ``b > a``): on scores in no particular order they fail. Order the numbers
+instead: ``sorted(scores, key=float)``, ``max(scores, key=float)`` (which returns the :class:`Score`) or
+``ScoreList.values``; these record nothing.
 """
 from __future__ import annotations
 
@@ -16,7 +25,7 @@ import numbers
 import operator as _op
 from typing import Any, Callable, Iterable, Sequence
 
-from pytest_nlgeval.core import checks
+from pytest_nlgeval.core import current
 
 __all__ = ["Score", "ScoreList"]
 
@@ -51,14 +60,18 @@ class Score:
     source window that supported a windowed whole-text score), ``truncated``, or any
     JSON-serialisable fields of the engine); ``evaluator_id``/``evaluator_fingerprint`` identify the model
     that produced it. ``explain(score, op, threshold) -> list[str]`` adds lines to a failure message.
+    ``recorder``: the :class:`~pytest_nlgeval.core.checks.CheckRecorder` its comparisons are recorded
+    by; by default the current run's when the score is made; None records nothing.
     """
 
-    __slots__ = ("value", "name", "kind", "task", "details", "evaluator_id", "evaluator_fingerprint", "_explain")
+    __slots__ = ("value", "name", "kind", "task", "details", "evaluator_id", "evaluator_fingerprint", "_explain",
+                 "recorder")
 
     def __init__(self, value: float, *, name: str, kind: str = "dimension", task: str | None = None,
                  details: dict | None = None, evaluator_id: str | None = None,
                  evaluator_fingerprint: dict | None = None,
-                 explain: Callable[["Score", str, float], list[str]] | None = None) -> None:
+                 explain: Callable[["Score", str, float], list[str]] | None = None,
+                 recorder: Any = current.CURRENT) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
             raise TypeError(f"Score value must be a number, got {type(value).__name__}")
         self.value = float(value)
@@ -69,13 +82,14 @@ class Score:
         self.evaluator_id = evaluator_id
         self.evaluator_fingerprint = evaluator_fingerprint
         self._explain = explain
+        self.recorder = current.recorder() if recorder is current.CURRENT else recorder
 
     # -- the assertion -------------------------------------------------------------------------------------
     def _compare(self, op: str, other: Any) -> bool:
         __tracebackhide__ = True
         threshold = _threshold(other, op)
         passed = (not math.isnan(self.value)) and _OPERATORS[op](self.value, threshold)
-        recorder = checks.active_recorder()
+        recorder = self.recorder
         if recorder is not None:
             if self.evaluator_id and self.evaluator_fingerprint:
                 recorder.add_evaluator(self.evaluator_id, self.evaluator_fingerprint)
@@ -208,7 +222,8 @@ class ScoreList(Sequence[Score]):
         True
 
     Each aggregate is a :class:`Score` (kind ``"aggregate"``) whose failure message names the cases that
-    pulled it down. Indexing gives the per-case scores, which can be asserted one by one.
+    pulled it down, recorded by the recorder of the list's scores. Indexing gives the per-case scores,
+    which can be asserted one by one.
     """
 
     def __init__(self, scores: Iterable[Score], *, name: str, task: str | None = None,
@@ -257,7 +272,7 @@ class ScoreList(Sequence[Score]):
         details.update(extra or {})
         return Score(value, name=f"{func}({self.name})", kind="aggregate", task=self.task, details=details,
                      evaluator_id=first.evaluator_id, evaluator_fingerprint=first.evaluator_fingerprint,
-                     explain=explain)
+                     explain=explain, recorder=first.recorder)
 
     def _case_line(self, i: int) -> str:
         return f"  case {i}: {self._scores[i].value:.4f}  {_clip(self.labels[i], 100)!r}"

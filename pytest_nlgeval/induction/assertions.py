@@ -82,7 +82,14 @@ def _explainer(evaluation, metric):
     return explain
 
 
-def _make_score(metric, evaluation, output, input, references):
+def _run_recorder():
+    """The current run's check recorder, looked up once per assertion and handed to its scores."""
+    from pytest_nlgeval.core import context
+
+    return context.active().recorder
+
+
+def _make_score(metric, evaluation, output, input, references, recorder):
     from pytest_nlgeval.induction.artifact import JudgeParseError
     from pytest_nlgeval.core.score import Score
 
@@ -102,7 +109,7 @@ def _make_score(metric, evaluation, output, input, references):
     }
     return Score(evaluation.value, name=metric.name, kind="metric", task=None, details=details,
                  evaluator_id=metric.fingerprint_id, evaluator_fingerprint=metric.fingerprint,
-                 explain=_explainer(evaluation, metric))
+                 explain=_explainer(evaluation, metric), recorder=recorder)
 
 
 def assert_metric(output: str, metric, *, input: str | None = None, references=None, lm=None):
@@ -124,7 +131,7 @@ def assert_metric(output: str, metric, *, input: str | None = None, references=N
     if not isinstance(output, str):
         raise TypeError(f"assert_metric: output must be a string, got {type(output).__name__}")
     evaluation = induced.evaluate([output], [input], [references])[0]
-    return _make_score(induced, evaluation, output, input, references)
+    return _make_score(induced, evaluation, output, input, references, _run_recorder())
 
 
 def assert_metrics(outputs: Sequence[str], metric, *, inputs: Sequence[str | None] | None = None,
@@ -140,5 +147,7 @@ def assert_metrics(outputs: Sequence[str], metric, *, inputs: Sequence[str | Non
     inputs = list(inputs) if inputs is not None else [None] * n
     references = list(references) if references is not None else [None] * n
     evaluations = induced.evaluate(outputs, inputs, references)
-    scores = [_make_score(induced, ev, o, i, r) for ev, o, i, r in zip(evaluations, outputs, inputs, references)]
+    recorder = _run_recorder()
+    scores = [_make_score(induced, ev, o, i, r, recorder)
+              for ev, o, i, r in zip(evaluations, outputs, inputs, references)]
     return ScoreList(scores, name=induced.name)

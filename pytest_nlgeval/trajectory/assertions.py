@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_nlgeval.core.current import CURRENT
 from pytest_nlgeval.core.score import Score
 from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
 from pytest_nlgeval.trajectory.scoring import SCORE_NAMES, TrajectoryScores, score_trajectory
@@ -60,11 +61,14 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     """
     from nlgeval_runtime.causal_lm import load_causal_lm
 
-    from pytest_nlgeval.core import context as _context
+    if device is None or precision is None:
+        from pytest_nlgeval.core import context as _context
 
-    options = _context.active().options
-    device = device or options.get("device") or "auto"
-    precision = precision or options.get("precision") or "auto"
+        options = _context.active().options
+        device = device or options.get("device")
+        precision = precision or options.get("precision")
+    device = device or "auto"
+    precision = precision or "auto"
     if precision in ("fp16", "int8"):
         precision = "auto"  # causal-LM folders ship fp32 graphs; the evaluator's precision does not apply
     key = (str(model) if model is not None else None, device, precision)
@@ -73,12 +77,14 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     return _LMS[key]
 
 
-def _lm_for_bank(bank: ReferenceBank, lm):
+def _lm_for_bank(bank: ReferenceBank, lm, options: dict):
+    """The bank's LM (or ``lm``), on the device and precision of the run's ``options``."""
+    device, precision = options.get("device") or "auto", options.get("precision") or "auto"
     if lm is None:
         ref = bank.lm.get("model_ref")
-        lm = get_lm(None if ref in (None, "default-lm") else ref)
+        lm = get_lm(None if ref in (None, "default-lm") else ref, device=device, precision=precision)
     elif isinstance(lm, (str, os.PathLike)):
-        lm = get_lm(lm)
+        lm = get_lm(lm, device=device, precision=precision)
     bank.check_lm(lm)
     return lm
 
@@ -94,11 +100,15 @@ def _band_dict(band: np.ndarray) -> dict[str, list]:
 
 
 class TrajectoryResult:
-    """The trajectory scores of one continuation; every field is a comparable :class:`Score`."""
+    """The trajectory scores of one continuation; every field is a comparable :class:`Score`.
+
+    ``recorder``: where comparisons of the fields are recorded (by default the current run's).
+    """
 
     def __init__(self, scores: TrajectoryScores, bank: ReferenceBank, lm, *, continuation: str, prompt: str,
-                 likelihood_kind: str):
+                 likelihood_kind: str, recorder=CURRENT):
         self.scores = scores
+        self.recorder = recorder
         self.bank = bank
         self.lm = lm
         self.continuation = continuation
@@ -136,7 +146,7 @@ class TrajectoryResult:
         details = dict(self.details, field=name)
         return Score(value, name=name, kind="trajectory", details=details,
                      evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint,
-                     explain=self._explain)
+                     explain=self._explain, recorder=self.recorder)
 
     def _describe(self) -> list[str]:
         tr = self.trajectory
@@ -191,7 +201,8 @@ class TrajectoryResult:
         score = Score(float(margins.min()), name="diversity_band_margin", kind="trajectory",
                       details=dict(self.details, field="diversity_band_margin", percentile=percentile,
                                    leaves_at=None if leave is None else leave[0] + 1),
-                      evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint, explain=explain)
+                      evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint, explain=explain,
+                      recorder=self.recorder)
         return score >= 0.0
 
     def _token_context(self, t: int) -> str:
@@ -236,13 +247,16 @@ def assert_trajectory(continuation: str, *, prompt: str, bank: str | os.PathLike
         raise ValueError("assert_trajectory needs a non-empty continuation string")
     if not isinstance(prompt, str):
         raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
+    from pytest_nlgeval.core import context as _context
+
+    run = _context.active()  # looked up once: the device options and the recorder go down as arguments
     ref_bank = load_bank(bank)
     if horizon is not None and horizon != ref_bank.horizon:
         raise ValueError(f"the bank was fitted at horizon {ref_bank.horizon}; pass horizon={ref_bank.horizon} "
                          f"or refit it with `nlgeval trajectory fit-bank ... --horizon {horizon}`")
-    scorer = _lm_for_bank(ref_bank, lm)
+    scorer = _lm_for_bank(ref_bank, lm, run.options)
     result = scorer.score([continuation], [prompt], max_tokens=ref_bank.horizon)
     tr = Trajectory.from_tokens(result.token_ids[0], result.logprobs[0], ref_bank.horizon)
     scores = score_trajectory(tr, ref_bank, prompt, likelihood_kind=likelihood_kind)
     return TrajectoryResult(scores, ref_bank, scorer, continuation=continuation, prompt=prompt,
-                            likelihood_kind=likelihood_kind)
+                            likelihood_kind=likelihood_kind, recorder=run.recorder)
