@@ -246,6 +246,15 @@ def _save_checkpoint(folder: Path, model, optimizer, scheduler, state: dict, tok
     tmp.rename(folder)
 
 
+def _freeze(model, config: TrainConfig) -> None:
+    """Freeze the embeddings and the first layers the configuration asks to keep."""
+    if config.freeze_embeddings:
+        model.encoder.embeddings.requires_grad_(False)
+    if config.freeze_layers:
+        for layer in model.encoder.encoder.layer[:config.freeze_layers]:
+            layer.requires_grad_(False)
+
+
 def _build_model(config: TrainConfig):
     from nlgeval_training.model import EncoderClassifier, minilm_path
 
@@ -258,26 +267,116 @@ def _build_model(config: TrainConfig):
         tok_path = enc / "tokenizer.json"
     if not tok_path.is_file():
         raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizers tokenizer.json")
-    if config.freeze_embeddings:
-        model.encoder.embeddings.requires_grad_(False)
-    if config.freeze_layers:
-        for layer in model.encoder.encoder.layer[:config.freeze_layers]:
-            layer.requires_grad_(False)
+    _freeze(model, config)
     return model, tok_path
 
 
+def _resume_point(config: TrainConfig, last: Path, model, resume: bool) -> tuple[Any, dict, bool]:
+    """``(model, state, resumed)``: the model and position saved in ``last`` by an interrupted run of the
+    same configuration, else ``model`` at the start."""
+    state = {"stage": 0, "step_in_stage": 0, "global_step": 0, "history": []}
+    if not (resume and (last / "state.json").is_file()):
+        return model, state, False
+    from nlgeval_training.model import EncoderClassifier
+
+    saved = json.loads((last / "state.json").read_text())
+    if saved.get("config_hash") != _config_hash(config):
+        raise ValueError(f"{last} was written by a different configuration; use a new output_dir "
+                         f"or pass resume=False to start over")
+    model = EncoderClassifier.load(last)
+    _freeze(model, config)
+    return model, saved, True
+
+
 # -- the loop ---------------------------------------------------------------------------------------------
+@dataclass
+class _Run:
+    """What the steps of one training run share (made by :func:`_start_run`)."""
+
+    config: TrainConfig
+    world: int
+    rank: int
+    out: Path
+    log: RunLog
+    started: float
+    train_recs: list[dict]
+    stages: list[tuple[str, list[dict]]]
+    eval_recs: list[dict]
+    model: Any
+    ddp_model: Any                  # the model, or its DistributedDataParallel wrapper under torchrun
+    tok_path: Path
+    tokenizer: Any
+    pad_id: int
+    state: dict                     # stage, step_in_stage, global_step, history: what a checkpoint saves
+    resumed: bool                   # true until the first stage after a resume has ended
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def last(self) -> Path:
+        return self.out / "last"
+
+    def barrier(self) -> None:
+        if self.world > 1:
+            import torch.distributed as dist
+
+            dist.barrier()
+
+    def checkpoint(self, stage: int, step_in_stage: int, optimizer, scheduler) -> None:
+        """Save the model, the optimizer and the position reached in ``last/``."""
+        self.state.update(stage=stage, step_in_stage=step_in_stage, config_hash=_config_hash(self.config))
+        _save_checkpoint(self.last, self.model, optimizer, scheduler, self.state, self.tok_path)
+
+    def evaluate(self) -> dict:
+        from nlgeval_training.model import SEPARATOR_TOKEN
+
+        return evaluate(self.model, self.tokenizer, self.eval_recs, SEPARATOR_TOKEN, self.pad_id)
+
+
+@dataclass
+class _Stage:
+    """One stage of the plan, ready to train: its batches, optimizer and schedule, and where to start."""
+
+    k: int
+    name: str
+    recs: list[dict]
+    ids: list[list[int]]
+    targets: list[int]
+    batches: list[list[int]]        # this process's share of the stage's batches
+    optimizer: Any
+    scheduler: Any
+    total: int
+    start_step: int
+    progress: Any = None
+
+
 def train(config: TrainConfig, resume: bool = True) -> list[dict]:
     """Run (or resume) the stages of ``config``; returns the evaluation history (one entry per stage).
 
     Outputs in ``config.output_dir``: ``config.json``, ``last/`` (the latest checkpoint, with optimizer and
     position), ``final/`` (the model after the last stage), ``history.json`` (held-out metrics per stage).
     """
+    run = _start_run(config, resume)
+    for k in range(run.state["stage"], len(run.stages)):
+        outcome = _train_stage(run, k)
+        if outcome == "stopped":
+            return run.state["history"]
+        if outcome == "deadline":
+            break
+    if run.main:
+        _save_final(run)
+    run.barrier()
+    return run.state["history"]
+
+
+def _start_run(config: TrainConfig, resume: bool) -> _Run:
+    """Processes, seeds, data, model and the position to start from; writes ``config.json``."""
     import torch
     import torch.distributed as dist
 
-    from nlgeval_training.encoding import encode, load_tokenizer
-    from nlgeval_training.model import SEPARATOR_TOKEN
+    from nlgeval_training.encoding import load_tokenizer
 
     if config.threads:
         torch.set_num_threads(config.threads)
@@ -298,24 +397,7 @@ def train(config: TrainConfig, resume: bool = True) -> list[dict]:
     model, tok_path = _build_model(config)
     tokenizer = load_tokenizer(tok_path, config.max_length)
     pad_id = tokenizer.token_to_id("[PAD]") or 0
-
-    last = out / "last"
-    state = {"stage": 0, "step_in_stage": 0, "global_step": 0, "history": []}
-    resumed = resume and (last / "state.json").is_file()
-    if resumed:
-        from nlgeval_training.model import EncoderClassifier
-
-        saved = json.loads((last / "state.json").read_text())
-        if saved.get("config_hash") != _config_hash(config):
-            raise ValueError(f"{last} was written by a different configuration; use a new output_dir "
-                             f"or pass resume=False to start over")
-        model = EncoderClassifier.load(last)
-        if config.freeze_embeddings:
-            model.encoder.embeddings.requires_grad_(False)
-        if config.freeze_layers:
-            for layer in model.encoder.encoder.layer[:config.freeze_layers]:
-                layer.requires_grad_(False)
-        state = saved
+    model, state, resumed = _resume_point(config, out / "last", model, resume)
     if main:
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
@@ -327,113 +409,147 @@ def train(config: TrainConfig, resume: bool = True) -> list[dict]:
         from torch.nn.parallel import DistributedDataParallel
 
         ddp_model = DistributedDataParallel(model)
+    return _Run(config, world, rank, out, log, started, train_recs, stages, eval_recs, model, ddp_model, tok_path,
+                tokenizer, pad_id, state, resumed)
 
-    for k in range(state["stage"], len(stages)):
-        name, recs = stages[k]
-        ids = encode(tokenizer, [r["input"] for r in recs], SEPARATOR_TOKEN)
-        targets = [1 - int(r["label"]) for r in recs]    # class 0 = "Yes", class 1 = "No"
-        batches = length_batches([len(x) for x in ids], config.batch_size, config.seed * 7919 + k)
-        batches = batches[:len(batches) - len(batches) % world] if world > 1 else batches
-        my_batches = batches[rank::world]
-        enc_params = [p for p in model.encoder.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(
-            [{"params": enc_params, "lr": config.lr_encoder}, {"params": model.head.parameters(), "lr": config.lr_head}],
-            weight_decay=config.weight_decay)
-        total = max(1, len(my_batches))
-        warmup = max(1, int(config.warmup_fraction * total))
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup))))
-        start_step = state["step_in_stage"] if k == state["stage"] else 0
-        if resumed and start_step > 0 and (last / "optimizer.pt").is_file():
-            saved_opt = torch.load(last / "optimizer.pt", map_location="cpu", weights_only=False)
-            optimizer.load_state_dict(saved_opt["optimizer"])
-            scheduler.load_state_dict(saved_opt["scheduler"])
-        progress = None
-        if main and config.progress:
-            from tqdm import tqdm
 
-            progress = tqdm(total=total, initial=start_step, desc=f"stage {k + 1}/{len(stages)} {name}",
-                            file=sys.stderr, dynamic_ncols=True)
-        model.train()
-        t0, loss_sum, n_sum = time.time(), 0.0, 0
-        stopped_early = False
-        step_count = 0
-        for step in range(start_step, total):
-            if config.max_minutes is not None and time.time() - started > 60 * config.max_minutes:
-                stopped_early = True
-                log.write("deadline", stage=name, step=step, of=total, max_minutes=config.max_minutes)
-                break
-            idx = my_batches[step]
-            x, mask = _pad([ids[i] for i in idx], pad_id)
-            y = torch.tensor([targets[i] for i in idx], dtype=torch.long)
-            loss = torch.nn.functional.cross_entropy(ddp_model(x, mask), y)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            state["global_step"] += 1
-            step_count += 1
-            loss_sum += float(loss.detach()) * len(idx)
-            n_sum += len(idx)
-            if progress:
-                progress.update(1)
-                progress.set_postfix(loss=f"{loss_sum / n_sum:.3f}")
-            if main and (step + 1) % config.log_every == 0:
-                log.write("train", stage=name, step=step + 1, of=total, global_step=state["global_step"],
-                          loss=round(loss_sum / n_sum, 4), examples_per_s=round(n_sum / (time.time() - t0), 2))
-                t0, loss_sum, n_sum = time.time(), 0.0, 0
-            if main and config.eval_every and (step + 1) % config.eval_every == 0 and step + 1 < total:
-                log.write("eval", stage=k + 1, name=name, step=step + 1, global_step=state["global_step"],
-                          metrics=evaluate(model, tokenizer, eval_recs, SEPARATOR_TOKEN, pad_id))
-            if config.stop_after_steps is not None and state["global_step"] >= config.stop_after_steps and step + 1 < total:
-                # Behaves like an interruption right after a checkpoint: the next run resumes here.
-                if main:
-                    state.update(stage=k, step_in_stage=step + 1, config_hash=_config_hash(config))
-                    _save_checkpoint(last, model, optimizer, scheduler, state, tok_path)
-                    log.write("stopped", global_step=state["global_step"])
-                if world > 1:
-                    dist.barrier()
-                return state["history"]
-            if config.checkpoint_every and (step + 1) % config.checkpoint_every == 0 and step + 1 < total:
-                if main:
-                    state.update(stage=k, step_in_stage=step + 1, config_hash=_config_hash(config))
-                    _save_checkpoint(last, model, optimizer, scheduler, state, tok_path)
-                if world > 1:
-                    dist.barrier()
-        if progress:
-            progress.close()
-        if main:
-            metrics = evaluate(model, tokenizer, eval_recs, SEPARATOR_TOKEN, pad_id)
-            entry = {"stage": k + 1, "name": name, "examples": len(recs), "steps": total, "steps_run": step_count,
-                     "global_step": state["global_step"], "metrics": metrics, "stopped_early": stopped_early}
-            state["history"].append(entry)
-            log.write("eval", **entry)
-            state.update(stage=k + 1, step_in_stage=0, config_hash=_config_hash(config))
-            _save_checkpoint(last, model, optimizer, scheduler, state, tok_path)
-            (out / "history.json").write_text(json.dumps(state["history"], indent=1))
-        if world > 1:
-            dist.barrier()
-        resumed = False
-        if stopped_early:
-            break
-    if main:
-        final = out / "final"
-        tmp = out / "final.tmp"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        model.save(tmp)
-        shutil.copy(tok_path, tmp / "tokenizer.json")
-        (tmp / "training.json").write_text(json.dumps({
-            "config": asdict(config), "history": state["history"], "global_step": state["global_step"],
-            "train_records": len(train_recs), "stages": [(n, len(r)) for n, r in stages]}, indent=1))
-        if final.exists():
-            shutil.rmtree(final)
-        tmp.rename(final)
-        log.write("done", global_step=state["global_step"])
-    if world > 1:
-        dist.barrier()
-    return state["history"]
+def _prepare_stage(run: _Run, k: int) -> _Stage:
+    """Stage ``k``'s inputs, this process's batches, a fresh optimizer and schedule, restored on resume."""
+    import torch
+
+    from nlgeval_training.encoding import encode
+    from nlgeval_training.model import SEPARATOR_TOKEN
+
+    config, model, world = run.config, run.model, run.world
+    name, recs = run.stages[k]
+    ids = encode(run.tokenizer, [r["input"] for r in recs], SEPARATOR_TOKEN)
+    targets = [1 - int(r["label"]) for r in recs]    # class 0 = "Yes", class 1 = "No"
+    batches = length_batches([len(x) for x in ids], config.batch_size, config.seed * 7919 + k)
+    batches = batches[:len(batches) - len(batches) % world] if world > 1 else batches
+    my_batches = batches[run.rank::world]
+    enc_params = [p for p in model.encoder.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(
+        [{"params": enc_params, "lr": config.lr_encoder}, {"params": model.head.parameters(), "lr": config.lr_head}],
+        weight_decay=config.weight_decay)
+    total = max(1, len(my_batches))
+    warmup = max(1, int(config.warmup_fraction * total))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup))))
+    start_step = run.state["step_in_stage"] if k == run.state["stage"] else 0
+    if run.resumed and start_step > 0 and (run.last / "optimizer.pt").is_file():
+        saved_opt = torch.load(run.last / "optimizer.pt", map_location="cpu", weights_only=False)
+        optimizer.load_state_dict(saved_opt["optimizer"])
+        scheduler.load_state_dict(saved_opt["scheduler"])
+    progress = None
+    if run.main and config.progress:
+        from tqdm import tqdm
+
+        progress = tqdm(total=total, initial=start_step, desc=f"stage {k + 1}/{len(run.stages)} {name}",
+                        file=sys.stderr, dynamic_ncols=True)
+    return _Stage(k, name, recs, ids, targets, my_batches, optimizer, scheduler, total, start_step, progress)
+
+
+def _train_stage(run: _Run, k: int) -> str:
+    """Train stage ``k`` from where the run stands. Returns ``"done"``, ``"deadline"`` (``max_minutes``
+    ran out: the stage ends early and the run stops) or ``"stopped"`` (``stop_after_steps``: checkpointed
+    as an interruption would leave it)."""
+    stage = _prepare_stage(run, k)
+    run.model.train()
+    outcome, steps_run = _run_steps(run, stage)
+    if outcome == "stopped":
+        return outcome
+    if stage.progress:
+        stage.progress.close()
+    if run.main:
+        _end_stage(run, stage, steps_run, stopped_early=outcome == "deadline")
+    run.barrier()
+    run.resumed = False
+    return outcome
+
+
+def _train_step(run: _Run, stage: _Stage, step: int) -> tuple[float, int]:
+    """One optimizer step on batch ``step``; returns the batch's mean loss and its size."""
+    import torch
+
+    idx = stage.batches[step]
+    x, mask = _pad([stage.ids[i] for i in idx], run.pad_id)
+    y = torch.tensor([stage.targets[i] for i in idx], dtype=torch.long)
+    loss = torch.nn.functional.cross_entropy(run.ddp_model(x, mask), y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
+    stage.optimizer.step()
+    stage.scheduler.step()
+    stage.optimizer.zero_grad(set_to_none=True)
+    return float(loss.detach()), len(idx)
+
+
+def _run_steps(run: _Run, stage: _Stage) -> tuple[str, int]:
+    """The steps of a stage, with logs, evaluations and checkpoints on the way; ``(outcome, steps run)``."""
+    config, state, log, main = run.config, run.state, run.log, run.main
+    name, total = stage.name, stage.total
+    t0, loss_sum, n_sum = time.time(), 0.0, 0
+    step_count = 0
+    for step in range(stage.start_step, total):
+        if config.max_minutes is not None and time.time() - run.started > 60 * config.max_minutes:
+            log.write("deadline", stage=name, step=step, of=total, max_minutes=config.max_minutes)
+            return "deadline", step_count
+        loss, n = _train_step(run, stage, step)
+        state["global_step"] += 1
+        step_count += 1
+        loss_sum += loss * n
+        n_sum += n
+        if stage.progress:
+            stage.progress.update(1)
+            stage.progress.set_postfix(loss=f"{loss_sum / n_sum:.3f}")
+        if main and (step + 1) % config.log_every == 0:
+            log.write("train", stage=name, step=step + 1, of=total, global_step=state["global_step"],
+                      loss=round(loss_sum / n_sum, 4), examples_per_s=round(n_sum / (time.time() - t0), 2))
+            t0, loss_sum, n_sum = time.time(), 0.0, 0
+        if main and config.eval_every and (step + 1) % config.eval_every == 0 and step + 1 < total:
+            log.write("eval", stage=stage.k + 1, name=name, step=step + 1, global_step=state["global_step"],
+                      metrics=run.evaluate())
+        if config.stop_after_steps is not None and state["global_step"] >= config.stop_after_steps and step + 1 < total:
+            # Behaves like an interruption right after a checkpoint: the next run resumes here.
+            if main:
+                run.checkpoint(stage.k, step + 1, stage.optimizer, stage.scheduler)
+                log.write("stopped", global_step=state["global_step"])
+            run.barrier()
+            return "stopped", step_count
+        if config.checkpoint_every and (step + 1) % config.checkpoint_every == 0 and step + 1 < total:
+            if main:
+                run.checkpoint(stage.k, step + 1, stage.optimizer, stage.scheduler)
+            run.barrier()
+    return "done", step_count
+
+
+def _end_stage(run: _Run, stage: _Stage, steps_run: int, stopped_early: bool) -> None:
+    """Held-out metrics of the stage into the history, and the checkpoint at the start of the next stage."""
+    state = run.state
+    entry = {"stage": stage.k + 1, "name": stage.name, "examples": len(stage.recs), "steps": stage.total,
+             "steps_run": steps_run, "global_step": state["global_step"], "metrics": run.evaluate(),
+             "stopped_early": stopped_early}
+    state["history"].append(entry)
+    run.log.write("eval", **entry)
+    run.checkpoint(stage.k + 1, 0, stage.optimizer, stage.scheduler)
+    (run.out / "history.json").write_text(json.dumps(state["history"], indent=1))
+
+
+def _save_final(run: _Run) -> None:
+    """The model after the last stage, with its tokenizer and how it was trained, as ``final/``."""
+    out, state = run.out, run.state
+    final = out / "final"
+    tmp = out / "final.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    run.model.save(tmp)
+    shutil.copy(run.tok_path, tmp / "tokenizer.json")
+    (tmp / "training.json").write_text(json.dumps({
+        "config": asdict(run.config), "history": state["history"], "global_step": state["global_step"],
+        "train_records": len(run.train_recs), "stages": [(n, len(r)) for n, r in run.stages]}, indent=1))
+    if final.exists():
+        shutil.rmtree(final)
+    tmp.rename(final)
+    run.log.write("done", global_step=state["global_step"])
 
 
 def _config_hash(config: TrainConfig) -> str:
