@@ -88,6 +88,20 @@ def test_truncation_cuts_the_tail_and_is_reported(tiny_t5_model):
     assert ids[: head_ids.size].tolist() == head_ids.tolist(), "the head (question, claim) must be kept"
 
 
+def test_encoder_answers_repeated_texts_from_memory(tiny_t5_model):
+    encoder = load_boolqa(tiny_t5_model, device="cpu").encoder
+    long_text = "question: Is this claim consistent with the document? </s> claim: Hi. </s> document:" + " the cat" * 40
+    first = encoder.encode([FLUENT, long_text, FLUENT])
+    again = encoder.encode([long_text])
+    assert again.ids[0] is first.ids[1] and again.truncated.tolist() == [True] and again.n_tokens[0] > 48
+    assert first.truncated.tolist() == [False, True, False] and first.ids[0] is first.ids[2]
+    with pytest.raises(ValueError):
+        first.ids[0][0] = 5  # shared rows are read-only
+    encoder.MEMO_SIZE = 2
+    encoder.encode([f"{FLUENT} {i}" for i in range(5)])
+    assert len(encoder._memo) == 2
+
+
 def test_literal_separator_becomes_eos(tiny_t5_model):
     scorer = load_boolqa(tiny_t5_model, device="cpu")
     ids = scorer.encoder.encode(["a </s> b"]).ids[0].tolist()

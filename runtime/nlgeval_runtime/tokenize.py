@@ -46,6 +46,7 @@ class TextEncoder:
         self.separator = separator
         self.separator_token = separator_token
         self.max_length = int(max_length)
+        self._memo: dict[str, tuple[np.ndarray, int, bool]] = {}
         if self.tokenizer.token_to_id(separator_token) is None:
             raise ModelFormatError(
                 f"separator token {separator_token!r} of the model folder is not in {str(tokenizer_path)!r}"
@@ -57,28 +58,49 @@ class TextEncoder:
                 "it must be registered as a special (added) token in tokenizer.json"
             )
 
+    #: encodings kept in memory (oldest dropped first)
+    MEMO_SIZE = 4096
+
     def prepare(self, text: str) -> str:
         if self.separator != self.separator_token:
             return text.replace(self.separator, self.separator_token)
         return text
 
     def encode(self, texts: list[str]) -> Encoded:
-        encodings = self.tokenizer.encode_batch([self.prepare(t) for t in texts])
-        ids, lengths, cut = [], np.empty(len(texts), np.int64), np.zeros(len(texts), bool)
-        for i, enc in enumerate(encodings):
-            row = np.asarray(enc.ids, dtype=np.int64)
-            lengths[i] = row.size
-            if row.size > self.max_length:
-                # Keep the trailing special tokens (EOS / [SEP]) the post-processor added.
-                mask = enc.special_tokens_mask
-                tail = 0
-                while tail < len(mask) and mask[len(mask) - 1 - tail] == 1:
-                    tail += 1
-                head = self.max_length - tail
-                row = np.concatenate([row[:head], row[row.size - tail:]]) if tail else row[: self.max_length]
-                cut[i] = True
-            ids.append(row)
+        """Token ids of ``texts`` (truncated), their lengths before truncation, and which were cut.
+
+        Recently encoded texts are answered from memory: an evaluator counts the tokens of an input (to
+        decide on source windows) just before it scores it, and both ask for the same encoding.
+        """
+        rows: list = [self._memo.get(t) for t in texts]
+        missing = list(dict.fromkeys(t for t, row in zip(texts, rows) if row is None))
+        if missing:
+            encodings = self.tokenizer.encode_batch([self.prepare(t) for t in missing])
+            fresh = {t: self._truncate(enc) for t, enc in zip(missing, encodings)}
+            rows = [fresh[t] if row is None else row for t, row in zip(texts, rows)]
+            for text, row in fresh.items():
+                self._memo[text] = row
+            while len(self._memo) > self.MEMO_SIZE:
+                self._memo.pop(next(iter(self._memo)))
+        ids = [row[0] for row in rows]
+        lengths = np.array([row[1] for row in rows], dtype=np.int64)
+        cut = np.array([row[2] for row in rows], dtype=bool)
         return Encoded(ids, lengths, cut)
+
+    def _truncate(self, enc) -> tuple[np.ndarray, int, bool]:
+        row = np.asarray(enc.ids, dtype=np.int64)
+        n_tokens, cut = row.size, False
+        if row.size > self.max_length:
+            # Keep the trailing special tokens (EOS / [SEP]) the post-processor added.
+            mask = enc.special_tokens_mask
+            tail = 0
+            while tail < len(mask) and mask[len(mask) - 1 - tail] == 1:
+                tail += 1
+            head = self.max_length - tail
+            row = np.concatenate([row[:head], row[row.size - tail:]]) if tail else row[: self.max_length]
+            cut = True
+        row.setflags(write=False)  # shared between calls through the memo
+        return row, n_tokens, cut
 
 
 # What one more session call costs, counted in padded tokens: a call's fixed work (per-call setup, small
