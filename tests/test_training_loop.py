@@ -109,6 +109,26 @@ def test_resume_after_an_interruption_gives_the_same_weights(trained, tiny_setup
         train(other)
 
 
+def test_static_int8_export_of_an_encoder_classifier_batches_with_the_same_scores(trained, tmp_path):
+    import numpy as np
+    from nlgeval_runtime import load_boolqa
+
+    from nlgeval_training.encoder_classifier import export_encoder_classifier
+    from nlgeval_training.folder_writer import parity_texts
+
+    cfg, _ = trained
+    manifest = export_encoder_classifier(Path(cfg.output_dir) / "final", tmp_path / "model", int8=True,
+                                         int8_method="static")
+    assert manifest["quantization"] == {"int8": "static"}
+    assert manifest["export"]["parity"]["int8"]["max_abs_diff"] < 0.1
+    texts = parity_texts(12)
+    scorer = load_boolqa(str(tmp_path / "model"), device="cpu", precision="int8")
+    assert scorer.batch_invariant and scorer.max_batch_size > 1
+    alone = [scorer.score([t]).scores[0] for t in texts]
+    # fixed scales: only float rounding of the unquantised parts (pooling over padding) may differ, as in fp32
+    np.testing.assert_allclose(scorer.score(texts).scores, alone, atol=1e-6)
+
+
 def test_export_matches_pytorch_through_the_runtime(trained, tmp_path):
     from nlgeval_runtime import load_boolqa
 
