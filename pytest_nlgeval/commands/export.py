@@ -11,7 +11,7 @@ def register(subparsers) -> None:
                                           "model.onnx, tokenizer.json and nlgeval.json with parity figures.")
     p.add_argument("model", metavar="MODEL_ID_OR_PATH")
     p.add_argument("out", metavar="OUT_DIR")
-    p.add_argument("--int8", action="store_true", help="also write a dynamically quantised int8 graph (CPU)")
+    p.add_argument("--int8", action="store_true", help="also write an int8 graph (CPU; T5: static, activation scales calibrated at export)")
     p.add_argument("--fp16", action="store_true", help="also write a mixed-precision fp16 graph (CUDA)")
     p.add_argument("--max-length", type=int, default=None, help="max input tokens (default 1024, as UniEval)")
     p.set_defaults(func=run_export)
