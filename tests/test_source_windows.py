@@ -164,3 +164,16 @@ def test_plugin_option_reaches_the_evaluator(pytester):
     bad = pytester.runpytest("--nlgeval-source-windows", "sometimes")
     assert bad.ret != 0
     bad.stderr.fnmatch_lines(["*--nlgeval-source-windows / nlgeval_source_windows must be one of auto, off*"])
+# -- the embedded default model --------------------------------------------------------------------------------
+def test_embedded_model_finds_a_claim_supported_only_by_the_last_sentence():
+    claim = "Mayor Linda Park announced that the public library will reopen in March."
+    with_windows = Evaluator(None, cache=False).score(claim, "consistency", source=LONG_DOC)
+    without = Evaluator(None, cache=False, source_windows="off").score(claim, "consistency", source=LONG_DOC)
+    assert without.details["truncated"]
+    window = with_windows.details["units"][0]["window"]
+    assert window["index"] == window["count"] - 1 and LAST in window["text"]
+    assert float(with_windows) > 0.7, with_windows.details
+    assert float(without) < 0.5, without.details
+    assert float(with_windows) - float(without) > 0.3
+
+
