@@ -62,7 +62,7 @@ embedded-model: install
 	$(BIN)/nlgeval-train train --config training/configs/embedded.toml
 	rm -rf $(NLGEVAL_RUNS)/embedded/export
 	$(BIN)/nlgeval-train export $(NLGEVAL_RUNS)/embedded/run/final $(NLGEVAL_RUNS)/embedded/export --int8 --no-fp32
-	cp $(NLGEVAL_RUNS)/embedded/export/model.int8.onnx $(NLGEVAL_RUNS)/embedded/export/tokenizer.json \
+	cp $(NLGEVAL_RUNS)/embedded/export/model.int8.onnx $(NLGEVAL_RUNS)/embedded/export/tokenizer.json $(NLGEVAL_RUNS)/embedded/export/config.pbtxt \
 		$(NLGEVAL_RUNS)/embedded/export/nlgeval.json $(EMBEDDED)/
 	$(BIN)/nlgeval-train evaluate $(EMBEDDED) --data $(NLGEVAL_RUNS)/embedded/pseudo.jsonl.gz \
 		--per-dimension 200 --json $(NLGEVAL_RUNS)/embedded/evaluation.json
