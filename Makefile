@@ -40,7 +40,9 @@ browser:
 
 bench: install
 	$(BIN)/python benchmarks/scoring.py
+	$(BIN)/python benchmarks/mixed_lengths.py
 	$(BIN)/python benchmarks/plugin.py
+	$(BIN)/python benchmarks/evaluator_overhead.py
 	$(BIN)/python benchmarks/trajectory.py
 	$(BIN)/python benchmarks/pseudo_data.py --data $(NLGEVAL_DATA)
 
