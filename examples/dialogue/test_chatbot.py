@@ -21,7 +21,9 @@ def test_reply_is_grounded_in_the_fact(chatbot, conversation):
 
 def test_reply_follows_the_history(chatbot, conversation):
     response = chatbot(conversation["history"], conversation["fact"])
-    assert_dimension(response, "coherence", context=conversation["history"]) > 0.3
+    # A low bar: the embedded model ranks dialogue coherence weakly (its card); with
+    # --nlgeval-model MingZhong/unieval-dialog a bar near 0.5 is the usual choice.
+    assert_dimension(response, "coherence", context=conversation["history"]) > 0.1
 
 
 def test_replies_are_natural_and_understandable(chatbot):
