@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 ENGINES = ("local", "ray")
+RAY_CHUNK = 1_000_000  # rows per scoring call of `nlgeval score` under --engine ray
 
 
 def add_engine_arguments(parser) -> None:
@@ -44,4 +45,8 @@ def evaluator_factory(args) -> tuple[Any, dict[str, Any]]:
     # One connection for the whole command (meta-eval builds an evaluator per model and window mode); a local
     # cluster started here ends with the process.
     connect(args.ray_address)
+    if getattr(args, "chunk", None) is not None:
+        # Every scoring call is one Ray job that starts its actors and their sessions; score a file in one call
+        # per dimension (the Ray progress line replaces the chunk progress).
+        args.chunk = max(args.chunk, RAY_CHUNK)
     return RayEvaluator, {"address": args.ray_address, "workers": args.ray_workers}

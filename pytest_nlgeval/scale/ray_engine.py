@@ -221,6 +221,8 @@ class RayBoolQAScorer:
                                    separator_token=conventions["separator_token"],
                                    max_length=conventions["max_length"])
         self._owns_ray = connect(address)
+        # Each actor reserves this many CPUs and its session uses as many intra-op threads (default 1), so the
+        # actors of a node do not oversubscribe its cores.
         self.threads = threads
         if workers is None:
             cpus = int(ray.cluster_resources().get("CPU", 1))
@@ -270,7 +272,7 @@ class RayBoolQAScorer:
             _BatchScorer, batch_size=self.groups_per_task, batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=self.workers),
             fn_constructor_kwargs={"shipped": [self._shipped], "model_ref": self.model_ref, "device": self.device,
-                                   "precision": self.precision, "threads": self.threads,
+                                   "precision": self.precision, "threads": self.threads or 1,
                                    "batch_tokens": self.batch_tokens, "max_batch_size": self.max_batch_size,
                                    "fingerprint_id": self.fingerprint_id},
             **remote)
