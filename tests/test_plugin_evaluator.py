@@ -25,7 +25,9 @@ def test_fingerprint_is_known_before_any_session(tiny_t5_model, tmp_path):
     planned = ev.fingerprint_id
     assert not ev.session_created
     assert ev.fingerprint["precision"] == "fp32" and ev.fingerprint["provider"] == "CPUExecutionProvider"
-    assert ev.scorer.fingerprint_id == planned  # the session agrees with the plan
+    # the session agrees with the plan; the evaluator adds its own settings (source windows) to the runtime's
+    assert {**ev.scorer.fingerprint, "source_windows": "auto"} == ev.fingerprint
+    assert ev.fingerprint_id == planned
     assert Evaluator(tiny_t5_model, device="cpu", precision="int8", cache=False).fingerprint_id != planned
 
 
