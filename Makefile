@@ -17,7 +17,8 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python requirements-dev.txt pyproject.toml runtime/pyproject.toml training/pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	# llama-cpp-python compiles llama.cpp; its multimodal library is not needed (about a third of the build)
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	# tritonclient only for the ModelConfig schema the Triton config test checks against; without its
 	# dependencies, whose pins (ml-dtypes<=0.5.4, protobuf<7) would downgrade what onnx needs.
 	$(BIN)/python -m pip install --quiet --no-deps tritonclient==2.73.0

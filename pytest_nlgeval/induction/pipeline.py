@@ -240,6 +240,20 @@ def induce(
                              + "; ".join(notes))
 
     # -- regress --------------------------------------------------------------------------------------------
+    # A row enters the fit only when every candidate scored it; judges that often failed to parse would leave
+    # too few rows, so the sparsest judge is left out until at least half the training rows are complete.
+    need = max(5, math.ceil(len(train) / 2))
+    while True:
+        defined = np.isfinite(np.array(columns, dtype=float))
+        if int(defined.all(axis=0).sum()) >= need:
+            break
+        sparse = [(int((~defined[j]).sum()), j) for j in range(len(names)) if generated[j] and not defined[j].all()]
+        if not sparse or len(names) == 1:
+            break
+        missing, j = max(sparse)
+        notes.append(f"{names[j]}: {missing} of {len(train)} training outputs could not be parsed; left out of the "
+                     "fit so that enough rows have every candidate scored")
+        del names[j], generated[j], columns[j]
     X = np.array(columns, dtype=float).T
     say(f"regressing {len(names)} candidates (PLS, 1 component, keep {n_keep})")
     try:

@@ -1,0 +1,154 @@
+"""`nlgeval induce` against a real OpenAI-compatible server: llama-cpp-python's (``python -m llama_cpp.server``)
+serving a tiny Llama judge LM that the set-up trains and writes to GGUF itself (:mod:`judge_lm`, cached
+across runs).
+
+The tiny model's answers are often garbage, which is the point: the whole pipeline runs through DSPy and
+LiteLLM over HTTP, unparseable answers are asked for again, counted and never scored, the second run is
+answered by the disk cache (the server's access log shows no request), and a request that outlives
+``--timeout`` ends in a named error.
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+pytest.importorskip("dspy", reason="the judges extra (dspy) is not installed")
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install \"llama-cpp-python[server]\")")
+for _module in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
+    pytest.importorskip(_module, reason=f"llama-cpp-python's server extra is not installed (no {_module}): "
+                                        "pip install \"llama-cpp-python[server]\"")
+pytest.importorskip("torch", reason="building the tiny judge LM needs the training extra (torch)")
+
+from induction_fakes import synthetic_rows  # noqa: E402
+from openai_stub import free_port  # noqa: E402
+
+from pytest_nlgeval.cli import main  # noqa: E402
+
+pytestmark = pytest.mark.slow
+ALIAS = "tiny-judge"
+STARTUP_SECONDS = 120
+
+
+class LlamaServer:
+    """``python -m llama_cpp.server`` on a free loopback port, its output in a log file."""
+
+    def __init__(self, model, log_path) -> None:
+        self.port = free_port()
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
+             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "4096", "--n_threads", "1",
+             "--n_threads_batch", "1", "--verbose", "False"],
+            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:  # bounded: the server answers /v1/models once the model is loaded
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}:\n{self.log()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/models", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"llama_cpp.server did not start within {STARTUP_SECONDS} s:\n{self.log()[-3000:]}")
+            time.sleep(0.5)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def completions(self) -> int:
+        """Chat completion requests in the server's access log."""
+        return len(re.findall(r'"POST /v1/chat/completions HTTP/1\.1"', self.log()))
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    from judge_lm import tiny_judge_gguf
+
+    server = LlamaServer(tiny_judge_gguf(), tmp_path_factory.mktemp("llama") / "server.log")
+    yield server
+    server.stop()
+
+
+def write_data(path, n=30):
+    path.write_text("\n".join(json.dumps(r) for _, r in synthetic_rows(n)) + "\n", encoding="utf-8")
+    return path
+
+
+def induce(data, out, server, cache, *extra):
+    return main(["induce", str(data), "--task", "Answer questions", "--target", "label", "-o", str(out),
+                 "--lm", f"openai/{ALIAS}", "--api-base", server.api_base, "--cache-dir", str(cache),
+                 "--threads", "1", "--max-tokens", "48", "--timeout", "60", "--num-retries", "1",
+                 "--n-criteria", "2", "--n-rubrics", "1", "--bank", "yes", "--metrics", "length,distinct_1",
+                 "--keep", "3", "--no-robustness", *extra])
+
+
+def test_induce_through_llama_cpp_server(llama_server, tmp_path, capsys):
+    data = write_data(tmp_path / "labels.jsonl")
+    cache = tmp_path / "llm-cache"
+    before = llama_server.completions()
+    assert induce(data, tmp_path / "m1.json", llama_server, cache) == 0, capsys.readouterr().err
+    first = capsys.readouterr()
+    requests_first = llama_server.completions() - before
+    assert induce(data, tmp_path / "m2.json", llama_server, cache) == 0, capsys.readouterr().err
+    second = capsys.readouterr()
+    requests_second = llama_server.completions() - before - requests_first
+
+    m1 = json.loads((tmp_path / "m1.json").read_text())
+    m2 = json.loads((tmp_path / "m2.json").read_text())
+    prov1, prov2 = m1["provenance"], m2["provenance"]
+    # every model call was one HTTP request to the server; the second run made none
+    assert prov1["llm_usage"]["calls"] == requests_first > 0
+    assert requests_second == 0 and prov2["llm_usage"]["calls"] == 0
+    assert prov2["llm_usage"]["cache_hits"] == prov1["llm_usage"]["calls"] + prov1["llm_usage"]["cache_hits"]
+    assert m2["pls"] == m1["pls"]
+    assert m1["lm"]["model"] == f"openai/{ALIAS}" and m1["lm"]["params"]["api_base"] == llama_server.api_base
+    # garbage was met: asked for again, counted, and never turned into a score
+    retries, failures = prov1["judge_retries"], prov1["judge_parse_failures"]
+    generation = m1["report"]["generation"]
+    assert sum(retries.values()) > 0 or "axes_unparsed" in generation
+    for judge, failed in failures.items():
+        assert failed <= retries[judge]  # a failure is an answer that did not parse twice
+    judges = [c["name"] for c in m1["components"] if c["kind"] == "judge"]
+    for example in m1["report"]["examples"]:
+        for judge in judges:
+            value = example["components"][judge]
+            assert (value is None and judge in example["errors"]) or value in (1.0, 2.0, 3.0, 4.0, 5.0)
+    for line, prediction in zip(m1["report"]["fit_check"]["lines"], m1["report"]["fit_check"]["predictions"]):
+        assert prediction is None or math.isfinite(prediction)
+    assert "LLM: " in first.out and "from cache" in second.out
+
+
+def test_a_request_that_outlives_the_timeout_is_a_named_error(llama_server, tmp_path, capsys):
+    data = write_data(tmp_path / "labels.jsonl", n=20)
+    started = time.monotonic()
+    code = induce(data, tmp_path / "m.json", llama_server, tmp_path / "cache", "--timeout", "0.01",
+                  "--num-retries", "0", "--max-tokens", "400")
+    err = capsys.readouterr().err
+    assert code == 2 and "JudgeServerTimeout" in err and llama_server.api_base in err
+    assert time.monotonic() - started < 60
