@@ -435,7 +435,7 @@ def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid
         unit_scores = [r[0] for r in results]
         components[dim_name] = _aggregate(dim, unit_scores)
         details["truncated"] = details["truncated"] or any(r[1] for r in results)
-        windowed = {u: w for u, w in zip(range(len(units)), supports) if w is not None}
+        windowed = [w for w in supports if w is not None]
         if len(parts) == 1:
             details["aggregation"] = dim.aggregation
             details["unit"] = dim.unit
@@ -445,7 +445,7 @@ def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid
             elif windowed:
                 details["window"] = supports[0]
         elif windowed:
-            details.setdefault("windows", {})[dim_name] = [supports[k] for k in sorted(windowed)]
+            details.setdefault("windows", {})[dim_name] = windowed
     if len(parts) == 1:
         value = next(iter(components.values()))
         explain = None

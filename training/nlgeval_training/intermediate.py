@@ -52,24 +52,25 @@ def _record(dimension: str, text: str, label: int, group: str) -> dict:
     return {"input": text, "label": int(label), "task": TASK, "dimension": dimension, "group": group}
 
 
-def convert_nli(obj: dict) -> dict | None:
-    """SNLI/MNLI-style item; items without a gold label (``-``) give ``None``."""
-    _need(obj, ("premise", "hypothesis", "label"), "nli")
+def _nli_pair(obj: dict, task: str, claim_field: str, source_field: str) -> dict | None:
+    """An NLI pair asked with ``task``'s question, the hypothesis and premise under the given field names;
+    items without a gold label (``-``) give ``None``."""
+    _need(obj, ("premise", "hypothesis", "label"), task)
     label = NLI_LABELS.get(obj["label"])
     if label is None:
         return None
-    text = question_input(QUESTIONS["nli"], hypothesis=obj["hypothesis"].strip(), premise=obj["premise"].strip())
-    return _record("nli", text, label, f"nli:{obj['premise'][:200]}")
+    fields = {claim_field: obj["hypothesis"].strip(), source_field: obj["premise"].strip()}
+    return _record(task, question_input(QUESTIONS[task], **fields), label, f"nli:{obj['premise'][:200]}")
+
+
+def convert_nli(obj: dict) -> dict | None:
+    """SNLI/MNLI-style item; items without a gold label (``-``) give ``None``."""
+    return _nli_pair(obj, "nli", "hypothesis", "premise")
 
 
 def convert_nli_claim(obj: dict) -> dict | None:
     """An NLI pair asked as the consistency question: ``claim`` = hypothesis, ``document`` = premise."""
-    _need(obj, ("premise", "hypothesis", "label"), "nli_claim")
-    label = NLI_LABELS.get(obj["label"])
-    if label is None:
-        return None
-    text = question_input(QUESTIONS["nli_claim"], claim=obj["hypothesis"].strip(), document=obj["premise"].strip())
-    return _record("nli_claim", text, label, f"nli:{obj['premise'][:200]}")
+    return _nli_pair(obj, "nli_claim", "claim", "document")
 
 
 def convert_paraphrase(obj: dict) -> dict:
