@@ -5,28 +5,40 @@ from scratch on the English text of the data kit: CNN/DailyMail and BBC news art
 Topical-Chat conversations (turns joined by line breaks). Documents are split into training and held-out
 sets by a hash of their id, so the held-out perplexity is measured on documents the model never saw.
 
+Optionally (``--stories``) it also learns from human-written short stories (prompt + continuation rows, the
+format of ``nlgeval trajectory fit-bank``), so that story trajectories are measured by a model that has seen
+the genre. The stories are split by a hash of their prompt: one half is trained on, the other half is never
+seen and is written out (``--bank-out``) as the reference bank to fit, so that the bank's likelihoods are not
+those of memorised text. Stories whose prompt appears in ``--exclude-prompts`` (a file of rated texts, whose
+first sentence is the prompt) always go to the unseen half: the model never trains on the human continuation
+of a prompt whose machine continuations are being judged.
+
 It is a measuring instrument, not a writer: coherence trajectories only need a model whose next-token
 log-probabilities rank fluent, on-topic text above shuffled or repetitive text. Large models (``nlgeval
 export gpt2 ...``) give better coherence signals and are a drop-in replacement.
 
-Train and export (one torch thread, a wall-clock budget; figures go to ``training_report.json`` and the
-folder's ``CARD.md``)::
+Train and export (bounded by a step count, so that a rerun gives the same model; figures go to
+``training_report.json`` and the folder's ``CARD.md``)::
 
     python -m nlgeval_training.default_lm train --data /path/to/data --out runtime/nlgeval_runtime/default_lm \\
-        --minutes 38 --threads 1
+        --steps 4000 --stories human_stories.jsonl.gz --exclude-prompts rated_stories.jsonl.gz \\
+        --bank-out runs/bank_stories.jsonl.gz
 
 Print the card's figures again from the exported folder with ONNX Runtime (held-out perplexity is
 recomputed, not copied)::
 
-    python -m nlgeval_training.default_lm report runtime/nlgeval_runtime/default_lm --data /path/to/data
+    python -m nlgeval_training.default_lm report runtime/nlgeval_runtime/default_lm --data /path/to/data \\
+        [--stories runs/bank_stories.jsonl.gz]
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
+import gzip
 import json
 import math
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -34,7 +46,7 @@ from typing import Iterator
 
 from nlgeval_training.data import read_jsonl
 
-__all__ = ["corpus_documents", "train_tokenizer", "train_default_lm", "heldout_perplexity", "main"]
+__all__ = ["corpus_documents", "split_stories", "train_tokenizer", "train_default_lm", "heldout_perplexity", "main"]
 
 BOS = "<|endoftext|>"
 #: Share of documents (by id hash) kept out of training for perplexity and for example reference banks.
@@ -68,6 +80,67 @@ def corpus_documents(data_dir: str | Path, split: str = "train") -> Iterator[tup
             text = to_text(row).replace("\r", "").strip()
             if len(text) >= 200:
                 yield label, doc_id, text
+
+
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
+
+
+def _rows(path: str | Path) -> Iterator[tuple[int, dict]]:
+    path = Path(path)
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such file; pass a JSON Lines file (.jsonl or .jsonl.gz)")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.strip():
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise SystemExit(f"{path}:{lineno}: expected a JSON object per line")
+                yield lineno, row
+
+
+def _normalise(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _first_sentence(story: str) -> str:
+    text = _normalise(story)
+    match = _SENTENCE_END.search(text + " ")
+    return text[: match.end()].strip() if match else text
+
+
+def excluded_prompts(path: str | Path, story_field: str = "story", prompt_field: str = "prompt") -> set[str]:
+    """The prompts of a file of rated texts: its ``prompt`` field, or else the first sentence of ``story``."""
+    prompts = set()
+    for lineno, row in _rows(path):
+        if row.get(prompt_field):
+            prompts.add(_normalise(row[prompt_field]))
+        elif row.get(story_field):
+            prompts.add(_first_sentence(row[story_field]))
+        else:
+            raise SystemExit(f"{path}:{lineno}: neither {prompt_field!r} nor {story_field!r}; "
+                             "--exclude-prompts reads rated texts with a prompt or a story field")
+    return prompts
+
+
+def split_stories(path: str | Path, exclude: set[str] = frozenset()) -> tuple[list[dict], list[dict]]:
+    """``(train, unseen)`` halves of a file of human stories (``{"prompt", "continuation"}`` rows).
+
+    A story is trained on when the sha256 of its normalised prompt is even and the prompt is not in
+    ``exclude``; every story of one prompt goes to the same half. The unseen half keeps the rows as read.
+    """
+    train, unseen = [], []
+    for lineno, row in _rows(path):
+        if not isinstance(row.get("prompt"), str) or not isinstance(row.get("continuation"), str):
+            raise SystemExit(f"{path}:{lineno}: a story row needs string fields 'prompt' and 'continuation'")
+        prompt = _normalise(row["prompt"])
+        even = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16) % 2 == 0
+        (train if even and prompt not in exclude else unseen).append(row)
+    return train, unseen
+
+
+def story_text(row: dict) -> str:
+    return _normalise(row["prompt"] + " " + row["continuation"])
 
 
 def train_tokenizer(texts: list[str], vocab_size: int = 8192):
@@ -111,6 +184,9 @@ def heldout_perplexity(logprob_fn, tok, texts: list[str], block: int) -> tuple[f
         for lp in logprob_fn(blocks[i : i + 16]):
             total += float(-lp.sum())
             count += len(lp)
+    if count == 0:
+        raise SystemExit("no held-out text to measure perplexity on (every text is shorter than two tokens, "
+                         "or none was given)")
     return math.exp(total / count), count
 
 
@@ -133,17 +209,35 @@ def _torch_logprob_fn(model):
     return fn
 
 
-def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, minutes: float = 38.0, threads: int = 1,
+def _blocks(stream: list[int], block: int):
+    import numpy as np
+    import torch
+
+    arr = np.asarray(stream, dtype=np.int64)
+    n = len(arr) // block
+    return torch.from_numpy(arr[: n * block].reshape(n, block))
+
+
+def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 4000, threads: int = 2,
                      seed: int = 0, vocab_size: int = 8192, n_embd: int = 192, n_layer: int = 4, n_head: int = 4,
-                     block: int = 256, batch_size: int = 16, lr: float = 2e-3, max_steps: int | None = None,
-                     log=print) -> dict:
-    """Train the default LM within ``minutes`` of wall clock and export it to ``out_dir``; returns the report."""
+                     block: int = 256, batch_size: int = 8, lr: float = 2e-3, stories: str | Path | None = None,
+                     exclude_prompts: str | Path | None = None, story_share: float = 0.15,
+                     bank_out: str | Path | None = None, log=print) -> dict:
+    """Train the default LM for ``steps`` optimiser steps and export it to ``out_dir``; returns the report.
+
+    With ``stories``, a ``story_share`` of each batch's sequences are drawn from the trained half of the
+    stories (:func:`split_stories`); the unseen half is written to ``bank_out`` and its perplexity reported.
+    """
     import numpy as np
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     from nlgeval_training.export_causal import export_causal_lm
 
+    if steps < 1:
+        raise SystemExit(f"--steps must be at least 1 (got {steps})")
+    if not 0.0 <= story_share < 1.0:
+        raise SystemExit(f"--story-share must be in [0, 1) (got {story_share})")
     started = time.time()
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -153,12 +247,29 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, minutes: floa
     if not train_docs:
         raise SystemExit(f"no training documents found under {data_dir}; pass --data pointing at the data kit")
     texts = [t for _, _, t in train_docs]
+    story_train: list[dict] = []
+    story_unseen: list[dict] = []
+    if stories is not None:
+        exclude = excluded_prompts(exclude_prompts) if exclude_prompts is not None else set()
+        story_train, story_unseen = split_stories(stories, exclude)
+        log(f"stories: {len(story_train)} trained on, {len(story_unseen)} unseen "
+            f"({len(exclude)} excluded prompts)")
+        if bank_out is not None:
+            bank_out = Path(bank_out)
+            bank_out.parent.mkdir(parents=True, exist_ok=True)
+            opener = gzip.open if bank_out.suffix == ".gz" else open
+            with opener(bank_out, "wt", encoding="utf-8") as fh:
+                for row in story_unseen:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    story_texts = [story_text(r) for r in story_train]
     log(f"documents: {len(train_docs)} train, {len(heldout_docs)} held out")
-    tok = train_tokenizer(texts, vocab_size)
-    stream = np.asarray(_token_stream(tok, texts), dtype=np.int64)
-    n_blocks = len(stream) // block
-    data = torch.from_numpy(stream[: n_blocks * block].reshape(n_blocks, block))
-    log(f"tokenizer: {tok.get_vocab_size()} tokens; training tokens: {len(stream)} in {n_blocks} blocks of {block}")
+    tok = train_tokenizer(texts + story_texts, vocab_size)
+    stream = _token_stream(tok, texts)
+    data = _blocks(stream, block)
+    story_data = _blocks(_token_stream(tok, story_texts), block) if story_texts else None
+    n_story = int(round(batch_size * story_share)) if story_data is not None and len(story_data) else 0
+    log(f"tokenizer: {tok.get_vocab_size()} tokens; training tokens: {len(stream)} in {len(data)} blocks of {block}"
+        + (f"; story blocks: {len(story_data)} ({n_story} of {batch_size} per batch)" if n_story else ""))
 
     bos = tok.token_to_id(BOS)
     config = GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=block, n_embd=n_embd, n_layer=n_layer,
@@ -169,56 +280,52 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, minutes: floa
     n_params = int(sum(p.numel() for p in model.parameters()))
     log(f"model: {n_params} parameters")
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
-    budget = minutes * 60.0 - (time.time() - started)
-    warmup = 50
-    planned = max_steps  # fixed after the first steps' timing when not given
-    step, losses = 0, []
+    warmup = min(100, max(1, steps // 10))
+    gen = torch.Generator().manual_seed(seed)
+    losses: list[float] = []
     train_started = time.time()
     model.train()
-    while True:
-        elapsed = time.time() - train_started
-        if planned is not None and step >= planned:
-            break
-        # Keep ~12% of the budget for evaluation and export.
-        if elapsed > budget * 0.88:
-            break
-        if planned is None and step == 10:
-            per_step = elapsed / 10
-            planned = max(20, int(budget * 0.88 / per_step))
-            log(f"{per_step:.2f} s/step -> planning {planned} steps")
-        total = planned or 10_000
+    for step in range(steps):
+        # Linear warm-up, then a cosine decay to 10% of the peak rate.
         if step < warmup:
             scale = (step + 1) / warmup
         else:
-            scale = 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
+            scale = 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
         for group in opt.param_groups:
             group["lr"] = lr * scale
-        idx = torch.randint(0, n_blocks, (batch_size,))
-        batch = data[idx]
+        batch = data[torch.randint(0, len(data), (batch_size - n_story,), generator=gen)]
+        if n_story:
+            batch = torch.cat([batch, story_data[torch.randint(0, len(story_data), (n_story,), generator=gen)]])
         loss = model(input_ids=batch, labels=batch).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        losses.append(float(loss))
-        step += 1
-        if step % 50 == 0:
-            log(f"step {step}/{planned} loss {np.mean(losses[-50:]):.3f} ({time.time() - started:.0f} s)")
+        losses.append(float(loss.detach()))
+        if (step + 1) % 100 == 0:
+            log(f"step {step + 1}/{steps} loss {np.mean(losses[-100:]):.3f} ({time.time() - started:.0f} s)")
     train_seconds = time.time() - train_started
     model.eval()
-    heldout_texts = [t for _, _, t in heldout_docs]
-    ppl, n_tokens = heldout_perplexity(_torch_logprob_fn(model), tok, heldout_texts, block)
+    logprob_fn = _torch_logprob_fn(model)
+    ppl, n_tokens = heldout_perplexity(logprob_fn, tok, [t for _, _, t in heldout_docs], block)
     log(f"held-out perplexity {ppl:.2f} on {n_tokens} tokens")
     report = {
-        "parameters": n_params, "steps": step, "batch_size": batch_size, "block": block,
-        "tokens_seen": step * batch_size * block, "train_tokens": int(len(stream)),
+        "parameters": n_params, "steps": steps, "batch_size": batch_size, "block": block,
+        "tokens_seen": steps * batch_size * block, "train_tokens": int(len(stream)),
         "train_documents": len(train_docs), "heldout_documents": len(heldout_docs),
         "train_seconds": round(train_seconds, 1), "torch_threads": threads,
-        "final_train_loss": float(np.mean(losses[-50:])) if losses else None,
+        "final_train_loss": float(np.mean(losses[-100:])),
         "heldout_perplexity_torch": round(ppl, 3), "heldout_tokens": n_tokens,
         "config": {"vocab_size": config.vocab_size, "n_embd": n_embd, "n_layer": n_layer, "n_head": n_head,
                    "n_positions": block}, "seed": seed, "lr": lr,
     }
+    if story_train:
+        story_ppl, story_tokens = heldout_perplexity(logprob_fn, tok, [story_text(r) for r in story_unseen], block)
+        log(f"unseen-story perplexity {story_ppl:.2f} on {story_tokens} tokens")
+        report["stories"] = {"trained": len(story_train), "unseen": len(story_unseen),
+                             "story_share": story_share, "sequences_per_batch": n_story,
+                             "train_tokens": int(len(story_data) * block),
+                             "unseen_perplexity_torch": round(story_ppl, 3), "unseen_tokens": story_tokens}
     out = export_causal_lm(model, out_dir, tokenizer=tok, bos_token_id=bos, max_length=block,
                            extra_manifest={"source": {"checkpoint": "nlgeval default causal LM (trained from scratch)",
                                                       "revision": None},
@@ -234,12 +341,26 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, minutes: floa
 def write_card(out: Path, report: dict) -> None:
     """Write ``CARD.md`` from the training report (every figure in it is a measured one)."""
     cfg = report["config"]
+    stories = report.get("stories")
+    epochs = report["tokens_seen"] / report["train_tokens"]
+    data_row = (f"{report['train_documents']:,} documents ({report['train_tokens']:,} tokens): CNN/DailyMail and BBC "
+                "news articles, SciTLDR abstracts, Topical-Chat conversations")
+    story_rows = ""
+    story_args = ""
+    if stories:
+        data_row += (f"; plus {stories['trained']:,} human short stories ({stories['train_tokens']:,} tokens in packed "
+                     f"blocks, {stories['sequences_per_batch']} of {report['batch_size']} sequences per batch)")
+        story_rows = (f"| unseen-story perplexity | {stories['unseen_perplexity_torch']:.2f} (PyTorch) on "
+                      f"{stories['unseen_tokens']:,} tokens of the {stories['unseen']:,} stories never trained on "
+                      "(the other half by prompt hash, and every prompt of the rated stories) |\n")
+        story_args = (" \\\n        --stories STORIES --exclude-prompts RATED --bank-out BANK_STORIES"
+                      f" --story-share {stories['story_share']}")
     card = f"""# Default causal LM of pytest-nlgeval
 
 A tiny GPT-2 trained from scratch, offline, so that trajectory checks (coherence) work without a download.
 It is a measuring instrument for next-token predictability, not a text generator, and a weak one: it was
-trained within a wall-clock budget on one CPU thread of a shared machine, so it saw only
-{report['tokens_seen'] / report['train_tokens']:.2f} epochs of its data and its perplexity is high. For better coherence signals export a larger model
+trained for a fixed number of steps on the CPU, so it saw {epochs:.2f} epochs of its news data and its
+perplexity is high. For better coherence signals export a larger model
 (`nlgeval_training.export_causal.export_causal_lm("gpt2", DIR)`) and fit banks with it (`--lm DIR`).
 
 | | |
@@ -247,29 +368,27 @@ trained within a wall-clock budget on one CPU thread of a shared machine, so it 
 | architecture | GPT-2, {cfg['n_layer']} layers, width {cfg['n_embd']}, {cfg['n_head']} heads, {cfg['n_positions']} positions, tied embeddings |
 | tokenizer | byte-level BPE, {cfg['vocab_size']} tokens, trained on the same training documents; BOS = `<|endoftext|>` |
 | parameters | {report['parameters']:,} |
-| training data | {report['train_documents']:,} documents ({report['train_tokens']:,} tokens): CNN/DailyMail and BBC news articles, SciTLDR abstracts, Topical-Chat conversations |
-| training | {report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens ({report['tokens_seen']:,} tokens seen, {report['tokens_seen'] / report['train_tokens']:.2f} epochs), AdamW lr {report['lr']} with warm-up and a cosine schedule, stopped by the wall-clock budget; {report['torch_threads']} torch thread(s), seed {report['seed']} |
+| training data | {data_row} |
+| training | {report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens ({report['tokens_seen']:,} tokens seen, {epochs:.2f} epochs of the news data), AdamW lr {report['lr']} with warm-up and a cosine schedule; {report['torch_threads']} torch thread(s), seed {report['seed']} |
 | training time | {report['train_seconds'] / 60:.1f} minutes of training ({report['total_seconds'] / 60:.1f} minutes with tokenizer, evaluation and export) |
 | held-out perplexity | {report['heldout_perplexity_torch']:.2f} (PyTorch) on {report['heldout_tokens']:,} tokens of {report['heldout_documents']} held-out documents (3% of documents by id hash) |
-| ONNX parity | max abs diff of token log-probs vs PyTorch {report['parity_max_abs_diff']:.2g} |
+{story_rows}| ONNX parity | max abs diff of token log-probs vs PyTorch {report['parity_max_abs_diff']:.2g} |
 
 Reproduce the figures from this folder (ONNX Runtime, recomputes the held-out perplexity):
 
     python -m nlgeval_training.default_lm report runtime/nlgeval_runtime/default_lm --data DATA_DIR
 
-Retrain (about {report['total_seconds'] / 60:.0f} minutes on one CPU thread):
+Retrain (about {report['total_seconds'] / 60:.0f} minutes with {report['torch_threads']} thread(s); the step count bounds it, so a rerun gives the same model):
 
-    python -m nlgeval_training.default_lm train --data DATA_DIR --out runtime/nlgeval_runtime/default_lm --minutes 38 \\
-        --batch-size {report['batch_size']} --lr {report['lr']} --seed {report['seed']}
-
-(The number of steps depends on the machine's speed: training stops at the wall-clock budget.)
+    python -m nlgeval_training.default_lm train --data DATA_DIR --out runtime/nlgeval_runtime/default_lm \\
+        --steps {report['steps']} --batch-size {report['batch_size']} --lr {report['lr']} --seed {report['seed']}{story_args}
 
 Licences of the text: see the data kit's SOURCES.md (news text: research use).
 """
     (out / "CARD.md").write_text(card, encoding="utf-8")
 
 
-def report_folder(folder: str | Path, data_dir: str | Path) -> dict:
+def report_folder(folder: str | Path, data_dir: str | Path, stories: str | Path | None = None) -> dict:
     """Recompute the held-out perplexity of an exported folder with ONNX Runtime and print the card figures."""
     import numpy as np
     from tokenizers import Tokenizer
@@ -293,6 +412,11 @@ def report_folder(folder: str | Path, data_dir: str | Path) -> dict:
                "parameters": manifest.get("parameters"), "train_seconds": training.get("train_seconds"),
                "steps": training.get("steps"), "folder_bytes": size,
                "parity_max_abs_diff": manifest["export"]["parity"]["fp32"]["max_abs_diff"]}
+    if stories is not None:
+        story_texts = [story_text(row) for _, row in _rows(stories)]
+        story_ppl, story_n = heldout_perplexity(fn, tok, story_texts, lm.max_length)
+        figures.update({"stories": str(stories), "story_perplexity_onnx": round(story_ppl, 3),
+                        "story_tokens": story_n})
     return figures
 
 
@@ -302,29 +426,35 @@ def main(argv: list[str] | None = None) -> int:
     tr = sub.add_parser("train", help="train and export the default causal LM")
     tr.add_argument("--data", required=True, help="folder with the data kit's .jsonl.gz files")
     tr.add_argument("--out", required=True, help="model folder to write")
-    tr.add_argument("--minutes", type=float, default=38.0, help="wall-clock budget (default 38)")
-    tr.add_argument("--threads", type=int, default=1)
-    tr.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    tr.add_argument("--steps", type=int, default=4000, help="optimiser steps (default 4000)")
+    tr.add_argument("--threads", type=int, default=2)
     tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--batch-size", type=int, default=16, help="sequences per step (default 16)")
+    tr.add_argument("--batch-size", type=int, default=8, help="sequences per step (default 8)")
     tr.add_argument("--lr", type=float, default=2e-3)
+    tr.add_argument("--stories", default=None, help="human stories to learn from too (prompt/continuation rows)")
+    tr.add_argument("--exclude-prompts", default=None,
+                    help="rated texts whose prompts (or first sentences) must never be trained on")
+    tr.add_argument("--story-share", type=float, default=0.125, help="share of each batch drawn from stories")
+    tr.add_argument("--bank-out", default=None, help="write the stories never trained on here (a bank to fit)")
     cd = sub.add_parser("card", help="rewrite CARD.md of an exported folder from its training_report.json")
     cd.add_argument("folder")
     rp = sub.add_parser("report", help="print the figures of an exported folder (recomputes perplexity)")
     rp.add_argument("folder")
     rp.add_argument("--data", required=True)
+    rp.add_argument("--stories", default=None, help="also the perplexity of these stories (prompt/continuation rows)")
     args = parser.parse_args(argv)
     if args.cmd == "train":
-        report = train_default_lm(args.data, args.out, minutes=args.minutes, threads=args.threads,
-                                  max_steps=args.max_steps, seed=args.seed, batch_size=args.batch_size, lr=args.lr,
-                                  log=lambda m: print(m, flush=True))
+        report = train_default_lm(args.data, args.out, steps=args.steps, threads=args.threads, seed=args.seed,
+                                  batch_size=args.batch_size, lr=args.lr, stories=args.stories,
+                                  exclude_prompts=args.exclude_prompts, story_share=args.story_share,
+                                  bank_out=args.bank_out, log=lambda m: print(m, flush=True))
         print(json.dumps(report, indent=2, sort_keys=True))
     elif args.cmd == "card":
         folder = Path(args.folder)
         write_card(folder, json.loads((folder / "training_report.json").read_text()))
         print((folder / "CARD.md").read_text())
     else:
-        print(json.dumps(report_folder(args.folder, args.data), indent=2, sort_keys=True))
+        print(json.dumps(report_folder(args.folder, args.data, args.stories), indent=2, sort_keys=True))
     return 0
 
 

@@ -95,7 +95,8 @@ def _wrapper(model):
     return NextTokenLogprobs(model).eval()
 
 
-def _batch(backend, bos: int, pairs: Sequence[tuple[str, str]], pad: int):
+def _batch(backend, bos: int, pairs: Sequence[tuple[str, str]], pad: int, limit: int | None = None):
+    """Padded ids and mask of the parity pairs, each cut to the model's ``limit`` positions."""
     import numpy as np
 
     rows = []
@@ -104,7 +105,7 @@ def _batch(backend, bos: int, pairs: Sequence[tuple[str, str]], pad: int):
         if prompt.strip():
             ids += backend.encode(prompt.strip(), add_special_tokens=False).ids
         ids += backend.encode(continuation.strip(), add_special_tokens=False).ids
-        rows.append(ids)
+        rows.append(ids[:limit] if limit else ids)
     width = max(len(r) for r in rows)
     input_ids = np.full((len(rows), width), pad, dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -188,7 +189,7 @@ def export_causal_lm(model: Any, out_dir: str | Path, *, tokenizer: Any = None, 
     out.mkdir(parents=True, exist_ok=True)
     wrapper = _wrapper(lm)
     dummy_ids, dummy_mask = _batch(backend, bos, [("An example prompt.", "And a continuation of it."),
-                                                  ("", "Short.")], pad)
+                                                  ("", "Short.")], pad, int(limit))
     graph = out / "model.onnx"
     with torch.no_grad(), warnings.catch_warnings():
         # The tracer warns about shape-dependent Python branches in the masking code; with right padding
@@ -204,7 +205,7 @@ def export_causal_lm(model: Any, out_dir: str | Path, *, tokenizer: Any = None, 
     backend.save(str(out / "tokenizer.json"))
 
     # Parity on the real positions only (padding positions are defined but meaningless).
-    ids, mask = _batch(backend, bos, list(parity_texts), pad)
+    ids, mask = _batch(backend, bos, list(parity_texts), pad, int(limit))
     with torch.no_grad():
         expected = wrapper(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
     session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])

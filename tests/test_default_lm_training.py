@@ -1,0 +1,111 @@
+"""Training the default causal LM: the story split never trains on rated prompts or on the bank half, a run is
+bounded by its step count (a rerun gives the same model), and the card reports what was measured."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from nlgeval_training import default_lm  # noqa: E402
+
+NEWS = [
+    "The city council met on Tuesday to discuss the new budget for schools and roads. Members argued for hours "
+    "about the cost of repairs, and the mayor said that a decision would come next week after a public hearing.",
+    "Scientists at the university reported that a new battery design lasts twice as long as older models. The "
+    "team tested the cells for six months and found that they kept most of their charge after many cycles.",
+    "The football club announced that its manager will stay for another season. Fans had asked for changes "
+    "after a string of defeats, but the board said the squad had improved and deserved more time together.",
+]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    return path
+
+
+def _stories(n: int) -> list[dict]:
+    return [{"prompt": f"[MALE] went to the market on day {i} .",
+             "continuation": f"he bought {i} apples . the seller smiled . he walked home happy ."} for i in range(n)]
+
+
+@pytest.fixture()
+def kit(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    _write_jsonl(data / "cnndm.jsonl.gz", [{"id": str(i), "article": NEWS[i % 3] + f" Story number {i}."}
+                                           for i in range(60)])
+    stories = _write_jsonl(tmp_path / "human.jsonl.gz", _stories(40))
+    rated = _write_jsonl(tmp_path / "rated.jsonl", [
+        {"id": "a", "story": "[MALE] went to the market on day 3 . he bought pears .", "judgements": [1, 0]},
+        {"id": "b", "prompt": "[MALE] went to the market on day 4 .", "story": "ignored when a prompt is given ."},
+    ])
+    return data, stories, rated
+
+
+def test_split_stories_keeps_rated_prompts_and_one_half_unseen(kit):
+    _, stories, rated = kit
+    exclude = default_lm.excluded_prompts(rated)
+    assert exclude == {"[MALE] went to the market on day 3 .", "[MALE] went to the market on day 4 ."}
+    train, unseen = default_lm.split_stories(stories, exclude)
+    assert len(train) + len(unseen) == 40
+    train_prompts = {r["prompt"] for r in train}
+    assert not train_prompts & exclude
+    assert exclude <= {r["prompt"] for r in unseen}
+    assert not train_prompts & {r["prompt"] for r in unseen}
+    assert 8 <= len(train) <= 32  # a hash split, roughly half of 40
+    assert default_lm.split_stories(stories, exclude) == (train, unseen)
+
+
+def test_story_inputs_with_missing_fields_are_named(tmp_path):
+    bad = _write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "a ."}])
+    with pytest.raises(SystemExit, match=r"bad.jsonl:1: .*'prompt' and 'continuation'"):
+        default_lm.split_stories(bad)
+    rated = _write_jsonl(tmp_path / "rated.jsonl", [{"id": "x", "rating": 3}])
+    with pytest.raises(SystemExit, match=r"rated.jsonl:1: neither 'prompt' nor 'story'"):
+        default_lm.excluded_prompts(rated)
+    with pytest.raises(SystemExit, match="no such file"):
+        default_lm.split_stories(tmp_path / "missing.jsonl")
+
+
+def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
+    data, stories, rated = kit
+    kwargs = dict(steps=6, threads=1, vocab_size=300, n_embd=32, n_layer=1, n_head=2, block=32, batch_size=4,
+                  stories=stories, exclude_prompts=rated, story_share=0.25, log=lambda m: None)
+    first = default_lm.train_default_lm(data, tmp_path / "a", bank_out=tmp_path / "bank.jsonl.gz", **kwargs)
+    second = default_lm.train_default_lm(data, tmp_path / "b", **kwargs)
+    assert first["steps"] == second["steps"] == 6
+    assert first["tokens_seen"] == 6 * 4 * 32
+    assert first["stories"]["sequences_per_batch"] == 1
+    assert first["heldout_perplexity_torch"] == second["heldout_perplexity_torch"]
+    assert first["stories"]["unseen_perplexity_torch"] == second["stories"]["unseen_perplexity_torch"]
+    assert (tmp_path / "a" / "model.onnx").read_bytes() == (tmp_path / "b" / "model.onnx").read_bytes()
+
+    bank = [json.loads(line) for line in gzip.open(tmp_path / "bank.jsonl.gz", "rt")]
+    _, unseen = default_lm.split_stories(stories, default_lm.excluded_prompts(rated))
+    assert bank == unseen and first["stories"]["unseen"] == len(bank)
+
+    card = (tmp_path / "a" / "CARD.md").read_text()
+    assert "6 steps x 4 x 32 tokens" in card
+    assert f"{first['stories']['unseen_perplexity_torch']:.2f}" in card
+    assert "--steps 6" in card and "--stories STORIES" in card
+
+    figures = default_lm.report_folder(tmp_path / "a", data, tmp_path / "bank.jsonl.gz")
+    assert np.isclose(figures["story_perplexity_onnx"], first["stories"]["unseen_perplexity_torch"], rtol=1e-3)
+    assert np.isclose(figures["heldout_perplexity_onnx"], first["heldout_perplexity_torch"], rtol=1e-3)
+
+
+def test_bad_step_counts_and_shares_are_refused(kit, tmp_path):
+    data, _, _ = kit
+    with pytest.raises(SystemExit, match="--steps must be at least 1"):
+        default_lm.train_default_lm(data, tmp_path / "x", steps=0)
+    with pytest.raises(SystemExit, match=r"--story-share must be in \[0, 1\)"):
+        default_lm.train_default_lm(data, tmp_path / "x", steps=1, story_share=1.0)
