@@ -13,6 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlgeval_training import default_lm  # noqa: E402
+from nlgeval_training.data import DataError  # noqa: E402
 
 NEWS = [
     "The city council met on Tuesday to discuss the new budget for schools and roads. Members argued for hours "
@@ -65,15 +66,21 @@ def test_split_stories_keeps_rated_prompts_and_one_half_unseen(kit):
     assert default_lm.split_stories(stories, exclude) == (train, unseen)
 
 
-def test_story_inputs_with_missing_fields_are_named(tmp_path):
-    bad = _write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "a ."}])
-    with pytest.raises(SystemExit, match=r"bad.jsonl:1: .*'prompt' and 'continuation'"):
+def test_story_inputs_with_missing_fields_are_named(tmp_path, capsys):
+    bad = _write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "a .", "continuation": "b ."}, {"prompt": "a ."}])
+    with pytest.raises(DataError, match=r"bad.jsonl row 2: .*'prompt' and 'continuation'"):
         default_lm.split_stories(bad)
     rated = _write_jsonl(tmp_path / "rated.jsonl", [{"id": "x", "rating": 3}])
-    with pytest.raises(SystemExit, match=r"rated.jsonl:1: neither 'prompt' nor 'story'"):
+    with pytest.raises(DataError, match=r"rated.jsonl row 1: neither 'prompt' nor 'story'"):
         default_lm.excluded_prompts(rated)
-    with pytest.raises(SystemExit, match="no such file"):
+    with pytest.raises(DataError, match="does not exist"):
         default_lm.split_stories(tmp_path / "missing.jsonl")
+    # The command line prints the same message, without a traceback, and exits 2.
+    with pytest.raises(SystemExit) as exit_info:
+        default_lm.main(["train", "--data", str(tmp_path), "--out", str(tmp_path / "out"), "--stories", str(bad)])
+    assert exit_info.value.code == 2
+    assert "bad.jsonl row 2" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from nlgeval_training.data import read_jsonl
+from nlgeval_training.data import DataError, read_jsonl
 
 __all__ = ["corpus_documents", "split_stories", "train_tokenizer", "train_default_lm", "heldout_perplexity", "main"]
 
@@ -85,20 +85,6 @@ def corpus_documents(data_dir: str | Path, split: str = "train") -> Iterator[tup
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
 
 
-def _rows(path: str | Path) -> Iterator[tuple[int, dict]]:
-    path = Path(path)
-    if not path.is_file():
-        raise SystemExit(f"{path}: no such file; pass a JSON Lines file (.jsonl or .jsonl.gz)")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise SystemExit(f"{path}:{lineno}: expected a JSON object per line")
-                yield lineno, row
-
-
 def _normalise(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -112,13 +98,13 @@ def _first_sentence(story: str) -> str:
 def excluded_prompts(path: str | Path, story_field: str = "story", prompt_field: str = "prompt") -> set[str]:
     """The prompts of a file of rated texts: its ``prompt`` field, or else the first sentence of ``story``."""
     prompts = set()
-    for lineno, row in _rows(path):
+    for n, row in enumerate(read_jsonl(path), start=1):
         if row.get(prompt_field):
             prompts.add(_normalise(row[prompt_field]))
         elif row.get(story_field):
             prompts.add(_first_sentence(row[story_field]))
         else:
-            raise SystemExit(f"{path}:{lineno}: neither {prompt_field!r} nor {story_field!r}; "
+            raise DataError(f"{path} row {n}: neither {prompt_field!r} nor {story_field!r}; "
                              "--exclude-prompts reads rated texts with a prompt or a story field")
     return prompts
 
@@ -130,9 +116,9 @@ def split_stories(path: str | Path, exclude: set[str] = frozenset()) -> tuple[li
     ``exclude``; every story of one prompt goes to the same half. The unseen half keeps the rows as read.
     """
     train, unseen = [], []
-    for lineno, row in _rows(path):
+    for n, row in enumerate(read_jsonl(path), start=1):
         if not isinstance(row.get("prompt"), str) or not isinstance(row.get("continuation"), str):
-            raise SystemExit(f"{path}:{lineno}: a story row needs string fields 'prompt' and 'continuation'")
+            raise DataError(f"{path} row {n}: a story row needs string fields 'prompt' and 'continuation'")
         prompt = _normalise(row["prompt"])
         even = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16) % 2 == 0
         (train if even and prompt not in exclude else unseen).append(row)
@@ -242,11 +228,6 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     random.seed(seed)
-    train_docs = list(corpus_documents(data_dir, "train"))
-    heldout_docs = list(corpus_documents(data_dir, "heldout"))
-    if not train_docs:
-        raise SystemExit(f"no training documents found under {data_dir}; pass --data pointing at the data kit")
-    texts = [t for _, _, t in train_docs]
     story_train: list[dict] = []
     story_unseen: list[dict] = []
     if stories is not None:
@@ -261,6 +242,11 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
             with opener(bank_out, "wt", encoding="utf-8") as fh:
                 for row in story_unseen:
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    train_docs = list(corpus_documents(data_dir, "train"))
+    heldout_docs = list(corpus_documents(data_dir, "heldout"))
+    if not train_docs:
+        raise DataError(f"no training documents found under {data_dir}; pass --data pointing at the data kit")
+    texts = [t for _, _, t in train_docs]
     story_texts = [story_text(r) for r in story_train]
     log(f"documents: {len(train_docs)} train, {len(heldout_docs)} held out")
     tok = train_tokenizer(texts + story_texts, vocab_size)
@@ -413,7 +399,7 @@ def report_folder(folder: str | Path, data_dir: str | Path, stories: str | Path 
                "steps": training.get("steps"), "folder_bytes": size,
                "parity_max_abs_diff": manifest["export"]["parity"]["fp32"]["max_abs_diff"]}
     if stories is not None:
-        story_texts = [story_text(row) for _, row in _rows(stories)]
+        story_texts = [story_text(row) for row in read_jsonl(stories)]
         story_ppl, story_n = heldout_perplexity(fn, tok, story_texts, lm.max_length)
         figures.update({"stories": str(stories), "story_perplexity_onnx": round(story_ppl, 3),
                         "story_tokens": story_n})
@@ -443,18 +429,21 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--data", required=True)
     rp.add_argument("--stories", default=None, help="also the perplexity of these stories (prompt/continuation rows)")
     args = parser.parse_args(argv)
-    if args.cmd == "train":
-        report = train_default_lm(args.data, args.out, steps=args.steps, threads=args.threads, seed=args.seed,
-                                  batch_size=args.batch_size, lr=args.lr, stories=args.stories,
-                                  exclude_prompts=args.exclude_prompts, story_share=args.story_share,
-                                  bank_out=args.bank_out, log=lambda m: print(m, flush=True))
-        print(json.dumps(report, indent=2, sort_keys=True))
-    elif args.cmd == "card":
-        folder = Path(args.folder)
-        write_card(folder, json.loads((folder / "training_report.json").read_text()))
-        print((folder / "CARD.md").read_text())
-    else:
-        print(json.dumps(report_folder(args.folder, args.data, args.stories), indent=2, sort_keys=True))
+    try:
+        if args.cmd == "train":
+            report = train_default_lm(args.data, args.out, steps=args.steps, threads=args.threads, seed=args.seed,
+                                      batch_size=args.batch_size, lr=args.lr, stories=args.stories,
+                                      exclude_prompts=args.exclude_prompts, story_share=args.story_share,
+                                      bank_out=args.bank_out, log=lambda m: print(m, flush=True))
+            print(json.dumps(report, indent=2, sort_keys=True))
+        elif args.cmd == "card":
+            folder = Path(args.folder)
+            write_card(folder, json.loads((folder / "training_report.json").read_text()))
+            print((folder / "CARD.md").read_text())
+        else:
+            print(json.dumps(report_folder(args.folder, args.data, args.stories), indent=2, sort_keys=True))
+    except DataError as exc:
+        parser.exit(2, f"error: {exc}\n")
     return 0
 
 
