@@ -66,6 +66,15 @@ def test_split_stories_keeps_rated_prompts_and_one_half_unseen(kit):
     assert default_lm.split_stories(stories, exclude) == (train, unseen)
 
 
+def test_split_stories_command_writes_the_unseen_half(kit, tmp_path, capsys):
+    _, stories, rated = kit
+    out = tmp_path / "bank" / "unseen.jsonl.gz"
+    default_lm.main(["split-stories", str(stories), "--exclude-prompts", str(rated), "-o", str(out)])
+    _, unseen = default_lm.split_stories(stories, default_lm.excluded_prompts(rated))
+    assert [json.loads(line) for line in gzip.open(out, "rt")] == unseen
+    assert f"{len(unseen)} stories never trained on" in capsys.readouterr().out
+
+
 def test_story_inputs_with_missing_fields_are_named(tmp_path, capsys):
     bad = _write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "a .", "continuation": "b ."}, {"prompt": "a ."}])
     with pytest.raises(DataError, match=r"bad.jsonl row 2: .*'prompt' and 'continuation'"):

@@ -24,6 +24,11 @@ Train and export (bounded by a step count, so that a rerun gives the same model;
         --steps 4000 --stories human_stories.jsonl.gz --exclude-prompts rated_stories.jsonl.gz \\
         --bank-out runs/bank_stories.jsonl.gz
 
+The same unseen half, without training (for fitting a bank that the shipped LM never saw)::
+
+    python -m nlgeval_training.default_lm split-stories human_stories.jsonl.gz \\
+        --exclude-prompts rated_stories.jsonl.gz -o runs/bank_stories.jsonl.gz
+
 Print the card's figures again from the exported folder with ONNX Runtime (held-out perplexity is
 recomputed, not copied)::
 
@@ -46,7 +51,7 @@ from typing import Iterator
 
 from nlgeval_training.data import DataError, read_jsonl
 
-__all__ = ["corpus_documents", "split_stories", "train_tokenizer", "train_default_lm", "heldout_perplexity", "main"]
+__all__ = ["corpus_documents", "split_stories", "write_stories", "train_tokenizer", "train_default_lm", "heldout_perplexity", "main"]
 
 BOS = "<|endoftext|>"
 #: Share of documents (by id hash) kept out of training for perplexity and for example reference banks.
@@ -123,6 +128,17 @@ def split_stories(path: str | Path, exclude: set[str] = frozenset()) -> tuple[li
         even = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16) % 2 == 0
         (train if even and prompt not in exclude else unseen).append(row)
     return train, unseen
+
+
+def write_stories(path: str | Path, rows: list[dict]) -> Path:
+    """Write story rows as JSON Lines (gzip-compressed when ``path`` ends in ``.gz``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
 
 
 def story_text(row: dict) -> str:
@@ -236,12 +252,7 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
         log(f"stories: {len(story_train)} trained on, {len(story_unseen)} unseen "
             f"({len(exclude)} excluded prompts)")
         if bank_out is not None:
-            bank_out = Path(bank_out)
-            bank_out.parent.mkdir(parents=True, exist_ok=True)
-            opener = gzip.open if bank_out.suffix == ".gz" else open
-            with opener(bank_out, "wt", encoding="utf-8") as fh:
-                for row in story_unseen:
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            write_stories(bank_out, story_unseen)
     train_docs = list(corpus_documents(data_dir, "train"))
     heldout_docs = list(corpus_documents(data_dir, "heldout"))
     if not train_docs:
@@ -422,6 +433,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="rated texts whose prompts (or first sentences) must never be trained on")
     tr.add_argument("--story-share", type=float, default=0.125, help="share of each batch drawn from stories")
     tr.add_argument("--bank-out", default=None, help="write the stories never trained on here (a bank to fit)")
+    sp = sub.add_parser("split-stories", help="write the stories a training run with --stories never sees")
+    sp.add_argument("stories", help="human stories (prompt/continuation rows)")
+    sp.add_argument("--exclude-prompts", default=None, help="as for train")
+    sp.add_argument("-o", "--output", required=True, help="where to write the unseen stories (a bank to fit)")
     cd = sub.add_parser("card", help="rewrite CARD.md of an exported folder from its training_report.json")
     cd.add_argument("folder")
     rp = sub.add_parser("report", help="print the figures of an exported folder (recomputes perplexity)")
@@ -436,6 +451,12 @@ def main(argv: list[str] | None = None) -> int:
                                       exclude_prompts=args.exclude_prompts, story_share=args.story_share,
                                       bank_out=args.bank_out, log=lambda m: print(m, flush=True))
             print(json.dumps(report, indent=2, sort_keys=True))
+        elif args.cmd == "split-stories":
+            exclude = excluded_prompts(args.exclude_prompts) if args.exclude_prompts else set()
+            train, unseen = split_stories(args.stories, exclude)
+            write_stories(args.output, unseen)
+            print(f"{args.output}: {len(unseen)} stories never trained on ({len(train)} trained on, "
+                  f"{len(exclude)} excluded prompts)")
         elif args.cmd == "card":
             folder = Path(args.folder)
             write_card(folder, json.loads((folder / "training_report.json").read_text()))
