@@ -112,11 +112,18 @@ def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
     card = (tmp_path / "a" / "CARD.md").read_text()
     assert "6 steps x 4 x 32 tokens" in card
     assert f"{first['stories']['unseen_perplexity_torch']:.2f}" in card
-    assert "--steps 6" in card and "--stories STORIES" in card
+    assert "--steps 6" in card and "--stories DATA_DIR/human/human.jsonl.gz --exclude-prompts DATA_DIR/human/rated.jsonl" in card
 
     figures = default_lm.report_folder(tmp_path / "a", data, tmp_path / "bank.jsonl.gz")
     assert np.isclose(figures["story_perplexity_onnx"], first["stories"]["unseen_perplexity_torch"], rtol=1e-3)
     assert np.isclose(figures["heldout_perplexity_onnx"], first["heldout_perplexity_torch"], rtol=1e-3)
+    # Per word: the same total log-likelihood over fewer units (the byte-level tokens outnumber the words).
+    assert figures["story_word_perplexity_onnx"] > figures["story_perplexity_onnx"]
+
+
+def test_word_perplexity_is_the_token_likelihood_per_word():
+    # 6 tokens at perplexity e (total NLL 6) over 3 words: exp(6 / 3).
+    assert np.isclose(default_lm.word_perplexity(np.e, 6, ["a b", "c"]), np.exp(2.0))
 
 
 def test_bad_step_counts_and_shares_are_refused(kit, tmp_path):

@@ -51,7 +51,8 @@ from typing import Iterator
 
 from nlgeval_training.data import DataError, read_jsonl
 
-__all__ = ["corpus_documents", "split_stories", "write_stories", "train_tokenizer", "train_default_lm", "heldout_perplexity", "main"]
+__all__ = ["corpus_documents", "split_stories", "write_stories", "train_tokenizer", "train_default_lm", "heldout_perplexity",
+           "word_perplexity", "main"]
 
 BOS = "<|endoftext|>"
 #: Share of documents (by id hash) kept out of training for perplexity and for example reference banks.
@@ -192,6 +193,12 @@ def heldout_perplexity(logprob_fn, tok, texts: list[str], block: int) -> tuple[f
     return math.exp(total / count), count
 
 
+def word_perplexity(ppl: float, n_tokens: int, texts: list[str]) -> float:
+    """The same total log-likelihood per whitespace word: comparable between LMs with different tokenizers."""
+    words = sum(len(t.split()) for t in texts)
+    return math.exp(math.log(ppl) * n_tokens / words)
+
+
 def _torch_logprob_fn(model):
     import numpy as np
     import torch
@@ -319,7 +326,9 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     if story_train:
         story_ppl, story_tokens = heldout_perplexity(logprob_fn, tok, [story_text(r) for r in story_unseen], block)
         log(f"unseen-story perplexity {story_ppl:.2f} on {story_tokens} tokens")
-        report["stories"] = {"trained": len(story_train), "unseen": len(story_unseen),
+        report["stories"] = {"file": Path(stories).name,
+                             "exclude_prompts": Path(exclude_prompts).name if exclude_prompts else None,
+                             "trained": len(story_train), "unseen": len(story_unseen),
                              "story_share": story_share, "sequences_per_batch": n_story,
                              "train_tokens": int(len(story_data) * block),
                              "unseen_perplexity_torch": round(story_ppl, 3), "unseen_tokens": story_tokens}
@@ -350,13 +359,15 @@ def write_card(out: Path, report: dict) -> None:
         story_rows = (f"| unseen-story perplexity | {stories['unseen_perplexity_torch']:.2f} (PyTorch) on "
                       f"{stories['unseen_tokens']:,} tokens of the {stories['unseen']:,} stories never trained on "
                       "(the other half by prompt hash, and every prompt of the rated stories) |\n")
-        story_args = (" \\\n        --stories STORIES --exclude-prompts RATED --bank-out BANK_STORIES"
-                      f" --story-share {stories['story_share']}")
+        story_args = f" \\\n        --stories DATA_DIR/human/{stories.get('file', 'STORIES')}"
+        if stories.get("exclude_prompts", "RATED"):
+            story_args += f" --exclude-prompts DATA_DIR/human/{stories.get('exclude_prompts', 'RATED')}"
+        story_args += f" \\\n        --story-share {stories['story_share']} --bank-out BANK_STORIES.jsonl.gz"
     card = f"""# Default causal LM of pytest-nlgeval
 
 A tiny GPT-2 trained from scratch, offline, so that trajectory checks (coherence) work without a download.
 It is a measuring instrument for next-token predictability, not a text generator, and a weak one: it was
-trained for a fixed number of steps on the CPU, so it saw {epochs:.2f} epochs of its news data and its
+trained for a fixed number of steps on the CPU, so it saw {epochs:.2f} epochs of the kit's text and its
 perplexity is high. For better coherence signals export a larger model
 (`nlgeval_training.export_causal.export_causal_lm("gpt2", DIR)`) and fit banks with it (`--lm DIR`).
 
@@ -366,7 +377,7 @@ perplexity is high. For better coherence signals export a larger model
 | tokenizer | byte-level BPE, {cfg['vocab_size']} tokens, trained on the same training documents; BOS = `<|endoftext|>` |
 | parameters | {report['parameters']:,} |
 | training data | {data_row} |
-| training | {report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens ({report['tokens_seen']:,} tokens seen, {epochs:.2f} epochs of the news data), AdamW lr {report['lr']} with warm-up and a cosine schedule; {report['torch_threads']} torch thread(s), seed {report['seed']} |
+| training | {report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens ({report['tokens_seen']:,} tokens seen, {epochs:.2f} epochs of the kit's text), AdamW lr {report['lr']} with warm-up and a cosine schedule; {report['torch_threads']} torch thread(s), seed {report['seed']} |
 | training time | {report['train_seconds'] / 60:.1f} minutes of training ({report['total_seconds'] / 60:.1f} minutes with tokenizer, evaluation and export) |
 | held-out perplexity | {report['heldout_perplexity_torch']:.2f} (PyTorch) on {report['heldout_tokens']:,} tokens of {report['heldout_documents']} held-out documents (3% of documents by id hash) |
 {story_rows}| ONNX parity | max abs diff of token log-probs vs PyTorch {report['parity_max_abs_diff']:.2g} |
@@ -375,7 +386,7 @@ Reproduce the figures from this folder (ONNX Runtime, recomputes the held-out pe
 
     python -m nlgeval_training.default_lm report runtime/nlgeval_runtime/default_lm --data DATA_DIR
 
-Retrain (about {report['total_seconds'] / 60:.0f} minutes with {report['torch_threads']} thread(s); the step count bounds it, so a rerun gives the same model):
+Retrain (about {report['total_seconds'] / 60:.0f} minutes with {report['torch_threads']} thread(s); bounded by the step count, not the wall clock):
 
     python -m nlgeval_training.default_lm train --data DATA_DIR --out runtime/nlgeval_runtime/default_lm \\
         --steps {report['steps']} --batch-size {report['batch_size']} --lr {report['lr']} --seed {report['seed']}{story_args}
@@ -405,6 +416,7 @@ def report_folder(folder: str | Path, data_dir: str | Path, stories: str | Path 
     ppl, n = heldout_perplexity(fn, tok, texts, lm.max_length)
     size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
     figures = {"heldout_perplexity_onnx": round(ppl, 3), "heldout_tokens": n,
+               "heldout_word_perplexity_onnx": round(word_perplexity(ppl, n, texts), 3),
                "heldout_perplexity_torch": training.get("heldout_perplexity_torch"),
                "parameters": manifest.get("parameters"), "train_seconds": training.get("train_seconds"),
                "steps": training.get("steps"), "folder_bytes": size,
@@ -413,7 +425,8 @@ def report_folder(folder: str | Path, data_dir: str | Path, stories: str | Path 
         story_texts = [story_text(row) for row in read_jsonl(stories)]
         story_ppl, story_n = heldout_perplexity(fn, tok, story_texts, lm.max_length)
         figures.update({"stories": str(stories), "story_perplexity_onnx": round(story_ppl, 3),
-                        "story_tokens": story_n})
+                        "story_tokens": story_n,
+                        "story_word_perplexity_onnx": round(word_perplexity(story_ppl, story_n, story_texts), 3)})
     return figures
 
 
