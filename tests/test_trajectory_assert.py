@@ -70,12 +70,21 @@ def test_fields_are_trajectory_scores_that_assert_and_record(bank_path, recorder
 
 def test_degenerate_continuation_fails_and_names_the_token(bank_path, recorder):
     result = assert_trajectory(LOOP, prompt="A new prompt", bank=bank_path)
-    with pytest.raises(AssertionError, match=r"leaves the human band at token \d+ of \d+"):
+    with pytest.raises(AssertionError, match=r"leaves the human envelope at token \d+ of \d+"):
         result.assert_not_degenerate()
     assert recorder.checks[-1].name == "diversity_band_margin" and not recorder.checks[-1].passed
     good = assert_trajectory(HUMAN[1][1], prompt=HUMAN[1][0], bank=bank_path)
     assert good.assert_not_degenerate() is True
     assert good.diversity_dtw.value > result.diversity_dtw.value
+    # the default envelope is named with its coverage; a pointwise percentile is named as such
+    assert recorder.checks[-2].details["coverage"] == 0.95
+    with pytest.raises(AssertionError, match=r"5th percentile of human continuations"):
+        result.assert_not_degenerate(percentile=5)
+    assert recorder.checks[-1].details["percentile"] == 5.0 and recorder.checks[-1].details["coverage"] is None
+    with pytest.raises(ValueError, match=r"percentile must be in \[0, 100\], got 150"):
+        result.assert_not_degenerate(percentile=150)
+    with pytest.raises(ValueError, match=r"coverage must be in \(0, 1\], got 95"):
+        result.assert_not_degenerate(coverage=95)
 
 
 def test_summary_without_matched_human_is_a_clear_error(bank_path):

@@ -111,3 +111,50 @@ def test_summary_standardisation_uses_other_prompts_and_is_seeded():
     a, b = _bank(seed=1), _bank(seed=1)
     np.testing.assert_array_equal(a.standardizer.mean, b.standardizer.mean)
     assert np.all(np.isfinite(a.standardizer.scale) | np.isinf(a.standardizer.scale))
+
+
+def _fixed_bank(diversities):
+    trajectories = []
+    for d in diversities:
+        d = np.asarray(d, dtype=float)
+        trajectories.append(Trajectory(np.arange(d.size), np.full(d.size, -3.0), d, np.linspace(-3, -4, d.size)))
+    return ReferenceBank.from_trajectories([f"p{i}" for i in range(len(diversities))], trajectories, lm={
+        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=3)
+
+
+def test_envelope_percentile_by_hand():
+    # Per position, reference i stays on or above the q-th percentile while q <= 100 * (its rank) / (n - 1):
+    # t=0 all tie (100 each); t=1 ranks 4,3,2,1,0; t=2 ranks 3,2,4,1,0 -> q_i = 75, 50, 50, 25, 0.
+    bank = _fixed_bank([[1.0, 0.9, 0.8], [1.0, 0.8, 0.7], [1.0, 0.7, 0.9], [1.0, 0.6, 0.6], [1.0, 0.5, 0.5]])
+    assert bank.envelope_percentile("diversity", 0.6) == pytest.approx(50.0)   # 3 of 5 reach 50
+    assert bank.envelope_percentile("diversity", 0.8) == pytest.approx(25.0)   # 4 of 5 reach 25
+    assert bank.envelope_percentile("diversity", 0.95) == pytest.approx(0.0)   # all 5: the minimum curve
+    assert bank.envelope_percentile("diversity", 0.2) == pytest.approx(75.0)
+    median = bank.band("diversity", (50.0,))[0]
+    inside = [bool(np.all(np.asarray(d) >= median)) for d in bank.diversity]
+    assert inside == [True, True, True, False, False]
+    with pytest.raises(ValueError, match=r"coverage must be in \(0, 1\]"):
+        bank.envelope_percentile("diversity", 0.0)
+    with pytest.raises(BankError, match="signal 'entropy'"):
+        bank.envelope_percentile("entropy", 0.9)
+
+
+@pytest.mark.parametrize("coverage", [0.8, 0.9, 0.95])
+def test_envelope_keeps_the_coverage_of_references_and_is_the_highest_such_level(coverage):
+    rng = np.random.default_rng(1)
+    # small vocabularies repeat n-grams early, so the references' diversity curves differ and cross
+    trajectories = [Trajectory.from_tokens(rng.integers(0, 6 + i % 5, size=int(rng.integers(12, 31))),
+                                           rng.normal(-4, 1, size=30), 30) for i in range(40)]
+    bank = ReferenceBank.from_trajectories([f"p{i}" for i in range(40)], trajectories, lm={
+        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=30)
+    level = bank.envelope_percentile("diversity", coverage)
+
+    def share_inside(q):
+        band = bank.band("diversity", (q,))[0]
+        ok = [all(not np.isfinite(band[t]) or d[t] >= band[t] for t in range(d.size)) for d in bank.diversity]
+        return float(np.mean(ok))
+
+    assert share_inside(level) >= coverage
+    assert share_inside(level + 0.5) < coverage
+    # the pointwise 5th percentile keeps far fewer than 95% of the same references inside at every position
+    assert share_inside(5.0) < 0.9

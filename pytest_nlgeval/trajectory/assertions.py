@@ -4,7 +4,7 @@
 
     def test_story_does_not_degenerate(generate):
         result = assert_trajectory(generate(prompt), prompt=prompt, bank="refs/stories.npz")
-        result.assert_not_degenerate()           # diversity stays inside the human band
+        result.assert_not_degenerate()           # diversity stays inside the human envelope
         result.diversity_dtw > -0.05             # close to human diversity trajectories
         result.likelihood > -20                  # a typical (mean, variance) profile for human text
 
@@ -39,6 +39,8 @@ from pytest_nlgeval.trajectory.signals import Trajectory
 __all__ = ["assert_trajectory", "TrajectoryResult", "load_bank", "get_lm"]
 
 BAND_PERCENTILES = (5.0, 50.0, 95.0)
+#: Share of the bank's human continuations that stay inside the envelope of ``assert_not_degenerate``.
+ENVELOPE_COVERAGE = 0.95
 _BANKS: dict[tuple[str, float], ReferenceBank] = {}
 _LMS: dict[tuple, Any] = {}
 
@@ -159,47 +161,77 @@ class TrajectoryResult:
         lines = self._describe()
         leave = self.leaves_band()
         if leave is not None:
-            lines.append(f"diversity leaves the human band at token {leave[0] + 1} "
-                         f"({leave[1]:.3f} < {BAND_PERCENTILES[0]:g}th percentile {leave[2]:.3f})")
+            lines.append(f"diversity leaves the human envelope at token {leave[0] + 1} "
+                         f"({leave[1]:.3f} < {self._bound_name()} {leave[2]:.3f})")
         return lines
 
-    def leaves_band(self, percentile: float = BAND_PERCENTILES[0]) -> tuple[int, float, float] | None:
-        """First position where diversity falls below the human ``percentile``: (0-based t, value, bound)."""
-        band = self._bands["diversity"][0] if percentile == BAND_PERCENTILES[0] else \
-            self.bank.band("diversity", (percentile,))[0]
+    def _level(self, percentile: float | None, coverage: float) -> float:
+        if percentile is None:
+            return self.bank.envelope_percentile("diversity", coverage)
+        if not 0.0 <= float(percentile) <= 100.0:
+            raise ValueError(f"percentile must be in [0, 100], got {percentile!r}")
+        return float(percentile)
+
+    def _bound_name(self, percentile: float | None = None, coverage: float = ENVELOPE_COVERAGE) -> str:
+        if percentile is not None:
+            return f"{percentile:g}th percentile of human continuations"
+        level = self.bank.envelope_percentile("diversity", coverage)
+        return (f"the envelope that {coverage:.0%} of the bank's human continuations stay above at every "
+                f"position (pointwise {level:.3g}th percentile)")
+
+    def leaves_band(self, percentile: float | None = None, *,
+                    coverage: float = ENVELOPE_COVERAGE) -> tuple[int, float, float] | None:
+        """First position where diversity falls below the human envelope: (0-based t, value, bound), or None.
+
+        By default the envelope is the pointwise percentile curve that ``coverage`` of the bank's human
+        continuations stay on or above at every position (:meth:`ReferenceBank.envelope_percentile`); a
+        ``percentile`` instead uses that pointwise percentile as it is.
+        """
+        level = self._level(percentile, coverage)
+        band = self._bands["diversity"][0] if level == BAND_PERCENTILES[0] else \
+            self.bank.band("diversity", (level,))[0]
         div = self.trajectory.diversity
         for t in range(min(div.size, band.size)):
             if np.isfinite(band[t]) and div[t] < band[t]:
                 return t, float(div[t]), float(band[t])
         return None
 
-    def assert_not_degenerate(self, percentile: float = BAND_PERCENTILES[0]) -> bool:
-        """Assert that diversity never drops below the human band's lower ``percentile``.
+    def assert_not_degenerate(self, percentile: float | None = None, *,
+                              coverage: float = ENVELOPE_COVERAGE) -> bool:
+        """Assert that diversity never drops below the human envelope.
+
+        The envelope is the pointwise percentile curve that ``coverage`` (default 95%) of the bank's human
+        continuations stay on or above at every position, so on the bank's own texts the check fails about
+        ``1 - coverage`` of the time. ``percentile=5`` compares with the pointwise 5th percentile instead,
+        which human texts cross somewhere far more often than 5% of the time.
 
         Recorded as the check ``diversity_band_margin >= 0`` (margin = the smallest ``machine - bound``
-        over positions with a band); the failure names the token where the trajectory leaves the band.
+        over positions with a band); the failure names the token where the trajectory leaves the envelope.
         """
         __tracebackhide__ = True
-        band = self.bank.band("diversity", (percentile,))[0]
+        level = self._level(percentile, coverage)
+        band = self.bank.band("diversity", (level,))[0]
         div = self.trajectory.diversity
         n = min(div.size, band.size)
         margins = div[:n] - band[:n]
         margins = margins[np.isfinite(margins)]
         if margins.size == 0:
             raise BankError("no position of the continuation has a human band (too few references reach it)")
-        leave = self.leaves_band(percentile)
+        leave = self.leaves_band(percentile, coverage=coverage)
+        bound_name = self._bound_name(percentile, coverage)
 
         def explain(score, op, threshold):
             lines = self._describe()
             if leave is not None:
                 t, value, bound = leave
-                lines.append(f"diversity leaves the human band at token {t + 1} of {div.size}: {value:.3f} < "
-                             f"{percentile:g}th percentile of human continuations {bound:.3f}")
+                lines.append(f"diversity leaves the human envelope at token {t + 1} of {div.size}: {value:.3f} < "
+                             f"{bound:.3f}, {bound_name}")
                 lines.append(f"text around token {t + 1}: {self._token_context(t)!r}")
             return lines
 
         score = Score(float(margins.min()), name="diversity_band_margin", kind="trajectory",
-                      details=dict(self.details, field="diversity_band_margin", percentile=percentile,
+                      details=dict(self.details, field="diversity_band_margin", percentile=level,
+                                   coverage=None if percentile is not None else coverage,
                                    leaves_at=None if leave is None else leave[0] + 1),
                       evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint, explain=explain,
                       recorder=self.recorder)

@@ -181,6 +181,44 @@ class ReferenceBank:
                 out[:, t] = np.percentile(values, percentiles)
         return out
 
+    def envelope_percentile(self, signal: str, coverage: float = 0.95,
+                            min_references: int = MIN_REFERENCES) -> float:
+        """The pointwise lower percentile whose curve ``coverage`` of the references stay on or above everywhere.
+
+        A pointwise 5th-percentile band is crossed somewhere by far more than 5% of human texts (each
+        position is another chance). This calibrates the level instead, as global rank envelopes do
+        (Myllymaki et al. 2017, "Global envelope tests for spatial processes", JRSS B 79(2)): with
+        ``np.percentile``'s linear interpolation, reference ``i`` stays on or above the ``q``-th percentile
+        curve at position ``t`` exactly when ``q <= 100 * r_it / (n_t - 1)``, where ``r_it`` is the last
+        index of its value among the ``n_t`` sorted values there. So ``q_i = min_t`` of that bound, and the
+        answer is the largest ``q`` that at least ``ceil(coverage * n)`` references' ``q_i`` reach. Positions
+        fewer than ``min_references`` references reach have no band and do not count. In-sample: texts
+        outside the bank stay inside somewhat less often than ``coverage``.
+        """
+        if not 0.0 < coverage <= 1.0:
+            raise ValueError(f"coverage must be in (0, 1], got {coverage!r}")
+        key = (signal, float(coverage), int(min_references))
+        cache = self._envelopes
+        if key not in cache:
+            series = self._signal(signal)
+            lengths = self.lengths
+            level = np.full(len(series), 100.0)
+            for t in range(self.horizon):
+                reach = np.flatnonzero(lengths > t)
+                if reach.size < max(1, min_references):
+                    continue
+                values = np.array([series[i][t] for i in reach])
+                ordered = np.sort(values)
+                last = np.searchsorted(ordered, values, side="right") - 1
+                level[reach] = np.minimum(level[reach], 100.0 * last / (reach.size - 1))
+            need = int(np.ceil(coverage * len(series) - 1e-9))
+            cache[key] = float(np.sort(level)[::-1][max(need, 1) - 1])
+        return cache[key]
+
+    @cached_property
+    def _envelopes(self) -> dict[tuple, float]:
+        return {}
+
     def _signal(self, signal: str) -> list[np.ndarray]:
         if signal == "diversity":
             return self.diversity
