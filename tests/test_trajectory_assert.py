@@ -135,7 +135,8 @@ def test_report_section_plots_machine_against_band(bank_path, recorder):
     sections = normalise_sections([pytest_nlgeval_report_sections(results)])
     assert len(sections) == 1 and sections[0].replaces == "nlgeval-trajectories"
     html = str(sections[0].html)
-    assert html.count("<svg") == 2 and "leaves band at token" in html and "diversity_band_margin" in html
+    assert html.count("<svg") == 2 and "leaves envelope at token" in html and "diversity_band_margin" in html
+    assert "<title>envelope</title>" in html          # the bound the check used, dotted
     assert pytest_nlgeval_report_sections({"checks": []}) == []
 
 

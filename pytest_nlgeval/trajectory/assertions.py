@@ -126,6 +126,8 @@ class TrajectoryResult:
             # Band rows stop where fewer than three references reach a position (no band beyond).
             "band": {signal: _band_dict(self._bands[signal]) for signal in ("diversity", "coherence")},
             "band_percentiles": dict(zip(("low", "median", "high"), BAND_PERCENTILES)),
+            # The bound of assert_not_degenerate by default (see ReferenceBank.envelope_percentile).
+            "envelope": self._envelope_details(bank),
             "horizon": horizon,
             "bank": {"path": bank.meta.get("path"), "references": bank.n_references,
                      "matched": len(scores.matched)},
@@ -133,6 +135,13 @@ class TrajectoryResult:
             "likelihood_kind": likelihood_kind,
             "values": {k: (None if v is None else round(v, 6)) for k, v in scores.values.items()},
         }
+
+    @staticmethod
+    def _envelope_details(bank: ReferenceBank) -> dict[str, Any]:
+        level = bank.envelope_percentile("diversity", ENVELOPE_COVERAGE)
+        curve = bank.band("diversity", (level,))
+        return {"coverage": ENVELOPE_COVERAGE, "percentile": round(level, 6),
+                "diversity": _band_dict(np.repeat(curve, 3, axis=0))["low"]}
 
     @property
     def trajectory(self) -> Trajectory:

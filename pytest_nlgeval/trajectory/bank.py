@@ -172,14 +172,37 @@ class ReferenceBank:
         Position ``t`` uses the references that reach it; positions fewer than ``min_references``
         references reach are NaN (no band there).
         """
-        series = self._signal(signal)
-        out = np.full((len(percentiles), self.horizon), np.nan)
-        lengths = self.lengths
-        for t in range(self.horizon):
-            values = np.array([s[t] for s, n in zip(series, lengths) if n > t])
-            if values.size >= max(1, min_references):
-                out[:, t] = np.percentile(values, percentiles)
-        return out
+        key = (signal, tuple(float(q) for q in percentiles), int(min_references))
+        cache = self._bands
+        if key not in cache:
+            matrix = self._matrix(signal)
+            out = np.full((len(percentiles), self.horizon), np.nan)
+            counts = np.sum(np.isfinite(matrix), axis=0)
+            cols = np.flatnonzero(counts >= max(1, min_references))
+            if cols.size:
+                # nanpercentile of a column is the percentile of the references that reach that position
+                out[:, cols] = np.nanpercentile(matrix[:, cols], list(key[1]), axis=0)
+            out.flags.writeable = False
+            cache[key] = out
+        return cache[key].copy()
+
+    def _matrix(self, signal: str) -> np.ndarray:
+        """The references' ``signal`` as rows of a (references, horizon) array, NaN beyond each length."""
+        if signal not in self._matrices:
+            series = self._signal(signal)
+            matrix = np.full((len(series), self.horizon), np.nan)
+            for i, values in enumerate(series):
+                matrix[i, : values.size] = values[: self.horizon]
+            self._matrices[signal] = matrix
+        return self._matrices[signal]
+
+    @cached_property
+    def _bands(self) -> dict[tuple, np.ndarray]:
+        return {}
+
+    @cached_property
+    def _matrices(self) -> dict[str, np.ndarray]:
+        return {}
 
     def envelope_percentile(self, signal: str, coverage: float = 0.95,
                             min_references: int = MIN_REFERENCES) -> float:

@@ -6,7 +6,8 @@
     True
 
 The machine trajectory is a solid line, the human median dashed, the band between the low and high
-percentiles shaded; ``leave_at`` (1-based token) marks where the machine leaves the band.
+percentiles shaded, and ``floor`` (the bound a check uses, such as the envelope of ``assert_not_degenerate``)
+dotted; ``leave_at`` (1-based token) marks where the machine leaves the band, or the floor when one is given.
 """
 from __future__ import annotations
 
@@ -27,11 +28,12 @@ def _finite(values: Sequence) -> list[float]:
 
 def trajectory_svg(machine: Sequence[float], *, low: Sequence[float] = (), median: Sequence[float] = (),
                    high: Sequence[float] = (), title: str = "", leave_at: int | None = None,
+                   floor: Sequence[float] = (), floor_label: str = "envelope",
                    width: int = 460, height: int = 170) -> Markup:
     """An SVG line chart of ``machine`` over token positions 1..n with the human band behind it."""
     pad_l, pad_r, pad_t, pad_b = 46, 12, 22, 28
-    n = max(len(machine), len(low), len(high), len(median), 1)
-    values = _finite(machine) + _finite(low) + _finite(high) + _finite(median)
+    n = max(len(machine), len(low), len(high), len(median), len(floor), 1)
+    values = _finite(machine) + _finite(low) + _finite(high) + _finite(median) + _finite(floor)
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     if hi - lo < 1e-9:
         lo, hi = lo - 0.5, hi + 0.5
@@ -75,13 +77,17 @@ def trajectory_svg(machine: Sequence[float], *, low: Sequence[float] = (), media
     if median:
         parts.append(f'<path d="{path(median)}" fill="none" stroke="{HUMAN}" stroke-width="1.2" '
                      'stroke-dasharray="4 3"><title>human median</title></path>')
+    if floor:
+        parts.append(f'<path d="{path(floor)}" fill="none" stroke="{HUMAN}" stroke-width="1.2" '
+                     f'stroke-dasharray="1 2"><title>{escape(floor_label)}</title></path>')
     parts.append(f'<path d="{path(machine)}" fill="none" stroke="{MACHINE}" stroke-width="1.6">'
                  '<title>machine</title></path>')
     if leave_at is not None and 1 <= leave_at <= len(machine):
         xv, yv = x(leave_at - 1), y(float(machine[leave_at - 1]))
         parts.append(f'<circle cx="{xv:.1f}" cy="{yv:.1f}" r="3.5" fill="{MACHINE}"/>'
                      f'<text x="{min(xv + 5, width - 120):.1f}" y="{yv - 6 if yv > pad_t + 16 else yv + 14:.1f}" font-size="10" '
-                     f'font-family="sans-serif" fill="{MACHINE}">leaves band at token {leave_at}</text>')
+                     f'font-family="sans-serif" fill="{MACHINE}">leaves {"envelope" if floor else "band"} at token '
+                     f'{leave_at}</text>')
     legend_x = width - pad_r - 150
     parts.append(f'<text x="{legend_x}" y="14" font-size="10" font-family="sans-serif">'
                  f'<tspan fill="{MACHINE}">\u2014 machine</tspan>  <tspan fill="{HUMAN}">- - human median, band</tspan></text>')

@@ -47,7 +47,8 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
         output = str(_mapping(_mapping(check.get("details")).get("inputs")).get("output", ""))
         groups.setdefault((str(check.get("nodeid", "")), output), []).append(check)
     parts = ['<p class="muted">Machine trajectory (red) against the human reference band (blue: median dashed, '
-             '5th-95th percentile shaded) of the bank, per prefix length.</p>']
+             '5th-95th percentile shaded) of the bank, per prefix length; dotted: the envelope that 95% of the '
+             "bank's human continuations stay above (the bound of assert_not_degenerate).</p>"]
     for (nodeid, output), group in groups.items():
         details = _mapping(group[0].get("details"))
         traj = _mapping(details.get("trajectory"))
@@ -64,9 +65,10 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
             low, median, high = _series(b.get("low")), _series(b.get("median")), _series(b.get("high"))
             if not machine:
                 continue
-            leave = _leave(machine, low) if signal == "diversity" else None
+            floor = _series(_mapping(details.get("envelope")).get(signal))
+            leave = _leave(machine, floor or low) if signal == "diversity" else None
             parts.append(str(trajectory_svg(machine, low=low, median=median, high=high, title=signal,
-                                            leave_at=leave)))
+                                            leave_at=leave, floor=floor)))
         parts.append('<table class="inner"><thead><tr><th>check</th><th>score</th><th>threshold</th>'
                      '<th>result</th></tr></thead><tbody>')
         for c in group:
