@@ -112,7 +112,8 @@ def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
     card = (tmp_path / "a" / "CARD.md").read_text()
     assert "6 steps x 4 x 32 tokens" in card
     assert f"{first['stories']['unseen_perplexity_torch']:.2f}" in card
-    assert "--steps 6" in card and "--stories DATA_DIR/human/human.jsonl.gz --exclude-prompts DATA_DIR/human/rated.jsonl" in card
+    assert "--steps 6" in card
+    assert "--stories DATA_DIR/human/human.jsonl.gz --exclude-prompts DATA_DIR/human/rated.jsonl" in card
 
     figures = default_lm.report_folder(tmp_path / "a", data, tmp_path / "bank.jsonl.gz")
     assert np.isclose(figures["story_perplexity_onnx"], first["stories"]["unseen_perplexity_torch"], rtol=1e-3)

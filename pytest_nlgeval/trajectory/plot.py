@@ -86,10 +86,11 @@ def trajectory_svg(machine: Sequence[float], *, low: Sequence[float] = (), media
         xv, yv = x(leave_at - 1), y(float(machine[leave_at - 1]))
         parts.append(f'<circle cx="{xv:.1f}" cy="{yv:.1f}" r="3.5" fill="{MACHINE}"/>'
                      f'<text x="{min(xv + 5, width - 120):.1f}" y="{yv - 6 if yv > pad_t + 16 else yv + 14:.1f}" font-size="10" '
-                     f'font-family="sans-serif" fill="{MACHINE}">leaves {"envelope" if floor else "band"} at token '
-                     f'{leave_at}</text>')
-    legend_x = width - pad_r - 150
+                     f'font-family="sans-serif" fill="{MACHINE}">'
+                     f'leaves {"envelope" if floor else "band"} at token {leave_at}</text>')
+    legend_x = width - pad_r - (215 if floor else 150)
+    human = "- - human median, band" + (", \u00b7\u00b7 envelope" if floor else "")
     parts.append(f'<text x="{legend_x}" y="14" font-size="10" font-family="sans-serif">'
-                 f'<tspan fill="{MACHINE}">\u2014 machine</tspan>  <tspan fill="{HUMAN}">- - human median, band</tspan></text>')
+                 f'<tspan fill="{MACHINE}">\u2014 machine</tspan>  <tspan fill="{HUMAN}">{human}</tspan></text>')
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -17,8 +17,8 @@ It is a measuring instrument, not a writer: coherence trajectories only need a m
 log-probabilities rank fluent, on-topic text above shuffled or repetitive text. Large models (``nlgeval
 export gpt2 ...``) give better coherence signals and are a drop-in replacement.
 
-Train and export (bounded by a step count, so that a rerun gives the same model; figures go to
-``training_report.json`` and the folder's ``CARD.md``)::
+Train and export (bounded by a step count, not the wall clock, so that a rerun with the same threads gives the
+same model; figures go to ``training_report.json`` and the folder's ``CARD.md``)::
 
     python -m nlgeval_training.default_lm train --data /path/to/data --out runtime/nlgeval_runtime/default_lm \\
         --steps 4000 --stories human_stories.jsonl.gz --exclude-prompts rated_stories.jsonl.gz \\
@@ -51,8 +51,8 @@ from typing import Iterator
 
 from nlgeval_training.data import DataError, read_jsonl
 
-__all__ = ["corpus_documents", "split_stories", "write_stories", "train_tokenizer", "train_default_lm", "heldout_perplexity",
-           "word_perplexity", "main"]
+__all__ = ["corpus_documents", "split_stories", "write_stories", "train_tokenizer", "train_default_lm",
+           "heldout_perplexity", "word_perplexity", "main"]
 
 BOS = "<|endoftext|>"
 #: Share of documents (by id hash) kept out of training for perplexity and for example reference banks.
@@ -88,6 +88,8 @@ def corpus_documents(data_dir: str | Path, split: str = "train") -> Iterator[tup
                 yield label, doc_id, text
 
 
+# The sentence end of pytest_nlgeval.trajectory.humandata.split_story (training may not import the plugin), so
+# that a rated story's prompt here is the prompt `nlgeval trajectory meta-eval` reads from it.
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
 
 
@@ -188,8 +190,8 @@ def heldout_perplexity(logprob_fn, tok, texts: list[str], block: int) -> tuple[f
             total += float(-lp.sum())
             count += len(lp)
     if count == 0:
-        raise SystemExit("no held-out text to measure perplexity on (every text is shorter than two tokens, "
-                         "or none was given)")
+        raise DataError("no held-out text to measure perplexity on (every text is shorter than two tokens, "
+                        "or none was given)")
     return math.exp(total / count), count
 
 
