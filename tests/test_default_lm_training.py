@@ -122,13 +122,32 @@ def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
     assert figures["story_word_perplexity_onnx"] > figures["story_perplexity_onnx"]
 
 
+def test_a_kit_without_held_out_documents_is_refused_before_training(tmp_path):
+    data = tmp_path / "small"
+    data.mkdir()
+    # cnndm:1 is not among the 3% held out by id hash, so nothing would be left to measure perplexity on
+    _write_jsonl(data / "cnndm.jsonl.gz", [{"id": "1", "article": NEWS[0]}])
+    logged: list[str] = []
+    with pytest.raises(DataError, match="no held-out documents"):
+        default_lm.train_default_lm(data, tmp_path / "out", steps=2, vocab_size=300, n_embd=32, n_layer=1,
+                                    n_head=2, block=32, batch_size=2, log=logged.append)
+    assert not any(m.startswith("model:") for m in logged)   # refused before a model was built
+    assert not (tmp_path / "out").exists()
+
+
 def test_word_perplexity_is_the_token_likelihood_per_word():
     # 6 tokens at perplexity e (total NLL 6) over 3 words: exp(6 / 3).
     assert np.isclose(default_lm.word_perplexity(np.e, 6, ["a b", "c"]), np.exp(2.0))
 
 
 def test_bad_step_counts_and_shares_are_refused(kit, tmp_path):
-    data, _, _ = kit
+    data, _, rated = kit
+    with pytest.raises(SystemExit, match="apply to --stories"):
+        default_lm.train_default_lm(data, tmp_path / "x", steps=1, bank_out=tmp_path / "bank.jsonl")
+    with pytest.raises(SystemExit, match="apply to --stories"):
+        default_lm.train_default_lm(data, tmp_path / "x", steps=1, exclude_prompts=rated)
+    with pytest.raises(DataError, match="no words"):
+        default_lm.word_perplexity(10.0, 5, ["", "  "])
     with pytest.raises(SystemExit, match="--steps must be at least 1"):
         default_lm.train_default_lm(data, tmp_path / "x", steps=0)
     with pytest.raises(SystemExit, match=r"--story-share must be in \[0, 1\)"):

@@ -139,6 +139,20 @@ def test_report_section_plots_machine_against_band(bank_path, recorder):
     assert "<title>envelope</title>" in html          # the bound the check used, dotted
     assert pytest_nlgeval_report_sections({"checks": []}) == []
 
+    def section_for(**kwargs):
+        rec = checks.CheckRecorder()
+        other = assert_trajectory(LOOP, prompt="A new prompt", bank=bank_path)
+        other.recorder = rec
+        with pytest.raises(AssertionError):
+            other.assert_not_degenerate(**kwargs)
+        return str(normalise_sections([pytest_nlgeval_report_sections(
+            {"checks": [c.to_dict() for c in rec.checks]})])[0].html)
+
+    pointwise = section_for(percentile=5)             # marked on the band's lower edge, no envelope drawn
+    assert "leaves band at token" in pointwise and "<title>envelope</title>" not in pointwise
+    other_level = section_for(percentile=1)           # a level whose curve is not stored: no marker at all
+    assert " at token " not in other_level and "<title>envelope</title>" not in other_level
+
 
 def test_meta_eval_command_correlates_scores_with_ratings(bank_path, tmp_path, capsys):
     outputs = tmp_path / "rated.jsonl"

@@ -114,12 +114,16 @@ def test_summary_standardisation_uses_other_prompts_and_is_seeded():
 
 
 def _fixed_bank(diversities):
+    return _fixed_bank_h(diversities, horizon=3)
+
+
+def _fixed_bank_h(diversities, horizon):
     trajectories = []
     for d in diversities:
         d = np.asarray(d, dtype=float)
         trajectories.append(Trajectory(np.arange(d.size), np.full(d.size, -3.0), d, np.linspace(-3, -4, d.size)))
     return ReferenceBank.from_trajectories([f"p{i}" for i in range(len(diversities))], trajectories, lm={
-        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=3)
+        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=horizon)
 
 
 def test_envelope_percentile_by_hand():
@@ -158,3 +162,24 @@ def test_envelope_keeps_the_coverage_of_references_and_is_the_highest_such_level
     assert share_inside(level + 0.5) < coverage
     # the pointwise 5th percentile keeps far fewer than 95% of the same references inside at every position
     assert share_inside(5.0) < 0.9
+
+
+def test_envelope_coverage_holds_with_ties_and_ragged_lengths():
+    # Diversity values are ratios of counts and tie often; levels like 100 * 4 / 7 round up by an ulp, which
+    # must not push the curve above the value that set it.
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        n = int(rng.integers(5, 16))
+        rows = [rng.choice([3, 4, 5, 6, 7], size=int(rng.integers(2, 9))) / 7.0 for _ in range(n)]
+        bank = _fixed_bank_h(rows, horizon=8)
+        for coverage in (0.3, 0.5, 0.8, 0.95, 1.0):
+            level = bank.envelope_percentile("diversity", coverage)
+            band = bank.band("diversity", (level,))[0]
+            inside = [all(not np.isfinite(band[t]) or d[t] >= band[t] for t in range(d.size)) for d in bank.diversity]
+            assert np.isfinite(level) and np.mean(inside) >= coverage, (rows, coverage, level)
+
+
+def test_envelope_ignores_positions_one_reference_reaches():
+    bank = _fixed_bank_h([[1.0, 0.9, 0.8, 0.7, 0.6], [1.0, 0.5], [1.0, 0.4]], horizon=5)
+    level = bank.envelope_percentile("diversity", 0.3, min_references=1)
+    assert np.isfinite(level) and level == pytest.approx(100.0)

@@ -223,19 +223,21 @@ class ReferenceBank:
         key = (signal, float(coverage), int(min_references))
         cache = self._envelopes
         if key not in cache:
-            series = self._signal(signal)
-            lengths = self.lengths
-            level = np.full(len(series), 100.0)
-            for t in range(self.horizon):
-                reach = np.flatnonzero(lengths > t)
-                if reach.size < max(1, min_references):
+            matrix = self._matrix(signal)
+            level = np.full(matrix.shape[0], 100.0)
+            for t in range(matrix.shape[1]):
+                reach = np.flatnonzero(np.isfinite(matrix[:, t]))
+                # a position one reference reaches is on its own curve at any level
+                if reach.size < max(2, min_references):
                     continue
-                values = np.array([series[i][t] for i in reach])
-                ordered = np.sort(values)
-                last = np.searchsorted(ordered, values, side="right") - 1
+                values = matrix[reach, t]
+                last = np.searchsorted(np.sort(values), values, side="right") - 1
                 level[reach] = np.minimum(level[reach], 100.0 * last / (reach.size - 1))
-            need = int(np.ceil(coverage * len(series) - 1e-9))
-            cache[key] = float(np.sort(level)[::-1][max(need, 1) - 1])
+            need = max(1, int(np.ceil(coverage * matrix.shape[0] - 1e-9)))
+            q = float(np.sort(level)[::-1][need - 1])
+            # 100 * r / (n - 1) can round up by an ulp, and np.percentile then lands a hair above the r-th
+            # value, so the reference that sets the level would fall outside its own curve: step just below.
+            cache[key] = max(0.0, q - 1e-9 * max(1.0, q))
         return cache[key]
 
     @cached_property

@@ -29,6 +29,24 @@ def _series(value: Any) -> list:
     return value if ok else []
 
 
+def _check_bound(group: list, details: Mapping[str, Any], low: list) -> tuple[list, list]:
+    """``(dotted floor, bound to mark the leave point on)`` for the group's ``assert_not_degenerate``.
+
+    The default envelope is drawn and marked (also when the check was not called: it is what the check
+    would use); ``percentile=5`` marks the band's lower edge; any other stored level has no curve in the
+    details, so nothing is marked rather than a bound the check did not use.
+    """
+    envelope = _mapping(details.get("envelope"))
+    margin = next((_mapping(c.get("details")) for c in group if c.get("name") == "diversity_band_margin"), None)
+    if margin is None or (margin.get("coverage") is not None and margin.get("coverage") == envelope.get("coverage")):
+        floor = _series(envelope.get("diversity"))
+        return floor, floor or low
+    low_level = _mapping(details.get("band_percentiles")).get("low")
+    if margin.get("coverage") is None and margin.get("percentile") == low_level:
+        return [], low
+    return [], []
+
+
 def _leave(machine: list, low: list) -> int | None:
     for t, (m, b) in enumerate(zip(machine, low)):
         if m is not None and b is not None and m < b:
@@ -65,8 +83,8 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
             low, median, high = _series(b.get("low")), _series(b.get("median")), _series(b.get("high"))
             if not machine:
                 continue
-            floor = _series(_mapping(details.get("envelope")).get(signal))
-            leave = _leave(machine, floor or low) if signal == "diversity" else None
+            floor, bound = _check_bound(group, details, low) if signal == "diversity" else ([], [])
+            leave = _leave(machine, bound) if bound else None
             parts.append(str(trajectory_svg(machine, low=low, median=median, high=high, title=signal,
                                             leave_at=leave, floor=floor)))
         parts.append('<table class="inner"><thead><tr><th>check</th><th>score</th><th>threshold</th>'

@@ -198,6 +198,8 @@ def heldout_perplexity(logprob_fn, tok, texts: list[str], block: int) -> tuple[f
 def word_perplexity(ppl: float, n_tokens: int, texts: list[str]) -> float:
     """The same total log-likelihood per whitespace word: comparable between LMs with different tokenizers."""
     words = sum(len(t.split()) for t in texts)
+    if words == 0:
+        raise DataError("the texts have no words to measure a per-word perplexity on")
     return math.exp(math.log(ppl) * n_tokens / words)
 
 
@@ -232,7 +234,7 @@ def _blocks(stream: list[int], block: int):
 def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 4000, threads: int = 2,
                      seed: int = 0, vocab_size: int = 8192, n_embd: int = 192, n_layer: int = 4, n_head: int = 4,
                      block: int = 256, batch_size: int = 8, lr: float = 2e-3, stories: str | Path | None = None,
-                     exclude_prompts: str | Path | None = None, story_share: float = 0.15,
+                     exclude_prompts: str | Path | None = None, story_share: float = 0.125,
                      bank_out: str | Path | None = None, log=print) -> dict:
     """Train the default LM for ``steps`` optimiser steps and export it to ``out_dir``; returns the report.
 
@@ -249,6 +251,8 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
         raise SystemExit(f"--steps must be at least 1 (got {steps})")
     if not 0.0 <= story_share < 1.0:
         raise SystemExit(f"--story-share must be in [0, 1) (got {story_share})")
+    if stories is None and (bank_out is not None or exclude_prompts is not None):
+        raise SystemExit("--bank-out and --exclude-prompts apply to --stories; pass the human stories with --stories")
     started = time.time()
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -266,6 +270,10 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     heldout_docs = list(corpus_documents(data_dir, "heldout"))
     if not train_docs:
         raise DataError(f"no training documents found under {data_dir}; pass --data pointing at the data kit")
+    if not heldout_docs:
+        # checked before training: perplexity is measured on these after the last step
+        raise DataError(f"no held-out documents under {data_dir} (3% of documents by id hash are held out); "
+                        "the data kit is too small to measure perplexity")
     texts = [t for _, _, t in train_docs]
     story_texts = [story_text(r) for r in story_train]
     log(f"documents: {len(train_docs)} train, {len(heldout_docs)} held out")
@@ -326,14 +334,17 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
                    "n_positions": block}, "seed": seed, "lr": lr,
     }
     if story_train:
-        story_ppl, story_tokens = heldout_perplexity(logprob_fn, tok, [story_text(r) for r in story_unseen], block)
-        log(f"unseen-story perplexity {story_ppl:.2f} on {story_tokens} tokens")
         report["stories"] = {"file": Path(stories).name,
                              "exclude_prompts": Path(exclude_prompts).name if exclude_prompts else None,
                              "trained": len(story_train), "unseen": len(story_unseen),
                              "story_share": story_share, "sequences_per_batch": n_story,
                              "train_tokens": int(len(story_data) * block),
-                             "unseen_perplexity_torch": round(story_ppl, 3), "unseen_tokens": story_tokens}
+                             "unseen_perplexity_torch": None, "unseen_tokens": 0}
+        if story_unseen:
+            story_ppl, story_tokens = heldout_perplexity(logprob_fn, tok, [story_text(r) for r in story_unseen],
+                                                         block)
+            log(f"unseen-story perplexity {story_ppl:.2f} on {story_tokens} tokens")
+            report["stories"].update(unseen_perplexity_torch=round(story_ppl, 3), unseen_tokens=story_tokens)
     out = export_causal_lm(model, out_dir, tokenizer=tok, bos_token_id=bos, max_length=block,
                            extra_manifest={"source": {"checkpoint": "nlgeval default causal LM (trained from scratch)",
                                                       "revision": None},
@@ -350,7 +361,8 @@ def write_card(out: Path, report: dict) -> None:
     """Write ``CARD.md`` from the training report (every figure in it is a measured one)."""
     cfg = report["config"]
     stories = report.get("stories")
-    epochs = report["tokens_seen"] / report["train_tokens"]
+    kit_rows = report["batch_size"] - (stories["sequences_per_batch"] if stories else 0)
+    epochs = report["steps"] * kit_rows * report["block"] / report["train_tokens"]
     data_row = (f"{report['train_documents']:,} documents ({report['train_tokens']:,} tokens): CNN/DailyMail and BBC "
                 "news articles, SciTLDR abstracts, Topical-Chat conversations")
     story_rows = ""
@@ -358,9 +370,10 @@ def write_card(out: Path, report: dict) -> None:
     if stories:
         data_row += (f"; plus {stories['trained']:,} human short stories ({stories['train_tokens']:,} tokens in packed "
                      f"blocks, {stories['sequences_per_batch']} of {report['batch_size']} sequences per batch)")
-        story_rows = (f"| unseen-story perplexity | {stories['unseen_perplexity_torch']:.2f} (PyTorch) on "
-                      f"{stories['unseen_tokens']:,} tokens of the {stories['unseen']:,} stories never trained on "
-                      "(the other half by prompt hash, and every prompt of the rated stories) |\n")
+        if stories.get("unseen_perplexity_torch") is not None:
+            story_rows = (f"| unseen-story perplexity | {stories['unseen_perplexity_torch']:.2f} (PyTorch) on "
+                          f"{stories['unseen_tokens']:,} tokens of the {stories['unseen']:,} stories never trained "
+                          "on (the other half by prompt hash, and every prompt of the rated stories) |\n")
         story_args = f" \\\n        --stories DATA_DIR/human/{stories.get('file', 'STORIES')}"
         if stories.get("exclude_prompts", "RATED"):
             story_args += f" --exclude-prompts DATA_DIR/human/{stories.get('exclude_prompts', 'RATED')}"
