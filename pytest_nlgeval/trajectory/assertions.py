@@ -96,9 +96,14 @@ def _rounded(values: np.ndarray) -> list[float | None]:
 
 
 def _band_dict(band: np.ndarray) -> dict[str, list]:
-    defined = np.all(np.isfinite(band), axis=0)
-    stop = int(np.argmin(defined)) if not defined.all() else band.shape[1]
+    stop = _defined_prefix(band)
     return {key: _rounded(row[:stop]) for key, row in zip(("low", "median", "high"), band)}
+
+
+def _defined_prefix(band: np.ndarray) -> int:
+    """How many leading positions every row of ``band`` defines (a band stops where references run out)."""
+    defined = np.all(np.isfinite(band), axis=0)
+    return int(np.argmin(defined)) if not defined.all() else band.shape[1]
 
 
 class TrajectoryResult:
@@ -141,7 +146,7 @@ class TrajectoryResult:
         level = bank.envelope_percentile("diversity", ENVELOPE_COVERAGE)
         curve = bank.band("diversity", (level,))
         return {"coverage": ENVELOPE_COVERAGE, "percentile": round(level, 6),
-                "diversity": _band_dict(np.repeat(curve, 3, axis=0))["low"]}
+                "diversity": _rounded(curve[0][: _defined_prefix(curve)])}
 
     @property
     def trajectory(self) -> Trajectory:
@@ -196,13 +201,13 @@ class TrajectoryResult:
         continuations stay on or above at every position (:meth:`ReferenceBank.envelope_percentile`); a
         ``percentile`` instead uses that pointwise percentile as it is.
         """
-        level = self._level(percentile, coverage)
-        band = self._bands["diversity"][0] if level == BAND_PERCENTILES[0] else \
-            self.bank.band("diversity", (level,))[0]
+        return self._first_below(self.bank.band("diversity", (self._level(percentile, coverage),))[0])
+
+    def _first_below(self, bound: np.ndarray) -> tuple[int, float, float] | None:
         div = self.trajectory.diversity
-        for t in range(min(div.size, band.size)):
-            if np.isfinite(band[t]) and div[t] < band[t]:
-                return t, float(div[t]), float(band[t])
+        for t in range(min(div.size, bound.size)):
+            if np.isfinite(bound[t]) and div[t] < bound[t]:
+                return t, float(div[t]), float(bound[t])
         return None
 
     def assert_not_degenerate(self, percentile: float | None = None, *,
@@ -226,7 +231,7 @@ class TrajectoryResult:
         margins = margins[np.isfinite(margins)]
         if margins.size == 0:
             raise BankError("no position of the continuation has a human band (too few references reach it)")
-        leave = self.leaves_band(percentile, coverage=coverage)
+        leave = self._first_below(band)
         bound_name = self._bound_name(percentile, coverage)
 
         def explain(score, op, threshold):

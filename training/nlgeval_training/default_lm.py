@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import gzip
 import json
 import math
 import random
@@ -50,8 +49,9 @@ from pathlib import Path
 from typing import Iterator
 
 from nlgeval_training.data import DataError, read_jsonl
+from nlgeval_training.pseudo.build import write_records
 
-__all__ = ["corpus_documents", "split_stories", "write_stories", "train_tokenizer", "train_default_lm",
+__all__ = ["corpus_documents", "split_stories", "train_tokenizer", "train_default_lm",
            "heldout_perplexity", "word_perplexity", "main"]
 
 BOS = "<|endoftext|>"
@@ -131,17 +131,6 @@ def split_stories(path: str | Path, exclude: set[str] = frozenset()) -> tuple[li
         even = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16) % 2 == 0
         (train if even and prompt not in exclude else unseen).append(row)
     return train, unseen
-
-
-def write_stories(path: str | Path, rows: list[dict]) -> Path:
-    """Write story rows as JSON Lines (gzip-compressed when ``path`` ends in ``.gz``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
 
 
 def story_text(row: dict) -> str:
@@ -265,7 +254,7 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
         log(f"stories: {len(story_train)} trained on, {len(story_unseen)} unseen "
             f"({len(exclude)} excluded prompts)")
         if bank_out is not None:
-            write_stories(bank_out, story_unseen)
+            write_records(story_unseen, bank_out)
     train_docs = list(corpus_documents(data_dir, "train"))
     heldout_docs = list(corpus_documents(data_dir, "heldout"))
     if not train_docs:
@@ -482,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "split-stories":
             exclude = excluded_prompts(args.exclude_prompts) if args.exclude_prompts else set()
             train, unseen = split_stories(args.stories, exclude)
-            write_stories(args.output, unseen)
+            write_records(unseen, args.output)
             print(f"{args.output}: {len(unseen)} stories never trained on ({len(train)} trained on, "
                   f"{len(exclude)} excluded prompts)")
         elif args.cmd == "card":
