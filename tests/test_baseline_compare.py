@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from baseline_results import FINGERPRINT, base_scores, make_results
 from pytest_nlgeval.baseline.bootstrap import paired_bootstrap
 from pytest_nlgeval.baseline.compare import MIN_SUITE_CASES, compare
-from pytest_nlgeval.baseline.errors import BaselineError, EvaluatorMismatchError
+from pytest_nlgeval.baseline.errors import BaselineError, EvaluatorMismatchError, KeyMismatchError
 from pytest_nlgeval.baseline.render import render_markdown, render_text
 from pytest_nlgeval.baseline.store import Baseline
 from pytest_nlgeval.baseline.tolerances import Tolerances, parse_tolerance_specs
@@ -234,3 +235,43 @@ def test_same_model_files_under_another_path_are_the_same_evaluator():
     with pytest.raises(EvaluatorMismatchError, match="model: tiny-t5 -> /home/runner"):
         compare(snap({FLU: [0.5]}, fingerprint=dict(FINGERPRINT, files={})),
                 snap({FLU: [0.5]}, evaluator="ci000000", fingerprint=no_files))
+
+
+def test_comparing_nothing_is_refused_naming_why():
+    base = snap({FLU: base_scores(6)})
+    moved = Baseline.from_results(make_results({FLU: base_scores(6)})).rebased("/proj", "/")
+    assert next(iter(moved.entries)).startswith("proj/tests/test_app.py::")
+    with pytest.raises(KeyMismatchError, match=r"none of the 6 checks of this run has an entry in the baseline") as info:
+        compare(base, moved)
+    message = str(info.value)
+    assert "'proj/' that the baseline's lack" in message and "another rootdir" in message
+    assert "--nlgeval-baseline=PATH" in message and "--nlgeval-baseline-update" in message
+    # The other way round (the baseline was recorded with the wider rootdir).
+    with pytest.raises(KeyMismatchError, match="lack the prefix 'proj/'"):
+        compare(moved, base)
+    # No check ran at all: nothing was compared, which is not a pass either.
+    empty = Baseline.from_results(make_results({}))
+    with pytest.raises(KeyMismatchError, match="no nlgeval check ran"):
+        compare(base, empty)
+    # A recording into an empty baseline and a run that shares every key stay ordinary comparisons.
+    assert compare(Baseline(), base).counts()["new"] == 6
+    assert not compare(base, snap({FLU: base_scores(6)})).failed
+
+
+def test_mostly_new_and_as_many_removed_is_refused_but_a_subset_is_not():
+    base = snap({FLU: base_scores(10)})
+    head = Baseline.from_results(make_results({FLU: base_scores(10)}))
+    renamed = {}
+    for i, (key, entry) in enumerate(sorted(head.entries.items())):
+        if i >= 3:  # 7 of 10 checks moved to another file
+            key = key.replace("test_app.py", "test_other.py")
+            entry = replace(entry, key=key, nodeid=entry.nodeid.replace("test_app.py", "test_other.py"))
+        renamed[key] = entry
+    with pytest.raises(KeyMismatchError, match=r"only 3 of the 10 checks of this run have an entry .*7 are new "
+                                               r"and 7 entries did not run"):
+        compare(base, Baseline(renamed, head.evaluators, "this run", "results"))
+    # A -k subset (few checks, many removed) and a few added tests are normal.
+    subset = snap({FLU: base_scores(10)[:2]})
+    assert compare(base, subset).counts()["removed"] == 8
+    more = snap({FLU: base_scores(10) + [0.5, 0.5]})
+    assert compare(base, more).counts()["new"] == 2

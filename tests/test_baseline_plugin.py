@@ -251,3 +251,68 @@ def test_no_results_from_the_core_is_not_a_silent_pass(recorded, tiny_t5_model):
     result.assert_outcomes(passed=1)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*no nlgeval results reached the baseline comparison*"])
+
+
+METRIC_SUITE = '''
+import pytest
+from pytest_nlgeval.core.score import Score
+
+@pytest.mark.parametrize("i", range(6))
+def test_len(i):
+    assert Score(float(i + 1), name="length", kind="metric") > 0
+'''
+
+
+def test_keys_do_not_depend_on_how_pytest_was_invoked(pytester, monkeypatch):
+    # The project and its baseline in a sibling folder; pytest runs from the project.
+    proj = pytester.mkdir("proj")
+    (proj / "pytest.ini").write_text("[pytest]\n")
+    (proj / "test_a.py").write_text(METRIC_SUITE)
+    pytester.mkdir("bl")
+    monkeypatch.chdir(proj)
+    # "--opt=value": the rootdir is the project, keys are test_a.py::...
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=../bl/b.json",
+                                "--nlgeval-baseline-update")
+    assert result.ret == 0, result.stdout.str()
+    data = json.loads((pytester.path / "bl" / "b.json").read_text())
+    assert data["root"] == "../proj"
+    assert sorted(data["checks"])[0] == "test_a.py::test_len[0]::length::0"
+    # "--opt value": the existing path takes part in rootdir detection, pytest's node ids become proj/test_a.py::...
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline", "../bl/b.json",
+                                "--nlgeval-json=../r.json")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["rootdir: " + lit(str(pytester.path)),
+                                 "*passed: no regression (6 compared, 6 unchanged, 0 improved)*"])
+    results = json.loads((pytester.path / "r.json").read_text())
+    assert results["checks"][0]["key"] == "proj/test_a.py::test_len[0]::length::0"  # pytest's own node id
+    assert results["baseline"]["counts"]["unchanged"] == 6
+    # Recording that way keeps the keys too.
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline", "../bl/b.json",
+                                "--nlgeval-baseline-update")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*b.json: 0 added, 0 changed, 6 unchanged"])
+    assert json.loads((pytester.path / "bl" / "b.json").read_text()) == data
+
+
+def test_a_baseline_whose_keys_match_nothing_fails(pytester):
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_a=METRIC_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json", "--nlgeval-baseline-update")
+    assert result.ret == 0, result.stdout.str()
+    # A baseline without a recorded root (an older file) whose keys were made under another rootdir.
+    data = json.loads((pytester.path / "b.json").read_text())
+    del data["root"]
+    data["checks"] = {"proj/" + key: {**entry, "nodeid": "proj/" + entry["nodeid"]}
+                      for key, entry in data["checks"].items()}
+    (pytester.path / "b.json").write_text(json.dumps(data, indent=2, sort_keys=True))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json")
+    result.assert_outcomes(passed=6)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*= nlgeval baseline: FAILED =*",
+                                 "refusing to compare: none of the 6 checks of this run has an entry in the "
+                                 "baseline * (6 entries)*lack the prefix 'proj/'*"])
+    # Running none of the recorded checks compares nothing either.
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json", "test_plain.py")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*no nlgeval check ran, so none of the 6 entries*"])

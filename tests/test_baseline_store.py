@@ -211,3 +211,25 @@ def test_write_sets_ordinary_permissions_and_creates_folders(tmp_path):
     write_baseline(baseline, target)
     assert load_baseline(target).entries == baseline.entries
     assert os.stat(target).st_mode & 0o644 == 0o644
+
+
+def test_root_is_recorded_validated_and_rebases_node_ids(tmp_path):
+    baseline, path = _baseline(tmp_path)
+    assert baseline.root is None and "root" not in json.loads(open(path, encoding="utf-8").read())
+    (tmp_path / "proj").mkdir()
+    baseline.root = store.root_for(path, tmp_path / "proj")
+    assert baseline.root == "proj"
+    write_baseline(baseline, path)
+    again = load_baseline(path)
+    assert again.root == "proj" and store.resolve_root(again, path) == str(tmp_path / "proj")
+    updated, _ = again.updated(Baseline())
+    assert updated.root == "proj"  # re-recording keeps it
+    # A run whose rootdir is the folder above: its node ids are rewritten relative to the recorded root.
+    wide = again.rebased(tmp_path / "proj", tmp_path)
+    key = "proj/tests/test_app.py::test_fluency[case0]::fluency::0"
+    assert wide.entries[key].nodeid == "proj/tests/test_app.py::test_fluency[case0]"
+    assert sorted(wide.rebased(tmp_path, tmp_path / "proj").entries) == sorted(again.entries)
+    assert store.rebase_nodeid("<outside a test>", "/a", "/") == "<outside a test>"
+    _edit(path, '"root": "proj"', '"root": 3')
+    with pytest.raises(BaselineFormatError, match=r"line \d+: root must be a non-empty folder path"):
+        load_baseline(path)

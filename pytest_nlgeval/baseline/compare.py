@@ -14,6 +14,10 @@ Rules (docs/baselines.md has the reasoning):
   ``"fail"`` fails the comparison until the baseline is re-recorded (pytest-regressions' behaviour).
 * **removed checks** (in the baseline, not in this run) are reported and never fail: ``-k`` subsets and
   deselected tests are normal. Re-recording keeps their entries.
+* **keys that do not line up** refuse the comparison (:class:`KeyMismatchError`): when no check of the run
+  has a baseline entry (or no check ran at all), or when more than half of the run's checks are new and at
+  least as many entries did not run. That is what a changed rootdir or a mass rename looks like; comparing
+  would report "no regression" over nothing.
 * **evaluators**: if a paired check was scored by a different evaluator (fingerprint id), the comparison is
   refused (:class:`EvaluatorMismatchError`, naming what differs) unless ``allow_evaluator_change``. Then the
   cross-evaluator drift of each dimension is measured as the mean absolute score difference over the cases
@@ -33,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pytest_nlgeval.baseline.bootstrap import BootstrapResult, paired_bootstrap
-from pytest_nlgeval.baseline.errors import BaselineError, EvaluatorMismatchError
+from pytest_nlgeval.baseline.errors import BaselineError, EvaluatorMismatchError, KeyMismatchError
 from pytest_nlgeval.baseline.store import Baseline, BaselineEntry
 from pytest_nlgeval.baseline.tolerances import Tolerances
 
@@ -271,6 +275,7 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
         raise BaselineError(f"new_checks must be one of {', '.join(NEW_CHECK_POLICIES)}, got {new_checks!r}")
     tolerances = tolerances or Tolerances()
     common = sorted(set(base.entries) & set(head.entries))
+    _check_keys_line_up(base, head, common)
 
     changed = [(base.entries[k], head.entries[k]) for k in common
                if not same_evaluator(base.entries[k].evaluator, head.entries[k].evaluator, base, head)]
@@ -325,6 +330,40 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
                                  tuple(group_label(*g[:3]) for g in unmeasured))
     return Comparison(verdicts, suites, new_checks, change, seed, replicates, confidence, tolerances,
                       base.source, head.source)
+
+
+def _check_keys_line_up(base: Baseline, head: Baseline, common: list[str]) -> None:
+    """Refuse a comparison whose keys do not line up (see the module docstring)."""
+    if not base.entries:
+        return  # an empty baseline: every check is new, which new_checks decides about
+    new = sorted(set(head.entries) - set(base.entries))
+    removed = sorted(set(base.entries) - set(head.entries))
+    if common and not (len(new) * 2 > len(head.entries) and len(removed) >= len(new)):
+        return
+    raise KeyMismatchError(base.source, len(head.entries), len(base.entries), len(common), len(new), len(removed),
+                           new[0] if new else None, removed[0] if removed else None, _key_hint(new, removed))
+
+
+def _key_hint(new: list[str], removed: list[str]) -> str | None:
+    """What the moved keys have in common: a folder added to or dropped from the front of every node id."""
+    if not new or not removed:
+        return None
+    removed_set = set(removed)
+    for longer, shorter, verb in ((new, removed_set, "have"), (removed, set(new), "lack")):
+        prefixes = Counter()
+        for key in longer:
+            parts = key.split("::", 1)[0].split("/")
+            for cut in range(1, len(parts)):
+                if "/".join(parts[cut:]) + key[len(key.split("::", 1)[0]):] in shorter:
+                    prefixes["/".join(parts[:cut]) + "/"] += 1
+                    break
+        if prefixes:
+            prefix, count = prefixes.most_common(1)[0]
+            if count * 2 >= len(longer):
+                return (f"{count} keys of this run {verb} the prefix {prefix!r} that the baseline's "
+                        f"{'lack' if verb == 'have' else 'have'}: pytest chose another rootdir than when the "
+                        "baseline was recorded")
+    return None
 
 
 def _pair_differences(old_id: str | None, new_id: str | None, base: Baseline, head: Baseline) -> tuple[str, ...]:

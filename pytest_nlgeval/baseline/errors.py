@@ -1,7 +1,7 @@
 """Errors of the baseline comparison: every one names the file (and line) or the evaluator that is wrong."""
 from __future__ import annotations
 
-__all__ = ["BaselineError", "BaselineFormatError", "EvaluatorMismatchError"]
+__all__ = ["BaselineError", "BaselineFormatError", "EvaluatorMismatchError", "KeyMismatchError"]
 
 
 class BaselineError(Exception):
@@ -44,3 +44,36 @@ class EvaluatorMismatchError(BaselineError):
             "(--nlgeval-baseline-update), or pass --nlgeval-baseline-allow-evaluator-change "
             "(`nlgeval compare --allow-evaluator-change`) to compare with tolerances widened by the measured drift"
         )
+
+
+class KeyMismatchError(BaselineError):
+    """The run's check keys do not line up with the baseline's: comparing them would compare (almost) nothing.
+
+    Raised when no check of the run has a baseline entry, or when most of the run's checks are new while as
+    many baseline entries did not run: the signature of keys that moved (another rootdir, renamed tests),
+    not of a ``-k`` subset. ``hint`` says what the keys have in common, when something was found.
+    """
+
+    def __init__(self, baseline: str | None, n_head: int, n_base: int, n_common: int, n_new: int, n_removed: int,
+                 example_new: str | None, example_removed: str | None, hint: str | None = None) -> None:
+        self.n_head, self.n_base, self.n_common = n_head, n_base, n_common
+        self.n_new, self.n_removed, self.hint = n_new, n_removed, hint
+        where = f"the baseline {baseline}" if baseline else "the baseline"
+        if n_head == 0:
+            what = f"no nlgeval check ran, so none of the {n_base} entries of {where} was compared"
+        elif n_common == 0:
+            what = f"none of the {n_head} checks of this run has an entry in {where} ({n_base} entries)"
+        else:
+            what = (f"only {n_common} of the {n_head} checks of this run have an entry in {where}; {n_new} are new "
+                    f"and {n_removed} entries did not run")
+        message = f"refusing to compare: {what}"
+        if example_new and example_removed:
+            message += f" (e.g. this run has {example_new!r}, the baseline {example_removed!r})"
+        if hint:
+            message += f". {hint}"
+        message += (". Check keys are NODEID::NAME::INDEX with node ids relative to pytest's rootdir; run pytest "
+                    "from the same folder with the same ini file as when the baseline was recorded, and write "
+                    "path options as --nlgeval-baseline=PATH (a separate path argument takes part in rootdir "
+                    "detection). If the tests were renamed or moved, re-record the baseline with "
+                    "--nlgeval-baseline-update")
+        super().__init__(message)

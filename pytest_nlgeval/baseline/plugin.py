@@ -13,6 +13,13 @@ from the ini file to the rootdir)::
     ini only: nlgeval_baseline_tolerances, nlgeval_baseline_suite_tolerances (lines ``SELECTOR = VALUE``,
     see :mod:`pytest_nlgeval.baseline.tolerances`)
 
+Check keys hold pytest node ids, which are relative to the rootdir, and the rootdir depends on how pytest
+was invoked. The baseline records the folder its keys are relative to (``root``); this run's keys are
+rewritten relative to that folder before comparing or recording, so ``--nlgeval-baseline ../b.json`` (which
+moves the rootdir) and ``--nlgeval-baseline=../b.json`` give the same keys. A comparison whose keys still do
+not line up (no check has an entry, or most are new and as many entries did not run) fails with
+:class:`~pytest_nlgeval.baseline.errors.KeyMismatchError` instead of passing over nothing.
+
 Flow: the baseline is read and validated at configure time on the controller (an invalid or missing file is
 a usage error before any test runs); the plugin core calls ``pytest_nlgeval_results_ready`` with the merged
 results on the controller only, where this module compares (adding ``results["baseline"]``) or writes the
@@ -25,7 +32,7 @@ threshold passed. xdist workers never read or write the baseline. Example::
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -65,6 +72,7 @@ class BaselineState:
     """What this session does with the baseline, and what came of it."""
 
     path: str
+    rootdir: str  # this run's rootdir: the folder its node ids are relative to
     update: bool
     allow_evaluator_change: bool
     new_checks: str
@@ -121,7 +129,7 @@ def pytest_configure(config) -> None:
     except BaselineError as exc:
         raise pytest.UsageError(f"nlgeval_baseline_tolerances / nlgeval_baseline_suite_tolerances: {exc}") from None
     markdown = config.getoption("nlgeval_baseline_markdown")
-    state = BaselineState(path=path, update=update, allow_evaluator_change=bool(
+    state = BaselineState(path=path, rootdir=str(config.rootpath), update=update, allow_evaluator_change=bool(
         config.getoption("nlgeval_baseline_allow_evaluator_change")
         or config.getini("nlgeval_baseline_allow_evaluator_change")),
         new_checks=new_checks, seed=seed, tolerances=tolerances,
@@ -153,7 +161,7 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         return
     state.done = True
     from pytest_nlgeval.baseline.errors import BaselineError
-    from pytest_nlgeval.baseline.store import Baseline, write_baseline
+    from pytest_nlgeval.baseline.store import Baseline, resolve_root, root_for, write_baseline
 
     try:
         head = Baseline.from_results(results, source="this run")
@@ -161,6 +169,9 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         state.error = f"the session's results cannot be compared: {exc}"
         results["baseline"] = {"status": "error", "path": state.path, "error": state.error}
         return
+    root = resolve_root(state.baseline, state.path) if state.baseline is not None else None
+    if root is not None and os.path.isdir(root):
+        head = head.rebased(state.rootdir, root)  # keys as the baseline has them, whatever the rootdir now
     if state.update:
         if state.session is not None and state.session.exitstatus == pytest.ExitCode.INTERRUPTED:
             state.notice = f"baseline {state.path} not updated: the session was interrupted"
@@ -171,6 +182,10 @@ def pytest_nlgeval_results_ready(config, results) -> None:
             results["baseline"] = {"status": "not updated", "path": state.path, "reason": "no checks"}
             return
         old = state.baseline or Baseline(source=state.path)
+        if old.root is None or root is None or not os.path.isdir(root):
+            # First recording, a baseline without root (its keys are taken as relative to this rootdir),
+            # or a recorded root that no longer exists: the keys are this run's, relative to its rootdir.
+            old = replace(old, root=root_for(state.path, state.rootdir))
         new, summary = old.updated(head)
         try:
             write_baseline(new, state.path)

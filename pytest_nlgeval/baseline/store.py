@@ -19,12 +19,20 @@ as the lines of the scores that moved::
         }
       },
       "evaluators": {"3f9c2a1b7d4e": {"model": "…", "files": {"model.onnx": "<sha256>"}, "precision": "fp32", …}},
+      "root": "..",
       "schema": "pytest-nlgeval/baseline",
       "version": 1
     }
 
 ``inputs_sha256`` is the sha256 of the check's inputs (the texts that were scored); it lets a comparison
 across evaluators tell cases whose texts did not change (their score change is evaluator drift) from the rest.
+
+``root`` (optional) is the folder the node ids in the keys are relative to, written relative to the baseline
+file's own folder with ``/`` separators. pytest makes node ids relative to its rootdir, and the rootdir
+depends on how pytest was invoked (a path given as ``--opt PATH`` takes part in rootdir detection); the
+plugin rewrites this run's node ids relative to the recorded root (:meth:`Baseline.rebased`) so that the
+keys do not depend on the invocation. A baseline without ``root`` (written by ``nlgeval baseline update``
+or an older version) is compared with keys as they are.
 
 Reading validates everything and reports the line of the first problem (:class:`BaselineFormatError`);
 writing goes through a temporary file in the same folder and :func:`os.replace`, so an interrupted update
@@ -50,7 +58,7 @@ from pytest_nlgeval.baseline.errors import BaselineFormatError
 __all__ = [
     "BASELINE_SCHEMA", "BASELINE_VERSION", "RESULTS_SCHEMA", "KINDS", "OPERATORS",
     "Baseline", "BaselineEntry", "UpdateSummary", "inputs_digest", "load_baseline", "load_snapshot",
-    "parse_snapshot", "write_baseline",
+    "parse_snapshot", "rebase_nodeid", "resolve_root", "root_for", "write_baseline",
 ]
 
 BASELINE_SCHEMA = "pytest-nlgeval/baseline"
@@ -126,6 +134,7 @@ class Baseline:
     evaluators: dict[str, dict] = field(default_factory=dict)
     source: str | None = None
     origin: str = "baseline"  # "baseline" (a baseline file) or "results" (a results file or dict)
+    root: str | None = None  # folder of the node ids, relative to the baseline file's folder (see above)
 
     @classmethod
     def from_results(cls, results: Mapping[str, Any], source: str = "<results>") -> "Baseline":
@@ -134,12 +143,31 @@ class Baseline:
 
     def to_dict(self) -> dict[str, Any]:
         used = {e.evaluator for e in self.entries.values() if e.evaluator is not None}
-        return {
+        data = {
             "schema": BASELINE_SCHEMA,
             "version": BASELINE_VERSION,
             "evaluators": {k: self.evaluators.get(k, {}) for k in sorted(used)},
             "checks": {key: self.entries[key].to_json() for key in sorted(self.entries)},
         }
+        if self.root is not None:
+            data["root"] = self.root
+        return data
+
+    def rebased(self, from_dir: str | os.PathLike, to_dir: str | os.PathLike) -> "Baseline":
+        """This snapshot with every node id (and key) made relative to ``to_dir`` instead of ``from_dir``.
+
+        ``tests/test_a.py::test_x`` recorded under rootdir ``/proj`` reads ``proj/tests/test_a.py::test_x``
+        relative to ``/``. Node ids that are not paths (``<outside a test>``) are kept as they are.
+        """
+        from_dir, to_dir = os.path.abspath(from_dir), os.path.abspath(to_dir)
+        if from_dir == to_dir:
+            return self
+        entries = {}
+        for key, entry in self.entries.items():
+            nodeid = rebase_nodeid(entry.nodeid, from_dir, to_dir)
+            new_key = nodeid + key[len(entry.nodeid):] if key.startswith(entry.nodeid) else key
+            entries[new_key] = replace(entry, key=new_key, nodeid=nodeid)
+        return Baseline(entries, dict(self.evaluators), self.source, self.origin, self.root)
 
     def dumps(self) -> str:
         """The file's text: sorted keys, two-space indent, one trailing newline (stable diffs)."""
@@ -171,7 +199,38 @@ class Baseline:
         summary = UpdateSummary(tuple(added), tuple(changed), tuple(unchanged),
                                 kept=() if prune else tuple(stale), pruned=tuple(stale) if prune else (),
                                 not_finite=tuple(not_finite))
-        return Baseline(entries, evaluators, self.source, "baseline"), summary
+        return Baseline(entries, evaluators, self.source, "baseline", self.root), summary
+
+
+def rebase_nodeid(nodeid: str, from_dir: str, to_dir: str) -> str:
+    """``nodeid`` (relative to ``from_dir``) relative to ``to_dir``, with ``/`` separators."""
+    path, sep, rest = nodeid.partition("::")
+    if not path or path.startswith("<") or os.path.isabs(path):
+        return nodeid
+    target = os.path.normpath(os.path.join(from_dir, *path.split("/")))
+    try:
+        rel = os.path.relpath(target, to_dir)
+    except ValueError:  # another drive on Windows: no relative path exists
+        return nodeid
+    return rel.replace(os.sep, "/") + sep + rest
+
+
+def root_for(baseline_path: str | os.PathLike, root_dir: str | os.PathLike) -> str:
+    """The ``root`` field for node ids relative to ``root_dir``, stored next to ``baseline_path``."""
+    folder = os.path.dirname(os.path.abspath(baseline_path))
+    try:
+        rel = os.path.relpath(os.path.abspath(root_dir), folder)
+    except ValueError:  # another drive on Windows
+        return os.path.abspath(root_dir)
+    return rel.replace(os.sep, "/")
+
+
+def resolve_root(baseline: Baseline, baseline_path: str | os.PathLike) -> str | None:
+    """The absolute folder a baseline's node ids are relative to; None when it records none."""
+    if baseline.root is None:
+        return None
+    folder = os.path.dirname(os.path.abspath(baseline_path))
+    return os.path.normpath(os.path.join(folder, *baseline.root.split("/")))
 
 
 def inputs_digest(inputs: Any) -> str | None:
@@ -256,10 +315,15 @@ def _parse_baseline(data: dict, path: str, text: str) -> Baseline:
     if not isinstance(checks, dict):
         raise BaselineFormatError(path, _line_of(text, ['"checks"\\s*:']),
                                   "checks must be an object mapping check keys to entries", _RERECORD)
-    unknown = sorted(set(data) - {"schema", "version", "evaluators", "checks"})
+    unknown = sorted(set(data) - {"schema", "version", "evaluators", "checks", "root"})
     if unknown:
         raise BaselineFormatError(path, _line_of(text, [re.escape(json.dumps(unknown[0])) + r"\s*:"]),
                                   f"unknown top-level key {unknown[0]!r}", _RERECORD)
+    root = data.get("root")
+    if root is not None and (not isinstance(root, str) or not root):
+        raise BaselineFormatError(path, _line_of(text, ['"root"\\s*:']),
+                                  f"root must be a non-empty folder path relative to the baseline file, got {root!r}",
+                                  _RERECORD)
     entries = {}
     for key, raw in checks.items():
         def where(field_name: str | None = None, key=key) -> int | None:
@@ -282,7 +346,7 @@ def _parse_baseline(data: dict, path: str, text: str) -> Baseline:
         if problem is not None:
             raise BaselineFormatError(path, where(field_name), f"entry {key!r}: {problem}", _RERECORD)
         entries[key] = _entry(key, raw)
-    return Baseline(entries, {k: dict(v) for k, v in evaluators.items()}, path, "baseline")
+    return Baseline(entries, {k: dict(v) for k, v in evaluators.items()}, path, "baseline", root)
 
 
 def _parse_results(data: Mapping[str, Any], path: str, text: str | None) -> Baseline:
