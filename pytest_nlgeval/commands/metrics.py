@@ -2,6 +2,7 @@
 
     nlgeval metrics list            # every metric with its one-line summary
     nlgeval metrics show rouge2     # the whole card, and the metric's signature
+    nlgeval metrics seal helpful.json   # re-seal an induced metric after a reviewed hand edit
 """
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ def register(subparsers) -> None:
     p_show.add_argument("name", help="metric name (see `nlgeval metrics list`)")
     p_show.add_argument("--section", help="print only this section of the card, e.g. 'Known Limitations'")
     p_show.set_defaults(func=_show)
+    p_seal = sub.add_parser("seal", help="re-seal an induced-metric artifact after a reviewed hand edit",
+                            description="Validate an induced-metric artifact and rewrite its content hash "
+                                        "(sha256), so that it loads without trust=True. Only for edits you "
+                                        "reviewed: every score of the metric depends on the file's numbers.")
+    p_seal.add_argument("path", metavar="FILE", help="the induced-metric artifact (nlgeval induce -o FILE)")
+    p_seal.set_defaults(func=_seal)
 
 
 def _list(args) -> int:
@@ -57,4 +64,16 @@ def _show(args) -> int:
         print(card.sections[args.section])
         return 0
     print(card.text.rstrip())
+    return 0
+
+
+def _seal(args) -> int:
+    from pytest_nlgeval.errors import UsageError
+    from pytest_nlgeval.induction.artifact import ArtifactError, seal_file
+
+    try:
+        digest = seal_file(args.path)
+    except ArtifactError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{args.path}: sealed, sha256 {digest}")
     return 0

@@ -9,7 +9,14 @@ The file holds everything needed to recompute a score and to judge whether to tr
   (``score = intercept + sum_j coef_j * (x_j - mean_j) / scale_j``);
 * ``provenance``: package versions, seed, the dataset's sha256 and sizes, held-out Kendall tau and its
   p-value and interval, sensitivity and stability, LLM usage;
-* ``report``: what the report card shows (selection steps, correlations, example judgments).
+* ``report``: what the report card shows (selection steps, correlations, example judgments);
+* ``sha256``: the content hash of everything else, over its canonical JSON (keys sorted, no spaces, UTF-8).
+
+Loading verifies the hash (a changed coefficient moves every score, so a hand edit or a corrupted copy is
+refused with :class:`ArtifactIntegrityError`, naming the file), the type of every field the score depends on
+(:class:`ArtifactError` naming the field), and the options of every bank component (a registered metric, options
+its constructor takes, a model folder that exists). After a deliberate hand edit, re-seal the file with
+``nlgeval metrics seal FILE`` or load it with ``trust=True`` (``assert_metric(..., trust=True)``).
 
 Example::
 
@@ -27,15 +34,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["ARTIFACT_SCHEMA", "ARTIFACT_VERSION", "ArtifactError", "Component", "InducedMetric",
-           "MetricEvaluation", "JudgeParseError"]
+__all__ = ["ARTIFACT_SCHEMA", "ARTIFACT_VERSION", "ArtifactError", "ArtifactIntegrityError", "Component",
+           "InducedMetric", "MetricEvaluation", "JudgeParseError", "content_hash", "seal"]
 
 ARTIFACT_SCHEMA = "pytest-nlgeval/induced-metric"
 ARTIFACT_VERSION = 1
 
 
 class ArtifactError(ValueError):
-    """An induced-metric file is missing, not an artifact, or of an unsupported version."""
+    """An induced-metric file is missing, not an artifact, of an unsupported version, or has a field of the
+    wrong type or a bank component with unknown options."""
+
+
+class ArtifactIntegrityError(ArtifactError):
+    """An induced-metric file's content does not match its stored ``sha256`` (or it has none): it was edited
+    or damaged after ``nlgeval induce`` wrote it. ``path``, ``expected`` and ``actual`` say which and how."""
+
+    def __init__(self, path: str, expected: str | None, actual: str) -> None:
+        self.path, self.expected, self.actual = path, expected, actual
+        if expected is None:
+            problem = "has no content hash (sha256), so whether it is the file `nlgeval induce` wrote cannot be checked"
+        else:
+            problem = (f"does not match its content hash: stored sha256 {expected[:12]}…, content {actual[:12]}…; "
+                       "it was edited or damaged after `nlgeval induce` wrote it (every score depends on its numbers)")
+        super().__init__(
+            f"induced metric {path} {problem}. Re-create it with `nlgeval induce`, restore it from version control, "
+            f"or, after reviewing a deliberate edit, re-seal it with `nlgeval metrics seal {path}` "
+            "(or load it with trust=True: InducedMetric.load(path, trust=True), assert_metric(..., trust=True))"
+        )
 
 
 class JudgeParseError(RuntimeError):
@@ -296,16 +322,18 @@ class InducedMetric:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the artifact (UTF-8 JSON, keys sorted; floats written exactly by Python's repr)."""
+        """Write the artifact (UTF-8 JSON, keys sorted; floats written exactly by Python's repr) with its
+        content hash (``sha256``)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(_finite(self.to_dict()), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+        path.write_text(_dumps(seal(_finite(self.to_dict()))), encoding="utf-8")
         self.path = path
         return path
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "<dict>") -> "InducedMetric":
+    def from_dict(cls, data: dict, source: str = "<dict>", *, trust: bool = True) -> "InducedMetric":
+        """Build the metric from an artifact's JSON object. ``trust=False`` also verifies its ``sha256``
+        (:meth:`load` does; a dict built in memory usually has none)."""
         if not isinstance(data, dict) or data.get("schema") != ARTIFACT_SCHEMA:
             raise ArtifactError(f"{source}: not an induced-metric artifact (expected \"schema\": \"{ARTIFACT_SCHEMA}\"); "
                                 "create one with `nlgeval induce`")
@@ -313,6 +341,12 @@ class InducedMetric:
         if version != ARTIFACT_VERSION:
             raise ArtifactError(f"{source}: artifact version {version!r} is not supported by this pytest-nlgeval "
                                 f"(supports {ARTIFACT_VERSION}); upgrade pytest-nlgeval or re-run `nlgeval induce`")
+        if not trust:
+            actual = content_hash(data)
+            if data.get("sha256") != actual:
+                stored = data.get("sha256")
+                raise ArtifactIntegrityError(source, stored if isinstance(stored, str) else None, actual)
+        _validate_fields(data, source)
         try:
             return cls(name=data["name"], task=data.get("task", ""), target=data["target"],
                        label_kind=data.get("label_kind", "numeric"), label_range=tuple(data["label_range"]),
@@ -324,19 +358,46 @@ class InducedMetric:
         except (KeyError, TypeError) as exc:
             raise ArtifactError(f"{source}: malformed induced-metric artifact (missing or bad field {exc})") from None
 
+    def check_components(self, source: str | None = None) -> None:
+        """Check every bank component's options now (a registered metric, options its constructor takes, a
+        model folder that exists) instead of failing deep inside a library at the first score."""
+        from pytest_nlgeval.metrics import UnknownMetricError, get_metric
+        from pytest_nlgeval.metrics.base import MetricUnavailableError
+
+        where = source or (str(self.path) if self.path else f"induced metric {self.name!r}")
+        for i, comp in enumerate(self.components):
+            if comp.kind != "bank":
+                continue
+            registered = comp.params.get("metric", comp.name)
+            options = {k: v for k, v in comp.params.items() if k != "metric"}
+            try:
+                metric = get_metric(registered, **options)
+                metric.check_options()
+            except UnknownMetricError:
+                raise ArtifactError(f"{where}: components[{i}] ({comp.name!r}) names metric {registered!r}, which is "
+                                    "not registered; see `nlgeval metrics list`") from None
+            except (TypeError, ValueError, MetricUnavailableError) as exc:
+                raise ArtifactError(f"{where}: components[{i}] ({comp.name!r}) has invalid params "
+                                    f"{json.dumps(options, sort_keys=True, default=str)}: {exc}") from None
+
     @classmethod
-    def load(cls, path: str | Path, lm=None) -> "InducedMetric":
-        """Read an artifact written by :meth:`save` / ``nlgeval induce``; ``lm`` serves its judges."""
+    def load(cls, path: str | Path, lm=None, *, trust: bool = False) -> "InducedMetric":
+        """Read an artifact written by :meth:`save` / ``nlgeval induce``; ``lm`` serves its judges.
+
+        The content hash is verified (:class:`ArtifactIntegrityError` on a mismatch) unless ``trust``, and the
+        bank components' options are checked; every problem is an :class:`ArtifactError` naming the file.
+        """
         path = Path(path)
         if not path.is_file():
             raise ArtifactError(f"induced metric file {str(path)!r} does not exist; create it with "
                                 "`nlgeval induce DATA --task ... --target COLUMN -o FILE`")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
         except ValueError as exc:
             raise ArtifactError(f"{path}: not valid JSON ({exc})") from None
-        metric = cls.from_dict(data, str(path))
+        metric = cls.from_dict(data, str(path), trust=trust)
         metric.path = path
+        metric.check_components(str(path))
         if lm is not None:
             metric.set_lm(lm)
         return metric
@@ -388,6 +449,118 @@ class InducedMetric:
 
     def __repr__(self) -> str:
         return f"<InducedMetric {self.name} ({len(self.components)} components) target={self.target!r}>"
+
+
+def content_hash(data: dict) -> str:
+    """sha256 of an artifact's canonical JSON (keys sorted, no spaces, UTF-8), its ``sha256`` field left out.
+
+    The object is first normalised through a JSON round trip, so the hash of what :meth:`InducedMetric.save`
+    writes equals the hash of what :meth:`InducedMetric.load` reads.
+    """
+    import hashlib
+
+    body = json.loads(json.dumps({k: v for k, v in data.items() if k != "sha256"}, allow_nan=False))
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seal(data: dict) -> dict:
+    """``data`` with its ``sha256`` set to its :func:`content_hash`."""
+    return {**{k: v for k, v in data.items() if k != "sha256"}, "sha256": content_hash(data)}
+
+
+def seal_file(path: str | Path) -> str:
+    """Re-seal an artifact after a deliberate hand edit: validate it, then rewrite its ``sha256``.
+
+    Returns the new hash. Raises :class:`ArtifactError` (naming the file and field) when the edit left it
+    invalid, so a broken file is never sealed.
+    """
+    path = Path(path)
+    metric = InducedMetric.load(path, trust=True)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del metric
+    sealed = seal(data)
+    path.write_text(_dumps(sealed), encoding="utf-8")
+    return sealed["sha256"]
+
+
+def _dumps(data: dict) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _no_constant(token: str):
+    raise ValueError(f"{token} is not a valid number in an induced-metric artifact")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _describe(value) -> str:
+    return f"{value!r} (a {type(value).__name__})"
+
+
+def _validate_fields(data: dict, source: str) -> None:
+    """Check the type of every field the score depends on; the error names the field and the file."""
+    def fail(field_name: str, expected: str, value) -> None:
+        raise ArtifactError(f"{source}: field {field_name} must be {expected}, got {_describe(value)}; "
+                            "re-create the file with `nlgeval induce` or fix the field")
+
+    def need(obj: dict, key: str, where: str, check, expected: str, required: bool = True, default=None):
+        if key not in obj:
+            if required:
+                raise ArtifactError(f"{source}: field {where} is missing; re-create the file with `nlgeval induce`")
+            return default
+        if not check(obj[key]):
+            fail(where, expected, obj[key])
+        return obj[key]
+
+    def numbers(value) -> bool:
+        return isinstance(value, list) and all(_is_number(v) for v in value)
+
+    is_str = lambda v: isinstance(v, str)  # noqa: E731
+    need(data, "name", "name", lambda v: isinstance(v, str) and v != "", "a non-empty string")
+    need(data, "target", "target", lambda v: isinstance(v, str) and v != "", "a non-empty string")
+    need(data, "task", "task", is_str, "a string", required=False)
+    need(data, "label_kind", "label_kind", is_str, "a string", required=False)
+    need(data, "label_range", "label_range",
+         lambda v: numbers(v) and len(v) == 2 and v[0] <= v[1], "two finite numbers [low, high]")
+    for key in ("needs_input", "needs_references"):
+        need(data, key, key, lambda v: isinstance(v, bool), "true or false", required=False)
+    for key in ("provenance", "report", "lm"):
+        need(data, key, key, lambda v: v is None or isinstance(v, dict), "an object or null", required=False)
+    components = need(data, "components", "components", lambda v: isinstance(v, list) and len(v) > 0,
+                      "a non-empty list")
+    for i, comp in enumerate(components):
+        where = f"components[{i}]"
+        if not isinstance(comp, dict):
+            fail(where, "an object", comp)
+        need(comp, "kind", f"{where}.kind", lambda v: v in ("bank", "judge"), "'bank' or 'judge'")
+        need(comp, "name", f"{where}.name", lambda v: isinstance(v, str) and v != "", "a non-empty string")
+        need(comp, "params", f"{where}.params", lambda v: v is None or isinstance(v, dict), "an object",
+             required=False)
+        need(comp, "signature", f"{where}.signature", is_str, "a string", required=False)
+        need(comp, "card", f"{where}.card", lambda v: v is None or isinstance(v, str), "a string or null",
+             required=False)
+        need(comp, "judge", f"{where}.judge", lambda v: isinstance(v, dict) if comp["kind"] == "judge" else
+             v is None or isinstance(v, dict), "an object (the judge's spec)", required=comp["kind"] == "judge")
+    scaler = need(data, "scaler", "scaler", lambda v: isinstance(v, dict), "an object")
+    need(scaler, "mean", "scaler.mean", numbers, "a list of finite numbers")
+    need(scaler, "scale", "scaler.scale", lambda v: numbers(v) and all(x > 0 for x in v),
+         "a list of positive finite numbers")
+    pls = need(data, "pls", "pls", lambda v: isinstance(v, dict), "an object")
+    need(pls, "weights", "pls.weights", numbers, "a list of finite numbers")
+    need(pls, "coefficients", "pls.coefficients", numbers, "a list of finite numbers")
+    need(pls, "intercept", "pls.intercept", _is_number, "a finite number")
+    need(pls, "n_components", "pls.n_components", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+         "a positive integer", required=False)
+    n = len(components)
+    lengths = {"scaler.mean": len(scaler["mean"]), "scaler.scale": len(scaler["scale"]),
+               "pls.weights": len(pls["weights"]), "pls.coefficients": len(pls["coefficients"])}
+    wrong = {k: v for k, v in lengths.items() if v != n}
+    if wrong:
+        raise ArtifactError(f"{source}: {n} components but " + ", ".join(f"{v} values in {k}" for k, v in wrong.items())
+                            + "; every list of the composition has one value per component")
 
 
 def _as_list(values, what: str) -> list:

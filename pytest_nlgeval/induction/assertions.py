@@ -21,7 +21,7 @@ from typing import Sequence
 
 __all__ = ["assert_metric", "assert_metrics", "load_metric"]
 
-_LOADED: dict[tuple[str, float], object] = {}
+_LOADED: dict[tuple[str, float, bool], object] = {}
 
 
 def _resolve(path: str | Path, caller_file: str | None) -> Path:
@@ -35,9 +35,11 @@ def _resolve(path: str | Path, caller_file: str | None) -> Path:
     return p
 
 
-def load_metric(metric, *, lm=None, _caller_file: str | None = None):
+def load_metric(metric, *, lm=None, trust: bool = False, _caller_file: str | None = None):
     """An :class:`~pytest_nlgeval.induction.artifact.InducedMetric` from a path (relative to the working
-    directory or to the calling test file), loaded once per file version; metrics pass through."""
+    directory or to the calling test file), loaded once per file version; metrics pass through.
+
+    The file's content hash is verified unless ``trust`` (for a hand-edited file under review)."""
     from pytest_nlgeval.induction.artifact import InducedMetric
 
     if isinstance(metric, InducedMetric):
@@ -54,10 +56,10 @@ def load_metric(metric, *, lm=None, _caller_file: str | None = None):
             + (f" and beside {_caller_file}" if _caller_file else "")
             + "); create it with `nlgeval induce DATA --task ... --target COLUMN -o FILE`"
         )
-    key = (str(path.resolve()), path.stat().st_mtime)
+    key = (str(path.resolve()), path.stat().st_mtime, bool(trust))
     loaded = _LOADED.get(key)
     if loaded is None:
-        loaded = InducedMetric.load(path)
+        loaded = InducedMetric.load(path, trust=trust)
         _LOADED[key] = loaded
     if lm is not None:
         loaded.set_lm(lm)
@@ -112,7 +114,8 @@ def _make_score(metric, evaluation, output, input, references, recorder):
                  explain=_explainer(evaluation, metric), recorder=recorder)
 
 
-def assert_metric(output: str, metric, *, input: str | None = None, references=None, lm=None):
+def assert_metric(output: str, metric, *, input: str | None = None, references=None, lm=None,
+                  trust: bool = False):
     """Score ``output`` with an induced metric; compare the result with a threshold to assert.
 
     Args:
@@ -122,12 +125,14 @@ def assert_metric(output: str, metric, *, input: str | None = None, references=N
         input: the input the output answers, when the metric uses it.
         references: reference output(s), when the metric uses them.
         lm: a ``dspy`` LM for metrics with judge components (default: the one named in the artifact).
+        trust: load the artifact although its content hash does not match (a hand edit under review);
+            ``nlgeval metrics seal FILE`` re-seals it for good.
 
     Returns a :class:`pytest_nlgeval.core.score.Score` (kind ``"metric"``) on the scale of the human labels.
     """
     __tracebackhide__ = True
     caller = inspect.stack(0)[1].filename
-    induced = load_metric(metric, lm=lm, _caller_file=caller)
+    induced = load_metric(metric, lm=lm, trust=trust, _caller_file=caller)
     if not isinstance(output, str):
         raise TypeError(f"assert_metric: output must be a string, got {type(output).__name__}")
     evaluation = induced.evaluate([output], [input], [references])[0]
@@ -135,13 +140,13 @@ def assert_metric(output: str, metric, *, input: str | None = None, references=N
 
 
 def assert_metrics(outputs: Sequence[str], metric, *, inputs: Sequence[str | None] | None = None,
-                   references: Sequence | None = None, lm=None):
+                   references: Sequence | None = None, lm=None, trust: bool = False):
     """Score many outputs in one batch; returns a :class:`pytest_nlgeval.core.score.ScoreList`
     (``assert_metrics(answers, "metrics/helpful.json", inputs=questions).mean() >= 3.5``)."""
     from pytest_nlgeval.core.score import ScoreList
 
     caller = inspect.stack(0)[1].filename
-    induced = load_metric(metric, lm=lm, _caller_file=caller)
+    induced = load_metric(metric, lm=lm, trust=trust, _caller_file=caller)
     outputs = list(outputs)
     n = len(outputs)
     inputs = list(inputs) if inputs is not None else [None] * n

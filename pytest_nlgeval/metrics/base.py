@@ -132,6 +132,13 @@ class Metric:
     def _feedback(self, output: str, input: str | None, references: list[str] | None, value: float) -> str | None:
         return None
 
+    def check_options(self) -> None:
+        """Check that the options name things that exist (a model folder), without loading anything heavy.
+
+        Raises :class:`MetricUnavailableError` naming the option; the default has nothing to check. An
+        induced-metric artifact calls it for every bank component when it loads.
+        """
+
     # -- public API -----------------------------------------------------------------------------
     @property
     def signature(self) -> str:

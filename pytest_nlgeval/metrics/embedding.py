@@ -67,6 +67,8 @@ def load_encoder(path: str, device: str = "cpu"):
 
 class _Encoder(Metric):
     def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = 32, max_length: int | None = None):
+        if model is not None and not isinstance(model, (str, os.PathLike)):
+            raise ValueError(f"model must be the path of a sentence-transformers folder, got {model!r}")
         if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
             raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
         self.model = model
@@ -83,7 +85,17 @@ class _Encoder(Metric):
                 f"embedding model {self.model!r} is not a local folder; give the path of a sentence-transformers "
                 "model (the Hub is not used), or leave model unset for all-MiniLM-L6-v2"
             )
+        if not any((path / name).is_file() for name in ("modules.json", "config.json")):
+            raise MetricUnavailableError(
+                f"embedding model folder {self.model!r} holds no sentence-transformers model (neither modules.json "
+                "nor config.json); give the folder that SentenceTransformer.save() wrote, or leave model unset "
+                "for all-MiniLM-L6-v2"
+            )
         return str(path)
+
+    def check_options(self) -> None:
+        if self.model is not None and self.model != DEFAULT_MODEL:
+            self._model_path()
 
     def _encoder(self):
         with _LOCK:
