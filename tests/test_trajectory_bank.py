@@ -183,3 +183,56 @@ def test_envelope_ignores_positions_one_reference_reaches():
     bank = _fixed_bank_h([[1.0, 0.9, 0.8, 0.7, 0.6], [1.0, 0.5], [1.0, 0.4]], horizon=5)
     level = bank.envelope_percentile("diversity", 0.3, min_references=1)
     assert np.isfinite(level) and level == pytest.approx(100.0)
+
+
+def _arrays(tmp_path):
+    path = _bank().save(tmp_path / "b.npz")
+    with np.load(path) as raw:
+        return {k: raw[k] for k in raw.files}
+
+
+def _save_edited(tmp_path, arrays, name="edited.npz"):
+    path = tmp_path / name
+    np.savez(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda a: a.update(diversity=np.concatenate([a["diversity"], np.zeros(300)])),
+     r"array 'diversity' has \d+ values but array 'lengths' adds up to \d+"),
+    (lambda a: a.update(coherence=a["coherence"][:-5]),
+     r"array 'coherence' has \d+ values but array 'lengths' adds up to \d+"),
+    (lambda a: a.update(prompts=a["prompts"][:-1]), r"array 'prompts' has 7 prompts for 8 trajectories"),
+    (lambda a: a.update(lengths=a["lengths"].astype(np.float64)), r"array 'lengths' must be a 1-D array of integers"),
+    (lambda a: a.update(lengths=np.where(np.arange(8) == 0, 99, a["lengths"])),
+     r"array 'lengths' holds trajectory lengths from \d+ to 99; each must be between 1 and the horizon 30"),
+    (lambda a: a.update(prompts=np.arange(8)), r"array 'prompts' must be a 1-D array of strings"),
+    (lambda a: a.update(features=a["features"][:, :3]), r"array 'features' has shape \(8, 3\), expected \(8, 4\)"),
+    (lambda a: a.update(std_scale=a["std_scale"][:-1]), r"arrays 'std_mean' and 'std_scale' have"),
+    (lambda a: a.update(density_kde_mean_points=a["density_kde_mean_points"][:-1]),
+     r"arrays density_kde_mean_mean/cov/points have shapes"),
+    (lambda a: a.update(density_gaussian_var_cov=np.full((2, 2), np.nan)),
+     r"array 'density_gaussian_var_cov' holds NaN"),
+    (lambda a: a.pop("std_mean"), r"array 'std_mean' is missing"),
+    (lambda a: a.update(meta=np.array('{"format": "nlgeval-trajectory-bank", "format_v')),
+     r"array 'meta' is not valid JSON"),
+    (lambda a: a.update(meta=np.array(a["meta"].item().replace('"horizon": 30', '"horizon": "30"'))),
+     r"meta field 'horizon' must be a positive integer, got '30'"),
+    (lambda a: a.update(meta=np.array(a["meta"].item().replace('"n_references": 8', '"n_references": 9'))),
+     r"meta says 9 references but array 'lengths' has 8"),
+])
+def test_inconsistent_arrays_and_metadata_are_refused_naming_file_and_array(tmp_path, edit, message):
+    arrays = _arrays(tmp_path)
+    edit(arrays)
+    path = _save_edited(tmp_path, arrays)
+    with pytest.raises(BankError, match=message) as info:
+        ReferenceBank.load(path)
+    assert str(path) in str(info.value) and "refit it" in str(info.value)
+    assert info.value.__cause__ is None or not isinstance(info.value.__cause__, json.JSONDecodeError)
+
+
+def test_a_bank_that_validates_scores_like_the_one_saved(tmp_path):
+    bank = _bank()
+    loaded = ReferenceBank.load(bank.save(tmp_path / "ok.npz"))
+    np.testing.assert_array_equal(loaded.band("coherence"), bank.band("coherence"))
+    assert loaded.lengths.tolist() == bank.lengths.tolist()

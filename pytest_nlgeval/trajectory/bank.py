@@ -306,24 +306,116 @@ class ReferenceBank:
                             "`nlgeval trajectory fit-bank`") from exc
         if "meta" not in arrays:
             raise BankError(f"{str(path)!r} is not a reference bank (no 'meta' entry)")
-        meta = json.loads(str(arrays["meta"]))
+        meta = _read_meta(path, arrays["meta"])
         if meta.get("format") != BANK_FORMAT:
             raise BankError(f"{str(path)!r} is a {meta.get('format')!r} file, not a {BANK_FORMAT}")
         if meta.get("format_version") != BANK_VERSION:
             raise BankError(f"{str(path)!r} has bank format version {meta.get('format_version')}; this version "
                             f"of pytest-nlgeval reads version {BANK_VERSION}. Refit the bank with "
                             "`nlgeval trajectory fit-bank`")
-        try:
-            lengths = arrays["lengths"].astype(np.int64)
-            cuts = np.cumsum(lengths)[:-1]
-            densities = {(kind, profile): Density.from_arrays(kind, arrays, f"density_{kind}_{profile}_")
-                         for kind in KINDS for profile in PROFILES}
-            return cls(
-                prompts=[str(p) for p in arrays["prompts"]],
-                diversity=np.split(arrays["diversity"].astype(np.float64), cuts),
-                coherence=np.split(arrays["coherence"].astype(np.float64), cuts),
-                features=arrays["features"].astype(np.float64), horizon=int(meta["horizon"]), lm=meta["lm"],
-                standardizer=Standardizer(arrays["std_mean"], arrays["std_scale"]), densities=densities,
-                meta=dict(meta.get("info", {}), path=str(path)))
-        except KeyError as exc:
-            raise BankError(f"{str(path)!r} lacks the entry {exc}; it is damaged or incomplete, refit it") from None
+        _validate(path, meta, arrays)
+        lengths = arrays["lengths"].astype(np.int64)
+        cuts = np.cumsum(lengths)[:-1]
+        densities = {(kind, profile): Density.from_arrays(kind, arrays, f"density_{kind}_{profile}_")
+                     for kind in KINDS for profile in PROFILES}
+        return cls(
+            prompts=[str(p) for p in arrays["prompts"]],
+            diversity=np.split(arrays["diversity"].astype(np.float64), cuts),
+            coherence=np.split(arrays["coherence"].astype(np.float64), cuts),
+            features=arrays["features"].astype(np.float64), horizon=int(meta["horizon"]), lm=meta["lm"],
+            standardizer=Standardizer(arrays["std_mean"].astype(np.float64), arrays["std_scale"].astype(np.float64)),
+            densities=densities, meta=dict(meta.get("info") or {}, path=str(path)))
+
+
+_REFIT = "the file is damaged or was edited; refit it with `nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz`"
+
+
+def _bad(path: Path, problem: str) -> BankError:
+    return BankError(f"reference bank {str(path)!r}: {problem}; {_REFIT}")
+
+
+def _read_meta(path: Path, raw: np.ndarray) -> dict[str, Any]:
+    """The bank's JSON metadata (a 0-d string array), checked field by field."""
+    if raw.shape != () or raw.dtype.kind != "U":
+        raise _bad(path, f"array 'meta' must be one JSON string, got dtype {raw.dtype} and shape {raw.shape}")
+    try:
+        meta = json.loads(str(raw))
+    except json.JSONDecodeError as exc:
+        raise _bad(path, f"array 'meta' is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(meta, dict):
+        raise _bad(path, f"array 'meta' must hold a JSON object, got {type(meta).__name__}")
+    if meta.get("format") != BANK_FORMAT or meta.get("format_version") != BANK_VERSION:
+        return meta  # another format or version: the caller names that
+    horizon = meta.get("horizon")
+    if not isinstance(horizon, int) or isinstance(horizon, bool) or horizon < 1:
+        raise _bad(path, f"meta field 'horizon' must be a positive integer, got {horizon!r}")
+    lm = meta.get("lm")
+    if not isinstance(lm, dict):
+        raise _bad(path, f"meta field 'lm' must be an object (the LM the bank was fitted with), got {lm!r}")
+    if "feature_names" in meta and list(meta["feature_names"] or []) != list(FEATURE_NAMES):
+        raise _bad(path, f"meta field 'feature_names' is {meta['feature_names']!r}, expected {list(FEATURE_NAMES)}")
+    n = meta.get("n_references")
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+        raise _bad(path, f"meta field 'n_references' must be a count, got {n!r}")
+    if meta.get("info") is not None and not isinstance(meta["info"], dict):
+        raise _bad(path, f"meta field 'info' must be an object, got {type(meta['info']).__name__}")
+    return meta
+
+
+def _validate(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Check every array's presence, dtype and length against the others and the metadata."""
+    def need(name: str, kinds: str, ndim: int, what: str) -> np.ndarray:
+        if name not in arrays:
+            raise _bad(path, f"array {name!r} is missing")
+        array = arrays[name]
+        if array.dtype.kind not in kinds or array.ndim != ndim:
+            raise _bad(path, f"array {name!r} must be {what}, got dtype {array.dtype} and shape {array.shape}")
+        return array
+
+    def finite(name: str, array: np.ndarray) -> None:
+        if not np.all(np.isfinite(array)):
+            raise _bad(path, f"array {name!r} holds NaN or infinite values")
+
+    prompts = need("prompts", "U", 1, "a 1-D array of strings")
+    lengths = need("lengths", "iu", 1, "a 1-D array of integers")
+    n = lengths.size
+    if meta.get("n_references") is not None and meta["n_references"] != n:
+        raise _bad(path, f"meta says {meta['n_references']} references but array 'lengths' has {n}")
+    if n < MIN_REFERENCES:
+        raise _bad(path, f"array 'lengths' has {n} references, fewer than the {MIN_REFERENCES} a bank needs")
+    if prompts.size != n:
+        raise _bad(path, f"array 'prompts' has {prompts.size} prompts for {n} trajectories (array 'lengths')")
+    horizon = int(meta["horizon"])
+    if lengths.min() < 1 or lengths.max() > horizon:
+        raise _bad(path, f"array 'lengths' holds trajectory lengths from {int(lengths.min())} to "
+                         f"{int(lengths.max())}; each must be between 1 and the horizon {horizon}")
+    total = int(lengths.sum())
+    for name in ("diversity", "coherence"):
+        values = need(name, "f", 1, "a 1-D array of floats")
+        if values.size != total:
+            raise _bad(path, f"array {name!r} has {values.size} values but array 'lengths' adds up to {total}")
+    features = need("features", "f", 2, f"a 2-D float array (references x {len(FEATURE_NAMES)})")
+    if features.shape != (n, len(FEATURE_NAMES)):
+        raise _bad(path, f"array 'features' has shape {features.shape}, expected ({n}, {len(FEATURE_NAMES)})")
+    finite("features", features)
+    std_mean = need("std_mean", "f", 1, "a 1-D array of floats")
+    std_scale = need("std_scale", "f", 1, "a 1-D array of floats")
+    if std_mean.size != std_scale.size or std_mean.size == 0:
+        raise _bad(path, f"arrays 'std_mean' and 'std_scale' have {std_mean.size} and {std_scale.size} values; "
+                         "they need one per summary component")
+    finite("std_mean", std_mean)
+    if np.any(np.isnan(std_scale)) or np.any(std_scale <= 0):
+        raise _bad(path, "array 'std_scale' must hold positive scales")
+    for kind in KINDS:
+        for profile, cols in PROFILES.items():
+            prefix = f"density_{kind}_{profile}_"
+            d = len(cols)
+            mean = need(prefix + "mean", "f", 1, f"a 1-D float array of {d} values")
+            cov = need(prefix + "cov", "f", 2, f"a {d} x {d} float array")
+            points = need(prefix + "points", "f", 2, f"a 2-D float array with {d} columns")
+            rows = n if kind == "kde" else 0
+            if mean.shape != (d,) or cov.shape != (d, d) or points.shape != (rows, d):
+                raise _bad(path, f"arrays {prefix}mean/cov/points have shapes {mean.shape}, {cov.shape}, "
+                                 f"{points.shape}; expected ({d},), ({d}, {d}), ({rows}, {d})")
+            for name, array in ((prefix + "mean", mean), (prefix + "cov", cov), (prefix + "points", points)):
+                finite(name, array)
