@@ -32,13 +32,12 @@ def _progress(started: float):
 
 
 def run_export(args) -> int:
-    from pytest_nlgeval.errors import UsageError
-
-    try:
-        from nlgeval_training.export import export_model
-    except ImportError as exc:
-        raise UsageError("exporting needs the training extra: pip install \"pytest-nlgeval[train]\"") from exc
     from pathlib import Path
+
+    from pytest_nlgeval.errors import UsageError
+    from pytest_nlgeval.extras import require
+
+    export_model = require("nlgeval_training.export", "exporting a model (nlgeval export)").export_model
 
     started = time.monotonic()
     say = _progress(started)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_nlgeval.errors import NLGEvalError
+from pytest_nlgeval.extras import MissingExtraError
 
 __all__ = ["LLMUsage", "cached_lm", "default_cache_dir", "request_key", "require_dspy", "JudgesUnavailable",
            "make_lm", "JudgeServerError", "JudgeServerUnreachable", "JudgeServerTimeout", "JudgeServerHTTPError"]
@@ -38,8 +39,8 @@ _SECRET_PARAMS = {"api_key", "api_token", "azure_ad_token"}
 _TRANSPORT_PARAMS = {"timeout", "request_timeout", "num_retries"}
 
 
-class JudgesUnavailable(ImportError):
-    """DSPy is not installed; LLM judges need the optional extra."""
+class JudgesUnavailable(MissingExtraError):
+    """DSPy is not installed; LLM judges need the optional extra ``judges``."""
 
 
 class JudgeServerError(NLGEvalError):
@@ -97,9 +98,9 @@ def require_dspy():
         import dspy
     except ImportError as exc:
         raise JudgesUnavailable(
-            "LLM judges need DSPy, which is not installed: run  pip install \"pytest-nlgeval[judges]\"  "
-            "(or induce from bank metrics alone by not configuring an LM)"
-        ) from exc
+            "LLM judges", "dspy", "judges", "dspy",
+            f"{exc}; or induce from bank metrics alone by not configuring an LM"
+        ) from None
     return dspy
 
 

@@ -72,7 +72,10 @@ def _bank_values(metric, dataset: LabelledDataset) -> list[float]:
 
 def _kendall(x, y) -> float | None:
     import numpy as np
-    from scipy.stats import kendalltau
+
+    from pytest_nlgeval.extras import require
+
+    kendalltau = require("scipy.stats", "inducing a metric (Kendall tau)").kendalltau
 
     x, y = np.asarray(x, float), np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y)

@@ -94,7 +94,10 @@ def predict_linear(X, mean: Sequence[float], scale: Sequence[float], coefficient
 def _pls1(Z, y):
     """One-component PLS on z-scored ``Z``; returns (weights, coefficients, intercept) as float lists."""
     import numpy as np
-    from sklearn.cross_decomposition import PLSRegression
+
+    from pytest_nlgeval.extras import require
+
+    PLSRegression = require("sklearn.cross_decomposition", "inducing a metric (PLS regression)").PLSRegression
 
     pls = PLSRegression(n_components=1, scale=False)
     pls.fit(Z, y)
@@ -237,7 +240,10 @@ def kendall_agreement(y_true, y_pred, *, n_boot: int = 1000, confidence: float =
     0.867
     """
     import numpy as np
-    from scipy.stats import kendalltau
+
+    from pytest_nlgeval.extras import require
+
+    kendalltau = require("scipy.stats", "inducing a metric (Kendall tau)").kendalltau
 
     t = np.asarray(y_true, dtype=float)
     p = np.asarray(y_pred, dtype=float)

@@ -43,7 +43,9 @@ class RetrievedMetric:
 
 def bm25_rank(query: str, documents: dict[str, str]) -> list[tuple[str, float]]:
     """Rank ``documents`` (name -> text) for ``query`` by BM25 Okapi; ties keep the given order."""
-    from rank_bm25 import BM25Okapi
+    from pytest_nlgeval.extras import require
+
+    BM25Okapi = require("rank_bm25", "retrieving judge examples (BM25)").BM25Okapi
 
     names = list(documents)
     if not names:

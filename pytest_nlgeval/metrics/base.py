@@ -117,9 +117,13 @@ class Metric:
         return self._score_many(outputs, inputs, references)
 
     def _run(self, outputs, inputs, references, contexts) -> list[float]:
-        if self.uses_context:
-            return self._score_many_with_context(outputs, inputs, references, contexts)
-        return self._score_many(outputs, inputs, references)
+        from pytest_nlgeval.extras import named_extras
+
+        # A metric imports its library on first use: a missing one names the extra to install.
+        with named_extras(f"metric {self.name!r}"):
+            if self.uses_context:
+                return self._score_many_with_context(outputs, inputs, references, contexts)
+            return self._score_many(outputs, inputs, references)
 
     def _options(self) -> dict[str, object]:
         """Options that change the number, in signature order."""
@@ -143,9 +147,12 @@ class Metric:
     @property
     def signature(self) -> str:
         """``name|option:value|...|library:version``: exactly how the number was computed."""
+        from pytest_nlgeval.extras import named_extras
+
         parts = [self.name]
-        parts += [f"{k}:{_fmt(v)}" for k, v in self._options().items()]
-        versions = self._versions()
+        with named_extras(f"metric {self.name!r}"):
+            parts += [f"{k}:{_fmt(v)}" for k, v in self._options().items()]
+            versions = self._versions()
         parts += [f"{k}:{v}" for k, v in versions.items()]
         return "|".join(parts)
 

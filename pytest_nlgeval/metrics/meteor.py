@@ -86,10 +86,9 @@ class Meteor(Metric):
         return self._wn
 
     def _score(self, output, input, references):
-        try:
-            from nltk.translate.meteor_score import meteor_score
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise MetricUnavailableError("metric 'meteor' needs nltk (pip install nltk)") from exc
+        from pytest_nlgeval.extras import require
+
+        meteor_score = require("nltk.translate.meteor_score", "metric 'meteor'").meteor_score
         hyp = [w.lower() for w in words(output)]
         refs = [[w.lower() for w in words(r)] for r in references]
         return float(meteor_score(refs, hyp, wordnet=self._wordnet(), alpha=self.alpha, beta=self.beta, gamma=self.gamma))

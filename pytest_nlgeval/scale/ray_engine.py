@@ -33,13 +33,14 @@ from typing import Any, Sequence
 
 from pytest_nlgeval.core.evaluator import Evaluator
 from pytest_nlgeval.errors import UsageError
+from pytest_nlgeval.extras import MissingExtraError
 
 __all__ = ["RayEvaluator", "RayBoolQAScorer", "RayScoringError", "RayUnavailable", "require_ray", "connect",
            "ship_folder", "materialise"]
 
 
-class RayUnavailable(ImportError):
-    """Ray is not installed; scoring on Ray needs the optional extra."""
+class RayUnavailable(MissingExtraError):
+    """Ray is not installed; scoring on Ray needs the optional extra ``ray``."""
 
 
 class RayScoringError(UsageError):
@@ -54,9 +55,9 @@ def require_ray():
         import ray.data  # noqa: F401  (the data extra: pyarrow, pandas)
     except ImportError as exc:
         raise RayUnavailable(
-            f"scoring on Ray needs Ray Data, which is not installed ({exc}): run  "
-            "pip install \"pytest-nlgeval[ray]\"  on the driver and on every node of the cluster"
-        ) from exc
+            "scoring on Ray (Ray Data)", getattr(exc, "name", None) or "ray", "ray", "ray[data]",
+            f"{exc}; install it on the driver and on every node of the cluster"
+        ) from None
     return ray
 
 
