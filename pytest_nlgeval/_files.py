@@ -3,12 +3,20 @@
 The text goes to a temporary file in the target's folder, is flushed to disk, gets the permissions of the
 file it replaces (or of a normal new file: ``mkstemp`` would leave it readable by its owner only), and then
 replaces the target in one :func:`os.replace`, which is atomic on POSIX and Windows.
+
+A process killed (SIGKILL, power loss) between creating the temporary file and the replace leaves the
+temporary file behind (``.NAME.<random>.tmp``); the next write of the same target removes such leftovers once
+they are older than :data:`STALE_AFTER_S` (a write in progress takes milliseconds).
 """
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
+
+STALE_AFTER_S = 60.0  # a temporary file untouched this long belongs to a writer that was killed
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
@@ -33,3 +41,18 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    remove_stale_temporaries(path)
+
+
+def remove_stale_temporaries(path: str | os.PathLike, older_than: float = STALE_AFTER_S) -> list[str]:
+    """Delete the temporary files of killed writes of ``path``; returns the paths removed."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    pattern = os.path.join(glob.escape(folder), "." + glob.escape(os.path.basename(path)) + ".*.tmp")
+    now, removed = time.time(), []
+    for leftover in glob.glob(pattern):
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove
+            if now - os.stat(leftover).st_mtime >= older_than:
+                os.unlink(leftover)
+                removed.append(leftover)
+    return removed

@@ -233,3 +233,22 @@ def test_root_is_recorded_validated_and_rebases_node_ids(tmp_path):
     _edit(path, '"root": "proj"', '"root": 3')
     with pytest.raises(BaselineFormatError, match=r"line \d+: root must be a non-empty folder path"):
         load_baseline(path)
+
+
+def test_temporary_files_of_a_killed_update_are_removed_by_the_next_write(tmp_path):
+    import time
+
+    baseline, path = _baseline(tmp_path)
+    # What a SIGKILL between writing the temporary file and the replace leaves behind.
+    killed = tmp_path / ".nlgeval-baseline.json.k1ll3d.tmp"
+    killed.write_text('{"checks": {')
+    old = time.time() - 3600
+    os.utime(killed, (old, old))
+    recent = tmp_path / ".nlgeval-baseline.json.wr1t1ng.tmp"  # another writer, still at work
+    recent.write_text("{")
+    other = tmp_path / ".other.json.k1ll3d.tmp"  # not this file's
+    other.write_text("{")
+    os.utime(other, (old, old))
+    write_baseline(baseline, path)
+    assert not killed.exists() and recent.exists() and other.exists()
+    assert load_baseline(path).entries == baseline.entries
