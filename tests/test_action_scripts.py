@@ -155,6 +155,12 @@ if os.environ.get("FAKE_GH_FAIL"):
     sys.exit(1)
 if "--paginate" in sys.argv:
     print(os.environ.get("FAKE_GH_COMMENTS", "[[]]"))
+elif sys.argv[1:] == ["api", "user"]:
+    if os.environ.get("FAKE_GH_USER"):
+        print(json.dumps({{"login": os.environ["FAKE_GH_USER"]}}))
+    else:  # the workflow's GITHUB_TOKEN is not a user token
+        print("gh: Resource not accessible by integration (HTTP 403)", file=sys.stderr)
+        sys.exit(1)
 else:
     print("{{}}")
 '''
@@ -186,13 +192,50 @@ def test_comment_is_created_once_then_updated(fake_gh, monkeypatch, capsys):
     body = json.loads(calls[1]["stdin"])["body"]
     assert body.startswith("<!-- pytest-nlgeval-report:nlgeval-report -->\n### ❌ pytest-nlgeval")
 
-    existing = [[{"id": 5, "body": "unrelated"}, {"id": 8, "body": body}],
+    existing = [[{"id": 5, "body": "unrelated"}, {"id": 8, "body": body, "user": {"login": "github-actions[bot]"}}],
                 [{"id": 9, "body": "<!-- pytest-nlgeval-report:other-job -->\nx"}]]
     monkeypatch.setenv("FAKE_GH_COMMENTS", json.dumps(existing))
     assert action.main(["comment"]) == 0
     patch = fake_gh()[-1]
     assert patch["args"][:4] == ["api", "--method", "PATCH", "repos/owner/repo/issues/comments/8"]
     assert "posted a new comment" in capsys.readouterr().out
+
+
+def test_comment_of_another_user_with_the_marker_is_never_edited(fake_gh, monkeypatch, capsys):
+    marker = "<!-- pytest-nlgeval-report:nlgeval-report -->"
+    existing = [[{"id": 3, "body": marker + "\nplanted", "user": {"login": "mallory"}},
+                 {"id": 4, "body": marker + "\nplanted too", "user": None}]]
+    monkeypatch.setenv("FAKE_GH_COMMENTS", json.dumps(existing))
+    assert action.main(["comment"]) == 0
+    calls = fake_gh()
+    assert [c["args"][:3] for c in calls] == [["api", "--paginate", "--slurp"], ["api", "user"],
+                                              ["api", "--method", "POST"]]
+    assert not any("PATCH" in c["args"] for c in calls)
+    out = capsys.readouterr().out
+    assert "posted a new comment" in out and "2 comment(s) carry this job's marker but were not written by " \
+        "github-actions[bot]" in out
+    # With a user token (a PAT), the comment that token wrote is the one updated.
+    monkeypatch.setenv("FAKE_GH_USER", "ci-user")
+    existing[0].append({"id": 6, "body": marker + "\nmine", "user": {"login": "ci-user"}})
+    existing[0].append({"id": 7, "body": marker + "\nbot's", "user": {"login": "github-actions[bot]"}})
+    monkeypatch.setenv("FAKE_GH_COMMENTS", json.dumps(existing))
+    assert action.main(["comment"]) == 0
+    assert fake_gh()[-1]["args"][:4] == ["api", "--method", "PATCH", "repos/owner/repo/issues/comments/6"]
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "http://example.test/a", "data:text/html,x",
+                                 "https://x.test/a) [click](https://evil.test", "https://x.test/\n::error::x"])
+def test_non_https_artifact_url_is_refused_without_a_traceback(runner, fake_gh, monkeypatch, capsys, url):
+    monkeypatch.setenv("INPUT_ARTIFACT_URL", url)
+    assert action.main(["summary"]) == 0
+    text = runner["GITHUB_STEP_SUMMARY"].read_text()
+    assert "pytest-nlgeval" in text and "Full HTML report" not in text and url not in text
+    assert action.main(["comment"]) == 0
+    body = json.loads(fake_gh()[-1]["stdin"])["body"]
+    assert "Full HTML report" not in body and url not in body
+    out = capsys.readouterr().out
+    assert out.count("::warning::refusing the artifact URL") == 2
+    assert "\n::error::" not in out  # the refused URL cannot start a workflow command
 
 
 def test_comment_failure_is_a_warning_not_a_failed_job(fake_gh, monkeypatch, capsys):

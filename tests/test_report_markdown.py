@@ -72,6 +72,8 @@ def test_artifact_url_must_be_a_plain_http_url(results):
         step_summary(results, artifact_url="javascript:alert(1)")
     with pytest.raises(ValueError, match="artifact URL"):
         step_summary(results, artifact_url="https://x.test/a) [click](https://evil.test")
+    with pytest.raises(ValueError, match="must be an https URL"):
+        step_summary(results, artifact_url="http://x.test/a")
 
 
 def test_step_summary_stays_under_one_mebibyte():

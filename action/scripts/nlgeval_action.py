@@ -161,6 +161,19 @@ def cmd_run() -> int:
     return 0
 
 
+def artifact_url() -> str | None:
+    """``INPUT_ARTIFACT_URL`` when it is a plain https URL; anything else is refused (a warning, no link)."""
+    url = env("INPUT_ARTIFACT_URL")
+    if not url:
+        return None
+    if not re.fullmatch(r"https://[^\s()<>\[\]\"'`]+", url):
+        shown = url if len(url) <= 80 else url[:77] + "..."
+        print(f"::warning::refusing the artifact URL {shown!r}: only https:// URLs without spaces, quotes, "
+              "brackets or parentheses are linked; the report is written without the link")
+        return None
+    return url
+
+
 def _results_or_none() -> dict | None:
     path = env("INPUT_RESULTS")
     if not path or not Path(path).is_file():
@@ -182,7 +195,7 @@ def cmd_summary() -> int:
     else:
         # Other steps of the job may have written to this step's summary file already; stay inside the limit.
         used = os.path.getsize(path) if os.path.exists(path) else 0
-        text = step_summary(results, artifact_url=env("INPUT_ARTIFACT_URL") or None,
+        text = step_summary(results, artifact_url=artifact_url(),
                             limit=max(STEP_SUMMARY_LIMIT - used, 4096))
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(text)
@@ -196,8 +209,25 @@ def _gh(args: list[str], *, stdin: str | None = None) -> str:
     return completed.stdout
 
 
+# The identity of the workflow's GITHUB_TOKEN; `gh api user` answers only for user tokens (PATs).
+ACTIONS_BOT = "github-actions[bot]"
+
+
+def token_login() -> str:
+    """The login of the token in ``GH_TOKEN``: what `gh api user` says, else the Actions bot."""
+    try:
+        login = json.loads(_gh(["api", "user"]) or "{}").get("login")
+    except (RuntimeError, json.JSONDecodeError, AttributeError, FileNotFoundError):
+        login = None
+    return login if isinstance(login, str) and login else ACTIONS_BOT
+
+
 def cmd_comment() -> int:
-    """Create the sticky comment, or update the one that carries this job's marker."""
+    """Create the sticky comment, or update the one that carries this job's marker.
+
+    Only a comment written by the token's own identity is ever edited: anyone can write a comment that
+    starts with the marker, and editing theirs would put the report under their name (or overwrite it).
+    """
     from pytest_nlgeval.report.markdown import comment_marker, pr_comment
 
     repo, number = env("GITHUB_REPOSITORY"), env("INPUT_PR_NUMBER")
@@ -214,12 +244,17 @@ def cmd_comment() -> int:
     if results is None:
         body = comment_marker(marker_id) + "\n### pytest-nlgeval\n\nThe test run wrote no results file.\n"
     else:
-        body = pr_comment(results, artifact_url=env("INPUT_ARTIFACT_URL") or None, marker_id=marker_id)
+        body = pr_comment(results, artifact_url=artifact_url(), marker_id=marker_id)
     marker = comment_marker(marker_id)
     try:
         pages = _gh(["api", "--paginate", "--slurp", f"repos/{repo}/issues/{number}/comments"])
         comments = [c for page in json.loads(pages or "[]") for c in page]
-        mine = [c for c in comments if isinstance(c.get("body"), str) and c["body"].startswith(marker)]
+        marked = [c for c in comments if isinstance(c.get("body"), str) and c["body"].startswith(marker)]
+        login = token_login() if marked else None
+        mine = [c for c in marked if isinstance(c.get("user"), dict) and c["user"].get("login") == login]
+        if len(mine) < len(marked):
+            print(f"::notice::{len(marked) - len(mine)} comment(s) carry this job's marker but were not written "
+                  f"by {login}; they are left alone")
         payload = json.dumps({"body": body})
         if mine:
             _gh(["api", "--method", "PATCH", f"repos/{repo}/issues/comments/{mine[-1]['id']}", "--input", "-"],

@@ -121,8 +121,8 @@ def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, headin
 
 
 def _safe_url(url: str) -> str:
-    if not re.match(r"^https?://[^\s()<>]+$", url):
-        raise ValueError(f"artifact URL {url!r} must be an http(s) URL without spaces or parentheses")
+    if not re.match(r"^https://[^\s()<>\[\]\"'`]+$", url):
+        raise ValueError(f"artifact URL {url!r} must be an https URL without spaces, quotes, brackets or parentheses")
     return url
 
 
