@@ -25,12 +25,14 @@ __all__ = [
     "DEFAULT_TASK",
     "Dimension",
     "DimensionError",
+    "DimensionNotServedError",
     "DimensionRegistry",
     "InputError",
     "OVERALL",
     "builtin_dimensions",
     "prepare_fields",
     "prepare_inputs",
+    "released_checkpoint",
 ]
 
 DEFAULT_TASK = "summarization"
@@ -55,6 +57,21 @@ _FIELD_ARGUMENT = {
 
 class DimensionError(ValueError):
     """An unknown task or dimension, or an invalid dimension definition."""
+
+
+class DimensionNotServedError(DimensionError):
+    """A dimension that the model cannot judge: its folder refuses it, or does not declare it (see
+    docs/model-folder.md). Raised instead of returning a score that does not react to the text."""
+
+
+#: The released UniEval checkpoint (Zhong et al., 2022) that answers each task's questions.
+RELEASED = {"summarization": "MingZhong/unieval-sum", "data2text": "MingZhong/unieval-sum",
+            "dialogue": "MingZhong/unieval-dialog", "fact": "MingZhong/unieval-fact"}
+
+
+def released_checkpoint(task: str) -> str:
+    """The released checkpoint to use for ``task`` (UniEval's summarization model for a custom task)."""
+    return RELEASED.get(task, RELEASED["summarization"])
 
 
 class InputError(ValueError):
@@ -136,6 +153,11 @@ class Dimension:
             raise DimensionError(f"{where}: window={self.window!r} is not one of its arguments {self.arguments}")
         if self.window_aggregation not in ("max", "mean"):
             raise DimensionError(f"{where}: window_aggregation must be 'max' or 'mean', got {self.window_aggregation!r}")
+
+    @property
+    def key(self) -> str:
+        """``task/name``, as model folders name the dimensions they serve."""
+        return f"{self.task}/{self.name}"
 
     @property
     def output_field(self) -> str:

@@ -33,6 +33,7 @@ from pytest_nlgeval.core.dimensions import (
     prepare_inputs,
 )
 from pytest_nlgeval.core.score import Score, ScoreList
+from pytest_nlgeval.core.windows import Window
 
 __all__ = ["DEFAULT_CACHE_DIR", "Evaluator"]
 
@@ -320,31 +321,63 @@ class Evaluator:
                            separator_token=conventions["separator_token"], max_length=conventions["max_length"])
 
     def _windows(self, plans, texts: list[str], per_case: list[dict]):
-        """Per unit (in plan order): ``(windows or None, texts to score)``; None when no unit needs windows."""
+        """Per unit (in plan order): ``(windows or None, texts to score)``; None when no unit needs windows.
+
+        A unit of a dimension that the model folder declares with ``source_units`` ``sentences`` or
+        ``both`` is always aligned with its source's sentences (:func:`~pytest_nlgeval.core.windows.alignment_units`);
+        otherwise windows are planned only for inputs longer than the model's maximum.
+        """
         if self.source_windows == "off" or not any(dim.window for _, dim, _, _ in plans):
             return None
+        units_of = {dim.key: self._served(dim).get("source_units", "windows")
+                    for _, dim, _, _ in plans if dim.window}
+        aligned = any(mode != "windows" for mode in units_of.values())
         planner = self.window_planner
         # A token covers at least one byte of UTF-8, so a text with fewer bytes than the maximum (less the
         # special tokens) fits for sure and needs no tokenising: the common short input costs nothing here.
         room = planner.max_length - planner.special_tokens
         maybe_long = [k for k, t in enumerate(texts) if len(t) > room and len(t.encode("utf-8")) > room]
-        if not maybe_long:
+        if not maybe_long and not aligned:
             return None
         lengths = [0] * len(texts)
         for k, n in zip(maybe_long, planner.count([texts[k] for k in maybe_long])):
             lengths[k] = n
-        if max(lengths) <= planner.max_length:
+        if max(lengths) <= planner.max_length and not aligned:
             return None
         out, k = [], 0
         for i, dim, units, unit_texts in plans:
+            mode = units_of.get(dim.key, "windows")
             for unit, text in zip(units, unit_texts):
                 n = lengths[k]
                 k += 1
-                if dim.window is None or n <= planner.max_length:
+                if dim.window is None or (mode == "windows" and n <= planner.max_length):
                     out.append((None, [text]))
                     continue
-                out.append(self._unit_windows(dim, unit, per_case[i]))
+                passage = None
+                if mode != "sentences":
+                    passage = (self._unit_windows(dim, unit, per_case[i]) if n > planner.max_length
+                               else ([Window(0, 1, 0, 0, per_case[i].get(dim.window) or "")],
+                                     [text]))
+                if mode == "windows":
+                    out.append(passage)
+                    continue
+                windows, window_texts = self._alignment_windows(dim, unit, per_case[i])
+                if passage is not None:
+                    windows, window_texts = windows + passage[0], window_texts + passage[1]
+                out.append((windows, window_texts))
         return out
+
+    def _alignment_windows(self, dim: Dimension, unit: str, values: dict):
+        """The unit's claim against its source's sentence units (see :func:`alignment_units`)."""
+        from pytest_nlgeval.core.dimensions import prepare_fields
+        from pytest_nlgeval.core.windows import alignment_units
+
+        fields = prepare_fields(dim, values)
+        source = fields[dim.window]
+        tail = "\n" if source.endswith("\n") else ""
+        body = source[:-1] if tail else source
+        windows = alignment_units(unit, body, top=int(self._served(dim).get("top_units", 6)), tail=tail)
+        return windows, [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
 
     def _unit_windows(self, dim: Dimension, unit: str, values: dict):
         from pytest_nlgeval.core.dimensions import prepare_fields
@@ -373,8 +406,42 @@ class Evaluator:
                 from pytest_nlgeval.core.dimensions import DimensionError
 
                 raise DimensionError(f"unknown task {task!r}; valid tasks: {', '.join(self.registry.tasks())}")
-            return self.registry.overall_members(task)
-        return [self.registry.get(dimension, task)]
+            members = self.registry.overall_members(task)
+        else:
+            members = [self.registry.get(dimension, task)]
+        for dim in members:
+            self._served(dim)
+        return members
+
+    def _served(self, dim: Dimension) -> dict:
+        """How the model answers ``dim`` (its ``dimensions.serves`` entry; ``{}`` for a folder without a
+        declaration); raises :class:`DimensionNotServedError` for a dimension the model cannot judge."""
+        __tracebackhide__ = hide_user_errors
+        declared = self.folder.dimensions
+        if declared is None:
+            return {}
+        spec = declared["serves"].get(dim.key)
+        if spec is not None:
+            return spec
+        from pytest_nlgeval.core.dimensions import DimensionNotServedError, released_checkpoint
+
+        refused = declared.get("refuses", {}).get(dim.key)
+        use = (refused or {}).get("use") or released_checkpoint(dim.task)
+        model = "the embedded default model" if self.model is None else f"model {self.model!r}"
+        if refused is not None:
+            why = refused["reason"]
+        elif not dim.builtin:
+            if declared.get("zero_shot"):
+                return {}
+            why = ("it answers only the questions it was trained on, not custom zero-shot questions "
+                   f"(it serves: {', '.join(sorted(declared['serves']))})")
+        else:
+            why = f"its model folder does not declare {dim.key} among the dimensions it serves"
+        raise DimensionNotServedError(
+            f"{model} cannot judge {dim.key}: {why}. Score it with a checkpoint that can, e.g. "
+            f"--nlgeval-model {use} (or Evaluator(model={use!r})); `nlgeval probe MODEL` checks that a "
+            "model's dimensions react to damaged text."
+        )
 
     def close(self) -> None:
         """Release the model session and close the cache's connection (a shared cache reopens on next use)."""

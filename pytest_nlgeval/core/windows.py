@@ -22,7 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-__all__ = ["MODES", "Window", "WindowPlanner", "check_mode", "sentence_spans"]
+__all__ = ["MODES", "UNITS", "Window", "WindowPlanner", "alignment_units", "check_mode", "sentence_spans"]
+
+#: How a model folder may declare that a dimension reads its source (``source_units`` in nlgeval.json):
+#: ``windows``, long sources in passage windows (this module's planner); ``sentences``, every claim
+#: against each source sentence and each pair of adjacent sentences, max over them (SummaC zero-shot
+#: granularity, Laban et al., TACL 2022); ``both``, the max over the sentence units and the windows.
+UNITS = ("windows", "sentences", "both")
 
 #: ``auto``: windows when an input is longer than the model's maximum; ``off``: tail truncation (UniEval).
 MODES = ("auto", "off")
@@ -137,3 +143,43 @@ class WindowPlanner:
             start = max(end - self.overlap, start + 1)
         texts = [source[spans[a][0]:spans[b - 1][1]] + tail for a, b in bounds]
         return [Window(i, len(bounds), a, b, t) for i, ((a, b), t) in enumerate(zip(bounds, texts))]
+
+
+_WORD = None
+
+
+def _content_words(text: str) -> set[str]:
+    global _WORD
+    if _WORD is None:
+        import re
+
+        _WORD = re.compile(r"[^\W_]{3,}|\d+(?:[.,]\d+)*")
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") -> list[Window]:
+    """The source units a claim is aligned with: each sentence and each pair of adjacent sentences.
+
+    Scoring every claim against every unit costs claims x 2 x sentences model calls; only the ``top``
+    units that share the most content words with the claim (ties: earlier first) are kept, which keeps
+    the one that holds the claim's evidence when the claim repeats any of its words. ``index`` is the unit's
+    rank in the source order; ``tail`` is appended as in :meth:`WindowPlanner.plan`.
+
+        >>> [w.text for w in alignment_units("Ann won.", "Ann won. Bob lost. Rain fell.", top=2)]
+        ['Ann won.', 'Ann won. Bob lost.']
+    """
+    spans = sentence_spans(source) or [(0, len(source))]
+    bounds = [(i, i + 1) for i in range(len(spans))] + [(i, i + 2) for i in range(len(spans) - 1)]
+    bounds.sort()
+    if len(bounds) > top:
+        words = _content_words(claim)
+
+        def shared(bound):
+            a, b = bound
+            unit = _content_words(source[spans[a][0]:spans[b - 1][1]])
+            return len(words & unit) / (1.0 + 0.1 * len(unit))   # a pair must add evidence, not just words
+
+        ranked = sorted(range(len(bounds)), key=lambda k: (-shared(bounds[k]), k))
+        bounds = [bounds[k] for k in sorted(ranked[:top])]
+    return [Window(i, len(bounds), a, b, source[spans[a][0]:spans[b - 1][1]] + tail)
+            for i, (a, b) in enumerate(bounds)]

@@ -26,8 +26,11 @@ __all__ = ["fingerprint_id", "fingerprint_of", "planned_fingerprint", "planned_p
 
 
 def fingerprint_of(folder: ModelFolder, model_ref: str, provider: str, precision: str) -> dict[str, Any]:
-    """What makes two scores comparable: the exact files, the provider, the precision, the runtime."""
+    """What makes two scores comparable: the exact files, the provider, the precision, the runtime, and
+    the folder's declaration of the dimensions it answers and how (when it has one)."""
+    declared = folder.dimensions_digest
     return {
+        **({"dimensions": declared} if declared else {}),
         "model": model_ref,
         "kind": folder.kind,
         "architecture": folder.architecture,

@@ -80,6 +80,29 @@ class ModelFolder:
     def source(self) -> dict[str, Any]:
         return dict(self.manifest.get("source") or {})
 
+    @property
+    def dimensions(self) -> dict[str, Any] | None:
+        """The folder's declaration of the dimensions it answers, or None (it answers every question).
+
+        ``{"serves": {"task/dimension": {"scorer": "boolqa", "source_units": "windows"}, ...},
+        "refuses": {"task/dimension": {"reason": str, "use": str}, ...}, "zero_shot": bool}``: a
+        dimension listed under ``refuses``, or any dimension missing from ``serves``, is never answered
+        (docs/model-folder.md). The declaration is part of the fingerprint.
+        """
+        declared = self.manifest.get("dimensions")
+        return None if declared is None else dict(declared)
+
+    @property
+    def dimensions_digest(self) -> str | None:
+        """sha256 of the canonical JSON of :attr:`dimensions` (None without a declaration)."""
+        declared = self.manifest.get("dimensions")
+        if declared is None:
+            return None
+        import hashlib
+
+        canonical = json.dumps(declared, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
     def graph_for(self, precision: str) -> Path:
         """The ONNX file that serves ``precision``; a clear error when the folder lacks it."""
         variants = self.variants
@@ -170,6 +193,8 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
     tokenizer = manifest.get("tokenizer", "tokenizer.json")
     if tokenizer not in files:
         fail(f"tokenizer file {tokenizer!r} has no sha256 in 'files'")
+    if "dimensions" in manifest:
+        _validate_dimensions(manifest["dimensions"], fail)
     if manifest["kind"] == "boolqa":
         conventions = manifest.get("input")
         if not isinstance(conventions, dict):
@@ -179,3 +204,42 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
                 fail(f"'input' lacks {key!r}")
         if not isinstance(conventions["max_length"], int) or conventions["max_length"] < 8:
             fail("'input.max_length' must be an integer >= 8")
+
+
+#: the scorers a folder may declare for a dimension (``dimensions.serves``)
+SCORERS = ("boolqa",)
+SOURCE_UNITS = ("windows", "sentences", "both")
+
+
+def _validate_dimensions(declared: Any, fail) -> None:
+    if not isinstance(declared, dict):
+        fail("'dimensions' must be an object with 'serves' (and optionally 'refuses', 'zero_shot')")
+    unknown = sorted(set(declared) - {"serves", "refuses", "zero_shot"})
+    if unknown:
+        fail(f"'dimensions' has unknown key(s) {unknown}; known: serves, refuses, zero_shot")
+    serves, refuses = declared.get("serves"), declared.get("refuses", {})
+    if not isinstance(serves, dict):
+        fail("'dimensions.serves' must map 'task/dimension' names to their scorer settings")
+    if not isinstance(refuses, dict):
+        fail("'dimensions.refuses' must map 'task/dimension' names to {'reason': ..., 'use': ...}")
+    if not isinstance(declared.get("zero_shot", False), bool):
+        fail("'dimensions.zero_shot' must be true or false")
+    for name, spec in {**serves, **refuses}.items():
+        if not isinstance(name, str) or name.count("/") != 1:
+            fail(f"dimension name {name!r} must read 'task/dimension'")
+        if not isinstance(spec, dict):
+            fail(f"the entry of {name!r} must be an object")
+    both = sorted(set(serves) & set(refuses))
+    if both:
+        fail(f"{both} are both served and refused")
+    for name, spec in serves.items():
+        if spec.get("scorer", "boolqa") not in SCORERS:
+            fail(f"{name!r}: unknown scorer {spec.get('scorer')!r} (known: {SCORERS})")
+        if spec.get("source_units", "windows") not in SOURCE_UNITS:
+            fail(f"{name!r}: 'source_units' must be one of {SOURCE_UNITS}")
+        top = spec.get("top_units", 6)
+        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+            fail(f"{name!r}: 'top_units' must be a positive integer")
+    for name, spec in refuses.items():
+        if not isinstance(spec.get("reason"), str) or not spec["reason"].strip():
+            fail(f"refused dimension {name!r} needs a 'reason' (why this model cannot judge it)")

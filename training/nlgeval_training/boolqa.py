@@ -35,6 +35,7 @@ DIMENSIONS: dict[tuple[str, str], tuple[str, list[tuple[str, str]]]] = {
         "Is this response consistent with knowledge in the fact?", [("response", "output"), ("fact", "fact")]),
     ("dialogue", "understandability"): (
         "Is this an understandable response in the dialogue?", [("response", "output")]),
+    ("data2text", "naturalness"): ("Is this a fluent utterance?", [("utterance", "output")]),
 }
 
 #: The paper's training curricula (Zhong et al., 2022, section 3.3).

@@ -14,7 +14,13 @@ from nlgeval_training.data import load_dialogues, load_documents
 from nlgeval_training.pseudo import dialogue as dlg_gen
 from nlgeval_training.pseudo import summarization as sum_gen
 
-ALL_DIMENSIONS = [f"summarization/{d}" for d in sum_gen.GENERATORS] + [f"dialogue/{d}" for d in dlg_gen.GENERATORS]
+#: data2text generators draw on the summarization corpora (their sentences as utterances)
+D2T_GENERATORS = {"naturalness": sum_gen.utterance_naturalness}
+ALL_DIMENSIONS = ([f"summarization/{d}" for d in sum_gen.GENERATORS] + [f"dialogue/{d}" for d in dlg_gen.GENERATORS]
+                  + [f"data2text/{d}" for d in D2T_GENERATORS])
+#: what a build makes when no dimensions are named (the UniEval eight)
+DEFAULT_DIMENSIONS = [f"summarization/{d}" for d in ("coherence", "consistency", "fluency", "relevance")] + \
+    [f"dialogue/{d}" for d in ("coherence", "naturalness", "groundedness", "engagingness")]
 
 
 def build_pseudo_data(summarization: Iterable[str | Path] = (), dialogue: Iterable[str | Path] = (),
@@ -30,7 +36,7 @@ def build_pseudo_data(summarization: Iterable[str | Path] = (), dialogue: Iterab
     ``document_fields`` / ``dialogue_fields`` are passed to the loaders for files with other field names
     (e.g. ``{"article_field": "text", "summary_fields": ["abstract"]}``).
     """
-    wanted = list(dimensions) if dimensions is not None else list(ALL_DIMENSIONS)
+    wanted = list(dimensions) if dimensions is not None else list(DEFAULT_DIMENSIONS)
     unknown = [d for d in wanted if d not in ALL_DIMENSIONS]
     if unknown:
         raise ValueError(f"unknown pseudo-data dimension(s) {unknown}; choose from {ALL_DIMENSIONS}")
@@ -46,13 +52,15 @@ def build_pseudo_data(summarization: Iterable[str | Path] = (), dialogue: Iterab
         task, dim = name.split("/")
         kwargs = dict(options.get(name, {}))
         kwargs.setdefault("limit", limit)
-        if task == "summarization":
+        if task in ("summarization", "data2text"):
             if not docs:
                 raise ValueError(f"{name} needs summarization corpora (article + summary JSONL files)")
             if dim == "consistency":
                 if not antonym_table:
                     raise ValueError("summarization/consistency needs an antonym list (antonyms=...jsonl.gz)")
                 out = sum_gen.consistency(docs, antonym_table, seed + offset, **kwargs)
+            elif task == "data2text":
+                out = D2T_GENERATORS[dim](docs, seed + offset, **kwargs)
             else:
                 out = sum_gen.GENERATORS[dim](docs, seed + offset, **kwargs)
         else:

@@ -16,6 +16,9 @@ from collections import defaultdict
 from typing import Iterable
 
 SPAN_OPS = ("repeat", "delete", "shuffle")
+#: every damage ``span_perturb`` knows: UniEval's span operations, plus ``salad`` (all words shuffled) and
+#: ``stutter`` (a span repeated twice in a row): the damage a degenerate generator produces
+ALL_OPS = SPAN_OPS + ("salad", "stutter")
 
 
 def poisson(rng: random.Random, lam: float) -> int:
@@ -32,13 +35,25 @@ def span_perturb(text: str, rng: random.Random, lam: float, op: str | None = Non
     """Repeat, delete or shuffle a span of max(1, Poisson(lam)) words; ``None`` if no op can change ``text``.
 
     Returns ``(new_text, op)``. Deletion keeps at least two words; shuffling needs two distinct words.
+    ``op`` is one name of :data:`ALL_OPS` or a tuple of them to choose from (default: :data:`SPAN_OPS`).
+    ``salad`` shuffles every word; ``stutter`` repeats a span twice in a row.
     """
     words = text.split()
     if len(words) < 3:
         return None
-    ops = [op] if op else list(SPAN_OPS)
+    ops = [op] if isinstance(op, str) else list(op or SPAN_OPS)
+    unknown = [o for o in ops if o not in ALL_OPS]
+    if unknown:
+        raise ValueError(f"unknown span operation(s) {unknown}; choose from {ALL_OPS}")
     rng.shuffle(ops)
     for name in ops:
+        if name == "salad":
+            if len(set(words)) < 3:
+                continue
+            shuffled = words[:]
+            while shuffled == words:
+                rng.shuffle(shuffled)
+            return " ".join(shuffled), name
         length = min(max(1, poisson(rng, lam)), len(words) - 2 if name == "delete" else len(words))
         if name == "shuffle":
             length = max(length, 2)
@@ -48,6 +63,8 @@ def span_perturb(text: str, rng: random.Random, lam: float, op: str | None = Non
         span = words[start:start + length]
         if name == "repeat":
             new = words[:start + length] + span + words[start + length:]
+        elif name == "stutter":
+            new = words[:start + length] + span + span + words[start + length:]
         elif name == "delete":
             new = words[:start] + words[start + length:]
         else:
@@ -64,18 +81,20 @@ def span_perturb(text: str, rng: random.Random, lam: float, op: str | None = Non
 
 
 def span_pairs(task: str, dimension: str, groups: Iterable[tuple[str, list[str]]], rng: random.Random, *,
-               lam: float, per_group: int, min_words: int) -> list[dict]:
+               lam: float, per_group: int, min_words: int, ops: tuple[str, ...] | None = None,
+               max_words: int | None = None) -> list[dict]:
     """Disfluency pairs (UniEval's fluency/naturalness pseudo data): a text as the positive, the same text with a
     Poisson(``lam``) span repeated, deleted or shuffled as the negative; ``per_group`` texts of at least
-    ``min_words`` words from each ``(group_id, texts)``."""
+    ``min_words`` words (and at most ``max_words``) from each ``(group_id, texts)``; ``ops`` as in
+    :func:`span_perturb`."""
     from nlgeval_training.boolqa import make_record
 
     records = []
     for group_id, texts in groups:
-        units = [t for t in texts if len(t.split()) >= min_words]
+        units = [t for t in texts if min_words <= len(t.split()) <= (max_words or len(t.split()))]
         rng.shuffle(units)
         for unit in units[:per_group]:
-            bad = span_perturb(unit, rng, lam)
+            bad = span_perturb(unit, rng, lam, tuple(ops) if ops else None)
             if bad is None:
                 continue
             records.append(make_record(task, dimension, 1, group_id, output=unit))

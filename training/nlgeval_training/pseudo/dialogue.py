@@ -66,17 +66,26 @@ def _pairs(dialogues: list[Dialogue], history_turns: int, rng: random.Random, pe
 
 
 def naturalness(dialogues: list[Dialogue], seed: int = 0, *, lam: float = 3.0, per_dialogue: int = 3,
-                min_words: int = 4, limit: int | None = None) -> list[dict]:
-    """Positive: a gold response. Negative: the response with a Poisson(lam) span repeated/deleted/shuffled."""
+                min_words: int = 4, ops: tuple[str, ...] | None = None, limit: int | None = None,
+                dimension: str = "naturalness") -> list[dict]:
+    """Positive: a gold response. Negative: the response damaged by one of ``ops`` (default: a
+    Poisson(lam) span repeated/deleted/shuffled)."""
     groups = ((dlg.id, dlg.turns) for dlg in dialogues)
-    records = span_pairs(TASK, "naturalness", groups, random.Random(seed), lam=lam, per_group=per_dialogue,
-                         min_words=min_words)
+    records = span_pairs(TASK, dimension, groups, random.Random(seed), lam=lam, per_group=per_dialogue,
+                         min_words=min_words, ops=ops)
     return finalize(records, seed, limit)
 
 
+def understandability(dialogues: list[Dialogue], seed: int = 0, **options) -> list[dict]:
+    """The naturalness recipe asked as "Is this an understandable response in the dialogue?"."""
+    return naturalness(dialogues, seed, dimension="understandability", **options)
+
+
 def coherence(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 3, per_dialogue: int = 3,
-              limit: int | None = None) -> list[dict]:
-    """Positive: the gold response to a history. Negative: a gold response from a different dialogue."""
+              same_dialogue_rate: float = 0.0, limit: int | None = None) -> list[dict]:
+    """Positive: the gold response to a history. Negative: a gold response from a different dialogue, or
+    (with probability ``same_dialogue_rate``) the reply to another, distant turn of the same conversation
+    (hard: on topic, but not an answer to this history)."""
     if len(dialogues) < 2:
         raise ValueError("dialogue coherence needs at least two dialogues (negatives come from another one)")
     rng = random.Random(seed)
@@ -84,7 +93,13 @@ def coherence(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 
     for dlg, t, hist in _pairs(dialogues, history_turns, rng, per_dialogue):
         own = set(dlg.turns)
         foreign = None
-        for _ in range(20):   # a generic turn ("lol") can occur in both dialogues: it is no negative then
+        if rng.random() < same_dialogue_rate:
+            window = set(dlg.turns[max(0, t - history_turns - 1):t + 3])
+            distant = [u for k, u in enumerate(dlg.turns) if abs(k - t) > 3 and u not in window
+                       and len(u.split()) >= 4]
+            if distant:
+                foreign = rng.choice(distant)
+        for _ in range(20 if foreign is None else 0):   # a generic turn ("lol") can occur in both dialogues
             other = rng.choice(dialogues)
             candidate = rng.choice(other.turns[1:])
             if other is not dlg and candidate not in own:
@@ -134,8 +149,12 @@ def paraphrase(sentence: str, rng: random.Random) -> str:
 
 
 def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int = 3, fact_sentences: int | None = 3,
-                 paraphrase_rate: float = 0.5, limit: int | None = None) -> list[dict]:
-    """Positive: a knowledge sentence (or a close paraphrase). Negative: an unrelated knowledge sentence."""
+                 paraphrase_rate: float = 0.5, turns_per_dialogue: int = 0, limit: int | None = None) -> list[dict]:
+    """Positive: a knowledge sentence (or a close paraphrase). Negative: an unrelated knowledge sentence.
+
+    With ``turns_per_dialogue``, also real replies: a gold turn that shares content words with the
+    knowledge it cites is a positive against that fact, a gold turn of another dialogue a negative.
+    """
     rng = random.Random(seed)
     knowledge = [(d.id, k) for d in dialogues for ks in d.knowledge for k in ks]
     knowledge += [(d.id, f) for d in dialogues for f in d.facts]
@@ -176,8 +195,35 @@ def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int 
                 neg = paraphrase(neg, rng)
             records.append(make_record(TASK, "groundedness", 1, dlg.id, output=pos, fact=fact))
             records.append(make_record(TASK, "groundedness", 0, dlg.id, output=neg, fact=fact))
+        if turns_per_dialogue:
+            records.extend(_grounded_turns(dlg, dialogues, rng, turns_per_dialogue, fact_sentences))
     return finalize(records, seed, limit)
 
 
+def _grounded_turns(dlg: Dialogue, dialogues: list[Dialogue], rng: random.Random, n: int,
+                    fact_sentences: int | None) -> list[dict]:
+    """Groundedness pairs of real replies (see :func:`groundedness`)."""
+    out = []
+    cands = [t for t in range(len(dlg.turns)) if t < len(dlg.knowledge) and dlg.knowledge[t]]
+    rng.shuffle(cands)
+    for t in cands:
+        if len(out) >= 2 * n:
+            break
+        fact = fact_text(_first_sentences(dlg.knowledge[t][0], fact_sentences))
+        fact_words = {w for w in tokenize(fact) if len(w) > 3}
+        turn_words = {w for w in tokenize(dlg.turns[t]) if len(w) > 3}
+        if len(turn_words & fact_words) < 2:
+            continue   # the reply does not visibly use its knowledge
+        other = rng.choice(dialogues)
+        if other is dlg or len(other.turns) < 2:
+            continue
+        neg = rng.choice(other.turns[1:])
+        if {w for w in tokenize(neg) if len(w) > 3} & fact_words or len(neg.split()) < 4:
+            continue
+        out.append(make_record(TASK, "groundedness", 1, dlg.id, output=dlg.turns[t], fact=fact))
+        out.append(make_record(TASK, "groundedness", 0, dlg.id, output=neg, fact=fact))
+    return out
+
+
 GENERATORS = {"coherence": coherence, "naturalness": naturalness, "groundedness": groundedness,
-              "engagingness": engagingness}
+              "engagingness": engagingness, "understandability": understandability}

@@ -71,8 +71,17 @@ def _summary(doc: Document, max_sentences: int) -> list[str]:
 
 # -- coherence --------------------------------------------------------------------------------------------
 def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | None = None,
-              max_summary_sentences: int = 4, candidates: int = 5, limit: int | None = None) -> list[dict]:
-    """Positive: the reference summary. Negative: one sentence swapped for one of a BM25-retrieved summary."""
+              max_summary_sentences: int = 4, candidates: int = 5, negatives: tuple[str, ...] = ("swap",),
+              limit: int | None = None) -> list[dict]:
+    """Positive: the reference summary. Negative, one kind per document drawn from ``negatives``:
+
+    - ``swap``: one sentence swapped for one of a BM25-retrieved other summary (UniEval's recipe);
+    - ``order``: the summary's sentences in another order (hard: the same content, broken flow);
+    - ``inner``: one sentence replaced by a non-lead sentence of the same article (hard: on topic).
+    """
+    unknown = [k for k in negatives if k not in ("swap", "order", "inner")]
+    if unknown or not negatives:
+        raise ValueError(f"coherence negatives must be among swap, order, inner; got {list(negatives)}")
     rng = random.Random(seed)
     index = BM25Index([" ".join(d.summary) for d in docs])
     all_hits = index.top_many([" ".join(_summary(d, max_summary_sentences)) for d in docs], k=candidates,
@@ -83,15 +92,37 @@ def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | 
         if len(summ) < 2:
             continue
         source = _document(doc, document_sentences)
-        hits = all_hits[i]
-        pool = [s for h in hits for s in docs[h].summary if s not in summ]
-        if not pool:
+        neg = None
+        for kind in rng.sample(list(negatives), len(negatives)):
+            neg = _incoherent(kind, doc, summ, [docs[h] for h in all_hits[i]], rng)
+            if neg is not None:
+                break
+        if neg is None:
             continue
-        neg = list(summ)
-        neg[rng.randrange(len(neg))] = rng.choice(pool)
         records.append(make_record(TASK, "coherence", 1, doc.id, output=" ".join(summ), source=source))
         records.append(make_record(TASK, "coherence", 0, doc.id, output=" ".join(neg), source=source))
     return finalize(records, seed, limit)
+
+
+def _incoherent(kind: str, doc: Document, summ: list[str], neighbours: list[Document],
+                rng: random.Random) -> list[str] | None:
+    """One incoherent version of the summary ``summ`` of ``kind`` (see :func:`coherence`), or None."""
+    neg = list(summ)
+    if kind == "order":
+        if len(set(summ)) < 2:
+            return None
+        while neg == summ:
+            rng.shuffle(neg)
+        return neg
+    if kind == "inner":
+        lead = set(doc.sentences[:3]) | set(summ)
+        pool = [s for s in doc.sentences[3:] if s not in lead and len(s.split()) >= 6]
+    else:
+        pool = [s for other in neighbours for s in other.summary if s not in summ]
+    if not pool:
+        return None
+    neg[rng.randrange(len(neg))] = rng.choice(pool)
+    return neg
 
 
 # -- consistency ------------------------------------------------------------------------------------------
@@ -235,15 +266,18 @@ def _windowed_records(doc: Document, claim: str, bad: str | None, words: int, rn
 
 def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int = 0, *,
                 document_sentences: int | None = None, claims_per_document: int = 2,
-                window_words: int | None = None, extractive_claims: int = 0,
-                limit: int | None = None) -> list[dict]:
+                window_words: int | None = None, min_window_words: int | None = None,
+                extractive_claims: int = 0, limit: int | None = None) -> list[dict]:
     """Positive: a reference summary sentence. Negative: the same sentence adversarially perturbed.
 
     With ``window_words`` the document is a sentence-aligned window of about that many words, as the
     scorer's source windows present it: the positive window holds the sentences that carry the claim,
     and a second negative pairs the unchanged claim with a window of the same article that lacks them.
     ``extractive_claims`` adds that many article sentences per document as claims (copied sentences, as
-    extractive summarisers write them), each with its perturbed version.
+    extractive summarisers write them), each with its perturbed version. With ``min_window_words`` each
+    claim's window size is drawn between it and ``window_words``: short windows teach the model to judge a
+    claim against one or two sentences (sentence alignment, Laban et al., TACL 2022), long ones against a
+    passage.
     """
     rng = random.Random(seed)
     records = []
@@ -258,7 +292,8 @@ def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int 
         for claim in claims:
             bad = perturb_claim(claim, rng, antonyms, pool)
             if window_words:
-                records.extend(_windowed_records(doc, claim, bad[0] if bad else None, window_words, rng))
+                words = rng.randint(min_window_words, window_words) if min_window_words else window_words
+                records.extend(_windowed_records(doc, claim, bad[0] if bad else None, words, rng))
                 continue
             if bad is None:
                 continue
@@ -270,19 +305,34 @@ def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int 
 
 # -- fluency ----------------------------------------------------------------------------------------------
 def fluency(docs: list[Document], seed: int = 0, *, lam: float = 5.0, units_per_document: int = 2,
-            min_words: int = 6, limit: int | None = None) -> list[dict]:
-    """Positive: one summary sentence. Negative: the sentence with a Poisson(lam) span repeated/deleted/shuffled."""
-    groups = ((doc.id, doc.summary) for doc in docs)
+            min_words: int = 6, max_words: int | None = None, ops: tuple[str, ...] | None = None,
+            article_sentences: bool = False, limit: int | None = None) -> list[dict]:
+    """Positive: one summary sentence (and article sentences with ``article_sentences``). Negative: the
+    sentence damaged by one of ``ops`` (default: a Poisson(lam) span repeated/deleted/shuffled)."""
+    groups = ((doc.id, list(doc.summary) + (list(doc.sentences) if article_sentences else [])) for doc in docs)
     records = span_pairs(TASK, "fluency", groups, random.Random(seed), lam=lam, per_group=units_per_document,
-                         min_words=min_words)
+                         min_words=min_words, max_words=max_words, ops=ops)
+    return finalize(records, seed, limit)
+
+
+def utterance_naturalness(docs: list[Document], seed: int = 0, *, lam: float = 3.0, units_per_document: int = 2,
+                          min_words: int = 5, max_words: int | None = 30, ops: tuple[str, ...] | None = None,
+                          limit: int | None = None) -> list[dict]:
+    """data2text naturalness ("Is this a fluent utterance?"): short article and summary sentences as
+    utterances, the damaged sentence as the negative (the same recipe as :func:`fluency`)."""
+    groups = ((doc.id, list(doc.summary) + list(doc.sentences)) for doc in docs)
+    records = span_pairs("data2text", "naturalness", groups, random.Random(seed), lam=lam,
+                         per_group=units_per_document, min_words=min_words, max_words=max_words, ops=ops)
     return finalize(records, seed, limit)
 
 
 # -- relevance --------------------------------------------------------------------------------------------
 def relevance(docs: list[Document], seed: int = 0, *, lead: int = 3, max_reference_sentences: int = 4,
-              candidates: int = 5, limit: int | None = None) -> list[dict]:
+              candidates: int = 5, inner_rate: float = 0.0, limit: int | None = None) -> list[dict]:
     """Positive: the article lead against the reference summary. Negative: most lead sentences replaced
-    by sentences of BM25-retrieved other documents' leads."""
+    by sentences of BM25-retrieved other documents' leads, or (with probability ``inner_rate``) by the
+    same article's least salient sentences, those sharing fewest words with the reference (hard: on topic,
+    but not what the reference says)."""
     rng = random.Random(seed)
     index = BM25Index([d.lead(lead) for d in docs])
     references = [[s for s in d.summary if s not in d.sentences[:lead]][:max_reference_sentences] for d in docs]
@@ -293,9 +343,15 @@ def relevance(docs: list[Document], seed: int = 0, *, lead: int = 3, max_referen
         reference = references[i]
         if len(cand) < 2 or not reference:
             continue
-        hits = all_hits[i]
-        pool = [s for h in hits for s in docs[h].sentences[:lead + 2]]
         n_replace = max(2, (len(cand) + 1) // 2 + 1) if len(cand) > 2 else len(cand) - 1
+        pool = []
+        if rng.random() < inner_rate:
+            ref_words = _content_words(" ".join(reference))
+            rest = [s for s in doc.sentences[lead + 2:] if len(s.split()) >= 6]
+            rest.sort(key=lambda s: len(_content_words(s) & ref_words) / max(1, len(_content_words(s))))
+            pool = rest[:max(n_replace, len(rest) // 3)]
+        if len(pool) < n_replace:
+            pool = [s for h in all_hits[i] for s in docs[h].sentences[:lead + 2]]
         if len(pool) < n_replace:
             continue
         neg = list(cand)
