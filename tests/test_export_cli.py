@@ -37,3 +37,35 @@ def test_prepare_offline_without_cache_names_the_command(tmp_path, capsys, monke
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert main(["prepare", "MingZhong/unieval-sum", "--cache-dir", str(tmp_path)]) == 2
     assert "nlgeval prepare MingZhong/unieval-sum" in capsys.readouterr().err
+
+
+def test_export_of_a_hub_id_offline_fails_at_once_naming_the_model(tmp_path, capsys, monkeypatch):
+    import time
+
+    import huggingface_hub
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("nothing may be downloaded offline")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", no_download)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.monotonic()
+    assert main(["export", "MingZhong/unieval-sum", str(tmp_path / "out")]) == 2
+    assert time.monotonic() - started < 5
+    err = capsys.readouterr().err
+    assert "'MingZhong/unieval-sum' is not a local folder and downloads are off (HF_HUB_OFFLINE" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_export_download_failure_is_a_named_error_without_a_chained_traceback(tmp_path, capsys, monkeypatch):
+    import huggingface_hub
+
+    def unreachable(*args, **kwargs):
+        raise OSError("Connection refused")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("NLGEVAL_OFFLINE", raising=False)
+    assert main(["export", "org/missing-model", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "could not download 'org/missing-model' from the Hugging Face Hub (OSError: Connection refused)" in err

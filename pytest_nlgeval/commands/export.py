@@ -57,10 +57,23 @@ def run_export(args) -> int:
 
 
 def _download(model_id: str, say) -> str:
+    """The checkpoint folder of a Hub id: offline (HF_HUB_OFFLINE / NLGEVAL_OFFLINE) and failed downloads are
+    usage errors that name the model at once, not a retry loop ending in a chained httpx traceback."""
+    from pytest_nlgeval.errors import UsageError
+    from nlgeval_runtime.resolve import is_offline
+
+    if is_offline():
+        raise UsageError(f"{model_id!r} is not a local folder and downloads are off (HF_HUB_OFFLINE or "
+                         "NLGEVAL_OFFLINE is set): give the path of a downloaded checkpoint, or unset the variable")
     from huggingface_hub import snapshot_download
 
     say(f"downloading {model_id}")
-    return snapshot_download(model_id, allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt"])
+    try:
+        return snapshot_download(model_id, allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt"])
+    except Exception as exc:  # huggingface_hub's and httpx's errors: no network, unknown repo, no access
+        detail = " ".join(str(exc).split())[:300]
+        raise UsageError(f"could not download {model_id!r} from the Hugging Face Hub ({type(exc).__name__}: "
+                         f"{detail}); check the id and the network, or give the path of a local checkpoint") from None
 
 
 def run_prepare(args) -> int:
