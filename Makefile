@@ -9,7 +9,7 @@ REPORTS := reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench clean browser embedded-model meta-eval
+.PHONY: install test demo bench clean browser embedded-model meta-eval probe
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,22 +70,51 @@ embedded-model: install
 	$(BIN)/nlgeval-train export $(NLGEVAL_RUNS)/embedded/run/final $(NLGEVAL_RUNS)/embedded/export --int8 --no-fp32
 	cp $(NLGEVAL_RUNS)/embedded/export/model.int8.onnx $(NLGEVAL_RUNS)/embedded/export/tokenizer.json $(NLGEVAL_RUNS)/embedded/export/config.pbtxt \
 		$(NLGEVAL_RUNS)/embedded/export/nlgeval.json $(EMBEDDED)/
+	# The text model: the questions about short texts (fluency family, coherence of the summary alone,
+	# relevance, dialogue coherence), served from the sub-folder text/ as the declaration says.
+	$(BIN)/nlgeval-train pseudo --config training/configs/embedded-text.toml
+	$(BIN)/nlgeval-train train --config training/configs/embedded-text.toml
+	rm -rf $(NLGEVAL_RUNS)/embedded-text/export $(EMBEDDED)/text
+	$(BIN)/nlgeval-train export $(NLGEVAL_RUNS)/embedded-text/run/final $(NLGEVAL_RUNS)/embedded-text/export --int8 --no-fp32
+	mkdir -p $(EMBEDDED)/text
+	cp $(NLGEVAL_RUNS)/embedded-text/export/model.int8.onnx $(NLGEVAL_RUNS)/embedded-text/export/tokenizer.json \
+		$(NLGEVAL_RUNS)/embedded-text/export/nlgeval.json $(EMBEDDED)/text/
+	$(BIN)/nlgeval-train declare $(EMBEDDED) training/configs/embedded-dimensions.json
+	$(BIN)/nlgeval-train evaluate $(EMBEDDED)/text --data $(NLGEVAL_RUNS)/embedded-text/pseudo.jsonl.gz \
+		--per-dimension 200 --json $(NLGEVAL_RUNS)/embedded-text/evaluation.json
+	$(BIN)/nlgeval probe $(EMBEDDED) --json $(NLGEVAL_RUNS)/embedded/probe.json
 	$(BIN)/nlgeval-train evaluate $(EMBEDDED) --data $(NLGEVAL_RUNS)/embedded/pseudo.jsonl.gz \
 		--per-dimension 200 --json $(NLGEVAL_RUNS)/embedded/evaluation.json
-	$(BIN)/nlgeval meta-eval $(SUMMEVAL_DEV) --model default --metric rouge2:multi_ref=mean \
-		--metric embedding_cosine:against=input --wide --format markdown --output $(NLGEVAL_RUNS)/embedded/human.md
+	$(MAKE) --no-print-directory -s meta-eval > $(NLGEVAL_RUNS)/embedded/human.md
 	$(BIN)/nlgeval-train card $(EMBEDDED) --title "nlgeval embedded default evaluator" \
 		--human $(NLGEVAL_RUNS)/embedded/human.md --human-command "make meta-eval" \
+		--probe $(NLGEVAL_RUNS)/embedded/probe.json --probe-command "nlgeval probe default" \
+		--text-evaluation $(NLGEVAL_RUNS)/embedded-text/evaluation.json \
 		--evaluation $(NLGEVAL_RUNS)/embedded/evaluation.json \
 		--training $(NLGEVAL_RUNS)/embedded/intermediate/final/training.json \
 		--training $(NLGEVAL_RUNS)/embedded/run/final/training.json \
 		--pseudo-stats $(NLGEVAL_RUNS)/embedded/pseudo.jsonl.gz.stats.json \
 		--command "nlgeval-train evaluate runtime/nlgeval_runtime/embedded --data \$$NLGEVAL_RUNS/embedded/pseudo.jsonl.gz --per-dimension 200"
 
-# Agreement of the default evaluator with human ratings (SummEval development split, summary level).
+# Agreement of the default evaluator with human ratings on the development splits, with 95% bootstrap
+# intervals: SummEval at summary level (ROUGE-2 over all references and the embedding cosine beside it),
+# QAGS CNN/DM and XSum at sample level (ROUGE-2 against the article beside it).
+QAGS_CNNDM_DEV ?= $(NLGEVAL_DATA)/human/qags_cnndm_dev.jsonl.gz
+QAGS_XSUM_DEV ?= $(NLGEVAL_DATA)/human/qags_xsum_dev.jsonl.gz
+META_MODEL ?= default
 meta-eval: install
-	$(BIN)/nlgeval meta-eval $(SUMMEVAL_DEV) --model default --metric rouge2:multi_ref=mean \
-		--metric embedding_cosine:against=input --wide --format markdown
+	$(BIN)/nlgeval meta-eval $(SUMMEVAL_DEV) --model $(META_MODEL) --source-windows auto \
+		--metric rouge2:multi_ref=mean --metric embedding_cosine:against=input --wide --format markdown
+	$(BIN)/nlgeval meta-eval $(QAGS_CNNDM_DEV) --model $(META_MODEL) --source-windows auto --level sample \
+		--metric rouge2 --metric embedding_cosine:against=input --format markdown
+	$(BIN)/nlgeval meta-eval $(QAGS_XSUM_DEV) --model $(META_MODEL) --source-windows auto --level sample \
+		--metric rouge2 --metric embedding_cosine:against=input --format markdown
+
+# Liveness of the default evaluator: the packaged probes, then the same probes built from development text.
+TOPICALCHAT ?= $(NLGEVAL_DATA)/topicalchat.jsonl.gz
+probe: install
+	$(BIN)/nlgeval probe $(META_MODEL)
+	$(BIN)/python benchmarks/liveness_dev.py --summeval $(SUMMEVAL_DEV) --topicalchat $(TOPICALCHAT) --model $(META_MODEL)
 
 clean:
 	rm -rf $(VENV) $(REPORTS) .pytest_cache

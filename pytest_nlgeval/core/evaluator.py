@@ -193,8 +193,13 @@ class Evaluator:
         return self._fingerprint_id
 
     # -- scoring texts -----------------------------------------------------------------------------------
-    def score_texts(self, texts: Sequence[str]) -> list[tuple[float, bool, int]]:
-        """``(score, truncated, n_tokens)`` per evaluator input text, cached, misses in one batched call."""
+    def score_texts(self, texts: Sequence[str], graph: str | None = None) -> list[tuple[float, bool, int]]:
+        """``(score, truncated, n_tokens)`` per evaluator input text, cached, misses in one batched call.
+
+        ``graph``: the sub-folder model that answers these texts, as the folder declares it per dimension
+        (None: the folder's own graph). The cache needs no graph in its key: a dimension is answered by
+        one graph only, and every input text names its dimension's question.
+        """
         texts = list(texts)
         self.stats["calls"] += 1
         unique = list(dict.fromkeys(texts))
@@ -203,7 +208,7 @@ class Evaluator:
             known = self.cache.get_many(self.fingerprint_id, unique)
         misses = [t for t in unique if t not in known]
         if misses:
-            scorer = self.scorer
+            scorer = self.scorer if graph is None else self._graph_scorer(graph)
             result = scorer.score(misses)
             fresh = {t: (float(s), bool(tr), int(n))
                      for t, s, tr, n in zip(misses, result.scores, result.truncated, result.n_tokens)}
@@ -213,6 +218,31 @@ class Evaluator:
         self.stats["scored"] += len(misses)
         self.stats["cached"] += len(unique) - len(misses)
         return [known[t] for t in texts]
+
+    def _graph_scorer(self, graph: str):
+        """The scorer of the sub-folder model ``graph`` (created on first use, closed with the evaluator)."""
+        scorers = self.__dict__.setdefault("_graph_scorers", {})
+        if graph not in scorers:
+            from nlgeval_runtime.boolqa import load_boolqa
+
+            self.scorer  # the main session verifies the folder and fixes the fingerprint first
+            kwargs = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
+            scorers[graph] = load_boolqa(self.folder.path / graph, device=self.device, precision=self.precision,
+                                         threads=self.threads, **kwargs)
+            self.stats["sessions"] += 1
+        return scorers[graph]
+
+    def _scored_units(self, dims: list[Dimension], texts: list[str]) -> list[tuple[float, bool, int]]:
+        """Scores of ``texts[k]`` (an input of ``dims[k]``), each text sent to the graph its dimension names."""
+        graphs = [self._served(d).get("folder") for d in dims]
+        if not any(graphs):
+            return self.score_texts(texts)
+        out: list = [None] * len(texts)
+        for graph in dict.fromkeys(graphs):
+            at = [k for k, g in enumerate(graphs) if g == graph]
+            for k, result in zip(at, self.score_texts([texts[k] for k in at], graph)):
+                out[k] = result
+        return out
 
     # -- dimensions --------------------------------------------------------------------------------------
     def dimension(self, name: str, task: str | None = None) -> Dimension:
@@ -250,7 +280,7 @@ class Evaluator:
     def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str],
                   recorder=CURRENT) -> ScoreList:
         __tracebackhide__ = hide_user_errors
-        members = self._members(dimension, task)
+        members = [self._as_served(dim) for dim in self._members(dimension, task)]
         plans = []  # (case, dimension, units, per unit: its windows or None)
         texts: list[str] = []
         for i, output in enumerate(outputs):
@@ -259,8 +289,13 @@ class Evaluator:
                 plans.append((i, dim, units, unit_texts))
                 texts.extend(unit_texts)
         windows = self._windows(plans, texts, per_case)
-        all_texts = [t for unit_windows in windows for t in unit_windows[1]] if windows else texts
-        results = self.score_texts(all_texts)
+        text_dims = [dim for _, dim, units, _ in plans for _ in units]
+        if windows:
+            all_texts = [t for unit_windows in windows for t in unit_windows[1]]
+            text_dims = [d for d, unit_windows in zip(text_dims, windows) for _ in unit_windows[1]]
+        else:
+            all_texts = texts
+        results = self._scored_units(text_dims, all_texts)
         fingerprint, fid = self.fingerprint, self.fingerprint_id
         by_case: list[dict[str, tuple]] = [dict() for _ in outputs]
         at = unit_at = 0
@@ -413,6 +448,18 @@ class Evaluator:
             self._served(dim)
         return members
 
+    def _as_served(self, dim: Dimension) -> Dimension:
+        """``dim`` as the model reads it: with only the fields its declaration names (``fields``), e.g.
+        a coherence question asked about the summary alone; unchanged without such a declaration."""
+        fields = self._served(dim).get("fields")
+        if not fields or tuple(fields) == dim.fields:
+            return dim
+        import dataclasses
+
+        arguments = tuple(a for f, a in zip(dim.fields[1:], dim.arguments) if f in fields[1:])
+        window = dim.window if dim.window in arguments else None
+        return dataclasses.replace(dim, fields=tuple(fields), arguments=arguments, window=window)
+
     def _served(self, dim: Dimension) -> dict:
         """How the model answers ``dim`` (its ``dimensions.serves`` entry; ``{}`` for a folder without a
         declaration); raises :class:`DimensionNotServedError` for a dimension the model cannot judge."""
@@ -448,6 +495,7 @@ class Evaluator:
         if self.cache is not None:
             self.cache.close()
         self._scorer = None
+        self.__dict__.pop("_graph_scorers", None)
 
 
 def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:

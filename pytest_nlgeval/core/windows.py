@@ -145,16 +145,11 @@ class WindowPlanner:
         return [Window(i, len(bounds), a, b, t) for i, ((a, b), t) in enumerate(zip(bounds, texts))]
 
 
-_WORD = None
-
-
 def _content_words(text: str) -> set[str]:
-    global _WORD
-    if _WORD is None:
-        import re
+    """Lower-cased words of three or more letters, and numbers."""
+    import re
 
-        _WORD = re.compile(r"[^\W_]{3,}|\d+(?:[.,]\d+)*")
-    return {w.lower() for w in _WORD.findall(text)}
+    return {w.lower() for w in re.findall(r"[^\W_]{3,}|\d+(?:[.,]\d+)*", text)}
 
 
 def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") -> list[Window]:

@@ -93,14 +93,22 @@ class ModelFolder:
         return None if declared is None else dict(declared)
 
     @property
+    def subfolders(self) -> list[str]:
+        """The sub-folder models that the declaration names (each a model folder of its own)."""
+        serves = (self.manifest.get("dimensions") or {}).get("serves", {})
+        return sorted({spec["folder"] for spec in serves.values() if spec.get("folder")})
+
+    @property
     def dimensions_digest(self) -> str | None:
-        """sha256 of the canonical JSON of :attr:`dimensions` (None without a declaration)."""
+        """sha256 of the canonical JSON of :attr:`dimensions` and of the file hashes of every sub-folder
+        model it names (None without a declaration): a changed declaration or sub-model changes it."""
         declared = self.manifest.get("dimensions")
         if declared is None:
             return None
         import hashlib
 
-        canonical = json.dumps(declared, sort_keys=True, separators=(",", ":"))
+        subs = {name: ModelFolder.open(self.path / name).manifest["files"] for name in self.subfolders}
+        canonical = json.dumps({"declared": declared, "subfolders": subs}, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def graph_for(self, precision: str) -> Path:
@@ -233,6 +241,14 @@ def _validate_dimensions(declared: Any, fail) -> None:
     if both:
         fail(f"{both} are both served and refused")
     for name, spec in serves.items():
+        sub = spec.get("folder")
+        if sub is not None and (not isinstance(sub, str) or not sub or "/" in sub or "\\" in sub
+                                or sub.startswith(".")):
+            fail(f"{name!r}: 'folder' must name a sub-folder of the model folder (a plain name)")
+        fields = spec.get("fields")
+        if fields is not None and (not isinstance(fields, list) or not fields
+                                   or not all(isinstance(f, str) and f for f in fields)):
+            fail(f"{name!r}: 'fields' must be a non-empty list of field labels, the output's first")
         if spec.get("scorer", "boolqa") not in SCORERS:
             fail(f"{name!r}: unknown scorer {spec.get('scorer')!r} (known: {SCORERS})")
         if spec.get("source_units", "windows") not in SOURCE_UNITS:

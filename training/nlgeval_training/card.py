@@ -67,10 +67,56 @@ def _training_lines(training: dict[str, Any], phase: int | None) -> list[str]:
     return lines
 
 
+def _served_lines(manifest: dict[str, Any]) -> list[str]:
+    """The card section of a folder's ``dimensions`` declaration: who answers what, and what is refused."""
+    declared = manifest.get("dimensions")
+    if not declared:
+        return []
+    lines = ["", "## What it answers, and how", "",
+             "Declared in `nlgeval.json` (`dimensions`, docs/model-folder.md). A refused dimension raises "
+             "`DimensionNotServedError` naming a checkpoint that can judge it; so does a custom question"
+             + (" (this folder answers none)." if not declared.get("zero_shot") else "."), "",
+             "| dimension | model | reads | source |", "|---|---|---|---|"]
+    for key, spec in sorted(declared["serves"].items()):
+        model = f"`{spec['folder']}/` sub-folder" if spec.get("folder") else "main graph"
+        reads = ", ".join(spec["fields"]) if spec.get("fields") else "all of its fields"
+        units = spec.get("source_units")
+        source = {"windows": "passage windows", "sentences": "sentence alignment",
+                  "both": f"sentence alignment (top {spec.get('top_units', 6)} units) and the whole source"}.get(units, "-")
+        lines.append(f"| {key} | {model} | {reads} | {source} |")
+    for key, spec in sorted(declared.get("refuses", {}).items()):
+        lines.append(f"| {key} | **refused** | {spec['reason']} | use `{spec.get('use', '')}` |")
+    return lines
+
+
+def _probe_lines(probe: dict[str, Any] | None, command: str | None) -> list[str]:
+    if not probe:
+        return []
+    gate = probe["gate"]
+    lines = ["", "## Liveness", "",
+             "Share of (original, damaged) pairs where the damaged text scores lower, and the standard deviation "
+             f"of the scores (gate: liveness >= {gate['min_liveness']}, sd >= {gate['min_sd']}); the probe texts "
+             "are original and ship with the plugin (`pytest_nlgeval/metaeval/probe_texts.json`).", ""]
+    if command:
+        lines += ["```", command, "```", ""]
+    lines += ["| dimension | pairs | liveness | sd | by damage |", "|---|---|---|---|---|"]
+    for r in probe["dimensions"]:
+        if r.get("refused"):
+            lines.append(f"| {r['dimension']} | - | refused | - | {r['refused']} |")
+            continue
+        kinds = "; ".join(f"{k} {v['correct']}/{v['pairs']}" for k, v in r["by_kind"].items())
+        lines.append(f"| {r['dimension']} | {r['pairs']} | {r['liveness']:.3f} | {r['sd']:.3f} | {kinds} |")
+    return lines
+
+
 def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: dict | list[dict] | None = None,
                 comparison: dict[str, list[dict]] | None = None, command: str | None = None,
-                title: str = "Boolean-QA evaluator", human: dict[str, Any] | None = None) -> str:
-    """The Markdown text of a card. ``human``: ``{"table": markdown, "command": str}`` of a meta-evaluation."""
+                title: str = "Boolean-QA evaluator", human: dict[str, Any] | None = None,
+                probe: dict[str, Any] | None = None, probe_command: str | None = None,
+                text_evaluation: dict[str, Any] | None = None) -> str:
+    """The Markdown text of a card. ``human``: ``{"table": markdown, "command": str}`` of a meta-evaluation;
+    ``probe``: the JSON of ``nlgeval probe --json``; ``text_evaluation``: the held-out pseudo-data accuracy
+    of a sub-folder model (``evaluate --json``)."""
     parity = manifest.get("export", {}).get("parity", {})
     sizes = manifest.get("card", {}).get("file_sizes", {})
     lines = [f"# {title}", ""]
@@ -97,13 +143,18 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
                      f"{next(iter(parity.values())).get('n')} inputs): "
                      + ", ".join(f"{k} {v['max_abs_diff']:.2e}" + ("" if v.get("shipped", True) else " (not shipped)")
                                  for k, v in parity.items() if v.get("max_abs_diff") is not None))
+    lines += _served_lines(manifest)
+    lines += _probe_lines(probe, probe_command)
     if human:
         lines += ["", "## Agreement with human ratings", "",
                   "Summary-level correlation on the SummEval development split (60 documents x 16 systems, "
                   "expert ratings): per document, the correlation across its 16 summaries, averaged over "
                   "documents (UniEval's protocol), with 95% bootstrap intervals over documents. Each human "
-                  "dimension is compared with the model's dimension of the same name. The human scores were "
-                  "never used for training or tuning.", ""]
+                  "dimension is compared with the model's dimension of the same name. "
+                  + ("Sample-level correlation on the QAGS development halves (CNN/DM and XSum, one summary per "
+                     "article, consistency as the share of supported sentences). " if "QAGS" in human["table"] or
+                     "qags" in human["table"] else "")
+                  + "The human scores were never used for training or tuning.", ""]
         if human.get("command"):
             lines += ["```", human["command"], "```", ""]
         lines += [human["table"]]
@@ -114,6 +165,10 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
     if command:
         lines += ["Reproduce:", "", "```", command, "```", ""]
     lines += [format_table(evaluation["metrics"]), ""]
+    if text_evaluation:
+        lines += ["The `text/` sub-folder model on its own held-out pseudo data "
+                  f"({text_evaluation['n']} records, `{text_evaluation['precision']}` graph):", "",
+                  format_table(text_evaluation["metrics"]), ""]
     if training:
         phases = training if isinstance(training, list) else [training]
         lines += ["## Training", ""]
@@ -142,7 +197,9 @@ def render_card(manifest: dict[str, Any], evaluation: dict[str, Any], training: 
 
 def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict | list[dict] | None = None,
                comparison: dict[str, list[dict]] | None = None, command: str | None = None,
-               title: str = "Boolean-QA evaluator", human: dict[str, Any] | None = None) -> dict[str, Any]:
+               title: str = "Boolean-QA evaluator", human: dict[str, Any] | None = None,
+               probe: dict[str, Any] | None = None, probe_command: str | None = None,
+               text_evaluation: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write ``CARD.md`` into ``folder``, record the figures in ``nlgeval.json`` and re-hash the folder."""
     from nlgeval_training.folder_writer import finalize_model_folder
 
@@ -165,7 +222,13 @@ def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict | 
                               for mode, h in comparison.items()}
     if human:
         card["human"] = {"command": human.get("command")}
+    if probe:
+        card["liveness"] = {r["dimension"]: ({"refused": True} if r.get("refused") else
+                                             {"liveness": r["liveness"], "sd": r["sd"], "pairs": r["pairs"]})
+                            for r in probe["dimensions"]}
+    if text_evaluation:
+        card["held_out_text"] = {"n": text_evaluation["n"], "metrics": text_evaluation["metrics"]}
     manifest["card"] = card
-    (folder / "CARD.md").write_text(render_card(manifest, evaluation, training, comparison, command, title, human),
-                                    encoding="utf-8")
+    (folder / "CARD.md").write_text(render_card(manifest, evaluation, training, comparison, command, title, human,
+                                                probe, probe_command, text_evaluation), encoding="utf-8")
     return finalize_model_folder(folder, manifest)

@@ -167,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands():
     from nlgeval_training import cli_model
 
-    return [cli_model.register_evaluate, cli_model.register_export, cli_model.register_card]
+    return [cli_model.register_evaluate, cli_model.register_export, cli_model.register_declare,
+            cli_model.register_card]
 
 
 def main(argv: list[str] | None = None) -> int:

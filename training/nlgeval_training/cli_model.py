@@ -1,4 +1,4 @@
-"""``nlgeval-train`` subcommands that work on trained models: evaluate, export, card."""
+"""``nlgeval-train`` subcommands that work on trained models: evaluate, export, declare, card."""
 from __future__ import annotations
 
 import json
@@ -108,7 +108,10 @@ def cmd_card(args) -> int:
             human = {"table": Path(args.human).read_text(encoding="utf-8").strip(), "command": args.human_command}
         except OSError as exc:
             raise UsageError(f"--human {args.human!r}: cannot read it ({exc.strerror or exc})") from None
-    manifest = write_card(args.model, evaluation, training, comparison or None, args.command, args.title, human=human)
+    probe = _load_json(args.probe, "probe report") if args.probe else None
+    text_evaluation = _load_json(args.text_evaluation, "text evaluation") if args.text_evaluation else None
+    manifest = write_card(args.model, evaluation, training, comparison or None, args.command, args.title, human=human,
+                          probe=probe, probe_command=args.probe_command, text_evaluation=text_evaluation)
     print(f"wrote {Path(args.model) / 'CARD.md'}; mean held-out accuracy "
           f"{manifest['card']['held_out']['metrics']['mean']['accuracy']}")
     return 0
@@ -127,5 +130,45 @@ def register_card(sub) -> None:
                    help="agreement with human ratings: the markdown written by `nlgeval meta-eval --wide --format "
                         "markdown --output TABLE.md`")
     p.add_argument("--human-command", help="the meta-eval command line, printed with the table")
+    p.add_argument("--probe", metavar="PROBE.json", help="liveness report written by `nlgeval probe --json`")
+    p.add_argument("--probe-command", help="the probe command line, printed with the table")
+    p.add_argument("--text-evaluation", metavar="EVAL.json",
+                   help="`evaluate --json` of the text/ sub-folder model on its own pseudo data")
     p.add_argument("--title", default="Boolean-QA evaluator")
     p.set_defaults(func=cmd_card)
+
+
+def cmd_declare(args) -> int:
+    """Write the ``dimensions`` declaration (docs/model-folder.md) into a model folder's manifest."""
+    from nlgeval_runtime.errors import ModelFormatError
+    from nlgeval_runtime.modelfolder import MANIFEST, ModelFolder
+
+    declaration = _load_json(args.declaration, "declaration")
+    declaration = {k: v for k, v in declaration.items() if not k.startswith("_")}   # "_comment" keys
+    path = Path(args.model) / MANIFEST
+    manifest = ModelFolder.open(args.model).manifest
+    before = manifest.get("dimensions")
+    manifest["dimensions"] = declaration
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    try:
+        from nlgeval_runtime.modelfolder import _validate_manifest
+
+        _validate_manifest(manifest, path)
+        for sub in ModelFolder(Path(args.model), manifest).subfolders:
+            ModelFolder.open(Path(args.model) / sub)
+    except ModelFormatError as exc:
+        tmp.unlink()
+        raise UsageError(f"declare: {exc}") from None
+    tmp.replace(path)
+    served, refused = sorted(declaration.get("serves", {})), sorted(declaration.get("refuses", {}))
+    print(f"{path}: serves {len(served)} dimension(s), refuses {len(refused)}"
+          + ("" if before is None else " (replaced the earlier declaration)"))
+    return 0
+
+
+def register_declare(sub) -> None:
+    p = sub.add_parser("declare", help="declare which dimensions a model folder serves, and how (nlgeval.json)")
+    p.add_argument("model", help="model folder")
+    p.add_argument("declaration", help="JSON with serves / refuses / zero_shot (docs/model-folder.md)")
+    p.set_defaults(func=cmd_declare)

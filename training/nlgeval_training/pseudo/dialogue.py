@@ -93,7 +93,7 @@ def coherence(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 
     for dlg, t, hist in _pairs(dialogues, history_turns, rng, per_dialogue):
         own = set(dlg.turns)
         foreign = None
-        if rng.random() < same_dialogue_rate:
+        if same_dialogue_rate and rng.random() < same_dialogue_rate:
             window = set(dlg.turns[max(0, t - history_turns - 1):t + 3])
             distant = [u for k, u in enumerate(dlg.turns) if abs(k - t) > 3 and u not in window
                        and len(u.split()) >= 4]

@@ -72,12 +72,15 @@ def _summary(doc: Document, max_sentences: int) -> list[str]:
 # -- coherence --------------------------------------------------------------------------------------------
 def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | None = None,
               max_summary_sentences: int = 4, candidates: int = 5, negatives: tuple[str, ...] = ("swap",),
-              limit: int | None = None) -> list[dict]:
+              with_document: bool = True, limit: int | None = None) -> list[dict]:
     """Positive: the reference summary. Negative, one kind per document drawn from ``negatives``:
 
     - ``swap``: one sentence swapped for one of a BM25-retrieved other summary (UniEval's recipe);
     - ``order``: the summary's sentences in another order (hard: the same content, broken flow);
     - ``inner``: one sentence replaced by a non-lead sentence of the same article (hard: on topic).
+
+    ``with_document=False`` asks the question about the summary alone (``summary:`` field only), for a
+    model that judges the flow of the summary's own text.
     """
     unknown = [k for k in negatives if k not in ("swap", "order", "inner")]
     if unknown or not negatives:
@@ -93,15 +96,28 @@ def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | 
             continue
         source = _document(doc, document_sentences)
         neg = None
-        for kind in rng.sample(list(negatives), len(negatives)):
+        kinds = rng.sample(list(negatives), len(negatives)) if len(negatives) > 1 else list(negatives)
+        for kind in kinds:
             neg = _incoherent(kind, doc, summ, [docs[h] for h in all_hits[i]], rng)
             if neg is not None:
                 break
         if neg is None:
             continue
-        records.append(make_record(TASK, "coherence", 1, doc.id, output=" ".join(summ), source=source))
-        records.append(make_record(TASK, "coherence", 0, doc.id, output=" ".join(neg), source=source))
+        for label, text in ((1, summ), (0, neg)):
+            if with_document:
+                records.append(make_record(TASK, "coherence", label, doc.id, output=" ".join(text), source=source))
+            else:
+                records.append(_summary_only_record("coherence", label, doc.id, " ".join(text)))
     return finalize(records, seed, limit)
+
+
+def _summary_only_record(dimension: str, label: int, group: str, summary: str) -> dict:
+    """A record of a summarization question asked about the summary alone (see :func:`coherence`)."""
+    from nlgeval_training.boolqa import DIMENSIONS, question_input
+
+    question = DIMENSIONS[(TASK, dimension)][0]
+    return {"input": question_input(question, summary=summary), "label": int(label), "task": TASK,
+            "dimension": dimension, "group": group}
 
 
 def _incoherent(kind: str, doc: Document, summ: list[str], neighbours: list[Document],
@@ -345,7 +361,7 @@ def relevance(docs: list[Document], seed: int = 0, *, lead: int = 3, max_referen
             continue
         n_replace = max(2, (len(cand) + 1) // 2 + 1) if len(cand) > 2 else len(cand) - 1
         pool = []
-        if rng.random() < inner_rate:
+        if inner_rate and rng.random() < inner_rate:
             ref_words = _content_words(" ".join(reference))
             rest = [s for s in doc.sentences[lead + 2:] if len(s.split()) >= 6]
             rest.sort(key=lambda s: len(_content_words(s) & ref_words) / max(1, len(_content_words(s))))
