@@ -10,7 +10,8 @@ from summarizer import ARTICLES, SUMMARIZERS
 
 @pytest.fixture
 def summarize():
-    # SUMMARIZER=tail switches to a worse variant: record a baseline with the default, then compare.
+    # SUMMARIZER=tail switches to a worse variant, SUMMARIZER=salad to a broken one (word salad): record a
+    # baseline with the default, then compare.
     return SUMMARIZERS[os.environ.get("SUMMARIZER", "lead")]
 
 

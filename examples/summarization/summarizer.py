@@ -19,4 +19,18 @@ def tail_summary(article: str, n_sentences: int = 2) -> str:
     return " ".join(split_sentences(article)[-n_sentences:])
 
 
-SUMMARIZERS = {"lead": lead_summary, "tail": tail_summary}
+def salad_summary(article: str, n_sentences: int = 2) -> str:
+    """A broken variant: the lead sentences with their words shuffled (a generator that degenerated into
+    word salad), to see that the fluency and coherence checks and the baseline catch it."""
+    import random
+
+    rng = random.Random(len(article))
+    sentences = []
+    for sentence in split_sentences(article)[:n_sentences]:
+        words = sentence.rstrip(".").split()
+        rng.shuffle(words)
+        sentences.append(" ".join(words).capitalize() + ".")
+    return " ".join(sentences)
+
+
+SUMMARIZERS = {"lead": lead_summary, "tail": tail_summary, "salad": salad_summary}

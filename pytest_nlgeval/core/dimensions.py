@@ -292,6 +292,14 @@ def _check_text(value, what: str) -> str:
         raise InputError(f"{what} must be a str, got {type(value).__name__}: {value!r:.80}")
     if not value.strip():
         raise InputError(f"{what} is empty; an empty text cannot be scored (generate something or skip the case)")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # a lone surrogate (half of a UTF-16 pair): no tokenizer, cache or report can hold it
+        raise InputError(
+            f"{what} holds a lone surrogate {value[exc.start]!r} at character {exc.start}, which is not valid "
+            "Unicode text; decode the generator's output with errors='replace' (or fix the bytes) before scoring"
+        ) from None
     return value
 
 

@@ -412,7 +412,21 @@ class Evaluator:
         tail = "\n" if source.endswith("\n") else ""
         body = source[:-1] if tail else source
         windows = alignment_units(unit, body, top=int(self._served(dim).get("top_units", 6)), tail=tail)
-        return windows, [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
+        texts = [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
+        if len(unit) > self.window_planner.max_length:   # a unit this long may leave no room: count it
+            self._check_room(dim, unit, self.window_planner.count([dim.input_text(unit, {**fields, dim.window: ""})])[0])
+        return windows, texts
+
+    def _check_room(self, dim: Dimension, unit: str, prefix_tokens: int) -> None:
+        """A unit must leave room for its source: scored without it, a claim would be judged on itself."""
+        __tracebackhide__ = hide_user_errors
+        limit = self.window_planner.max_length
+        if prefix_tokens > limit * 3 // 4:
+            raise InputError(
+                f"a {dim.fields[0]} of {dim.name!r} takes {prefix_tokens} tokens with its question, and the model "
+                f"reads {limit}: its `{dim.window}=` would not be read. Score shorter units (split the output "
+                f"into sentences; one sentence starts {unit[:60]!r}...)"
+            )
 
     def _unit_windows(self, dim: Dimension, unit: str, values: dict):
         from pytest_nlgeval.core.dimensions import prepare_fields
@@ -423,6 +437,7 @@ class Evaluator:
         tail = "\n" if source.endswith("\n") else ""  # the dialogue fact convention, kept in every window
         body = source[:-1] if tail else source
         prefix = planner.count([dim.input_text(unit, {**fields, dim.window: ""})])[0]
+        self._check_room(dim, unit, prefix)
         for _ in range(4):
             windows = planner.plan(prefix, body, tail)
             window_texts = [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
