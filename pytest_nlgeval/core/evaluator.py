@@ -421,7 +421,7 @@ class Evaluator:
         """A unit must leave room for its source: scored without it, a claim would be judged on itself."""
         __tracebackhide__ = hide_user_errors
         limit = self.window_planner.max_length
-        if prefix_tokens > limit * 3 // 4:
+        if prefix_tokens > limit - max(8, limit // 8):   # room for at least a short sentence of the source
             raise InputError(
                 f"a {dim.fields[0]} of {dim.name!r} takes {prefix_tokens} tokens with its question, and the model "
                 f"reads {limit}: its `{dim.window}=` would not be read. Score shorter units (split the output "
