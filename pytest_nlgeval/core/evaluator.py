@@ -465,15 +465,22 @@ class Evaluator:
 
     def _as_served(self, dim: Dimension) -> Dimension:
         """``dim`` as the model reads it: with only the fields its declaration names (``fields``), e.g.
-        a coherence question asked about the summary alone; unchanged without such a declaration."""
-        fields = self._served(dim).get("fields")
-        if not fields or tuple(fields) == dim.fields:
+        a coherence question asked about the summary alone, and its ``unit`` (``whole`` or ``sentence``);
+        unchanged without such a declaration."""
+        spec = self._served(dim)
+        fields, unit = spec.get("fields"), spec.get("unit")
+        if (not fields or tuple(fields) == dim.fields) and (not unit or unit == dim.unit):
             return dim
         import dataclasses
 
-        arguments = tuple(a for f, a in zip(dim.fields[1:], dim.arguments) if f in fields[1:])
-        window = dim.window if dim.window in arguments else None
-        return dataclasses.replace(dim, fields=tuple(fields), arguments=arguments, window=window)
+        changes: dict = {}
+        if unit and unit != dim.unit:
+            changes["unit"] = unit   # e.g. fluency judged over the whole text, where repetition shows
+        if fields and tuple(fields) != dim.fields:
+            arguments = tuple(a for f, a in zip(dim.fields[1:], dim.arguments) if f in fields[1:])
+            changes.update(fields=tuple(fields), arguments=arguments,
+                           window=dim.window if dim.window in arguments else None)
+        return dataclasses.replace(dim, **changes)
 
     def _served(self, dim: Dimension) -> dict:
         """How the model answers ``dim`` (its ``dimensions.serves`` entry; ``{}`` for a folder without a

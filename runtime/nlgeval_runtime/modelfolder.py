@@ -249,6 +249,8 @@ def _validate_dimensions(declared: Any, fail) -> None:
         if fields is not None and (not isinstance(fields, list) or not fields
                                    or not all(isinstance(f, str) and f for f in fields)):
             fail(f"{name!r}: 'fields' must be a non-empty list of field labels, the output's first")
+        if spec.get("unit", "whole") not in ("whole", "sentence"):
+            fail(f"{name!r}: 'unit' must be 'whole' or 'sentence'")
         if spec.get("scorer", "boolqa") not in SCORERS:
             fail(f"{name!r}: unknown scorer {spec.get('scorer')!r} (known: {SCORERS})")
         if spec.get("source_units", "windows") not in SOURCE_UNITS:
