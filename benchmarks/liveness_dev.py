@@ -49,7 +49,9 @@ def build_texts(summeval: str, topicalchat: str, max_dialogues: int = 60) -> dic
         seen.add(rec["doc_id"])
         summary = split_sentences(rec["reference"])
         if len(summary) >= 2:
-            documents.append({"id": rec["doc_id"], "document": rec["source"], "summary": summary[:4]})
+            others = [r for r in rec.get("references", [])[1:] if r.strip()]
+            documents.append({"id": rec["doc_id"], "document": rec["source"], "summary": summary[:4],
+                              **({"references": others[:1]} if others else {})})
     dialogues = []
     for conv in _read(topicalchat):
         if not _held_out(conv["id"]):
@@ -75,6 +77,7 @@ def main(argv=None) -> int:
     parser.add_argument("--summeval", required=True)
     parser.add_argument("--topicalchat", required=True)
     parser.add_argument("--model", action="append", default=None)
+    parser.add_argument("--dimension", action="append", default=None, help="only these task/dimension keys")
     args = parser.parse_args(argv)
 
     from pytest_nlgeval.core.evaluator import Evaluator
@@ -89,7 +92,7 @@ def main(argv=None) -> int:
     for model in args.model or ["default"]:
         evaluator = Evaluator(None if model == "default" else model, cache=False)
         start = time.perf_counter()
-        report = probe(evaluator, pairs)
+        report = probe(evaluator, pairs, args.dimension)
         print(f"\n{model} ({time.perf_counter() - start:.0f} s)")
         print(report.table())
         evaluator.close()

@@ -31,7 +31,7 @@ from pytest_nlgeval import hookspecs
 
 RESULTS_SCHEMA = "pytest-nlgeval/results"
 RESULTS_VERSION = 1
-MARKER_KEYS = ("task", "model", "tolerance")
+MARKER_KEYS = ("task", "model", "tolerance", "refused")
 _WORKEROUTPUT_KEY = "nlgeval"
 
 results_key = pytest.StashKey[dict]()
@@ -159,6 +159,9 @@ def _marker_options(item) -> dict[str, Any]:
     if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
                                   or tolerance < 0):
         raise pytest.UsageError(f"{item.nodeid}: nlgeval(tolerance=...) must be a number >= 0, got {tolerance!r}")
+    if options.get("refused", "error") not in ("error", "skip"):
+        raise pytest.UsageError(f"{item.nodeid}: nlgeval(refused=...) must be 'error' or 'skip', "
+                                f"got {options['refused']!r}")
     return options
 
 
@@ -230,6 +233,19 @@ class NLGEvalSession:
             yield
         finally:
             self.recorder.end_test()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        """``@pytest.mark.nlgeval(refused="skip")``: a dimension the model cannot judge skips the test,
+        with the reason and the checkpoint that can, instead of failing it."""
+        outcome = yield
+        excinfo = outcome.excinfo
+        if excinfo is None or _marker_options(item).get("refused") != "skip":
+            return
+        from pytest_nlgeval.core.dimensions import DimensionNotServedError
+
+        if isinstance(excinfo[1], DimensionNotServedError):
+            outcome.force_exception(pytest.skip.Exception(str(excinfo[1]), _use_item_location=True))
 
     # -- results -------------------------------------------------------------------------------------------
     def local_data(self) -> dict[str, Any]:

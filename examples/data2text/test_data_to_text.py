@@ -12,9 +12,8 @@ from pytest_nlgeval import assert_dimension, assert_dimensions
 
 @pytest.mark.nlgeval(task="data2text")
 def test_description_is_natural(describe, restaurant):
-    # A low bar: the small embedded evaluator never saw data-to-text questions (zero-shot here); with
-    # --nlgeval-model MingZhong/unieval-sum a bar of 0.7 is usual.
-    assert_dimension(describe(restaurant["mr"]), "naturalness") > 0.1
+    # the realiser's sentences score above 0.8 with the embedded model, their word salad below 0.01
+    assert_dimension(describe(restaurant["mr"]), "naturalness") > 0.6
 
 
 def test_description_is_informative(describe, restaurant):

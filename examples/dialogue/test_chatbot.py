@@ -2,7 +2,9 @@
 
 The dialogue history is a list of turns (joined and terminated the way the evaluator was trained), the
 fact is the knowledge the reply should use. ``@pytest.mark.nlgeval(task="dialogue")`` makes dialogue the
-default task of every assertion in the module.
+default task of every assertion in the module; ``refused="skip"`` skips a test whose dimension the model
+cannot judge (the embedded model refuses dialogue coherence and groundedness, see its card) with the reason
+and the checkpoint that can, instead of failing it. ``--nlgeval-model MingZhong/unieval-dialog`` runs them all.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from chatbot import CONVERSATIONS
 from pytest_nlgeval import assert_dimension, assert_dimensions
 
-pytestmark = pytest.mark.nlgeval(task="dialogue")
+pytestmark = pytest.mark.nlgeval(task="dialogue", refused="skip")
 
 
 def test_reply_is_grounded_in_the_fact(chatbot, conversation):
@@ -21,15 +23,14 @@ def test_reply_is_grounded_in_the_fact(chatbot, conversation):
 
 def test_reply_follows_the_history(chatbot, conversation):
     response = chatbot(conversation["history"], conversation["fact"])
-    # A low bar: the embedded model ranks dialogue coherence weakly (its card); with
-    # --nlgeval-model MingZhong/unieval-dialog a bar near 0.5 is the usual choice.
-    assert_dimension(response, "coherence", context=conversation["history"]) > 0.1
+    assert_dimension(response, "coherence", context=conversation["history"]) > 0.5
 
 
 def test_replies_are_natural_and_understandable(chatbot):
     responses = [chatbot(c["history"], c["fact"]) for c in CONVERSATIONS]
-    assert_dimensions(responses, "naturalness").mean() > 0.3
-    assert_dimensions(responses, "understandability").min() > 0.2
+    # word salad of these replies scores below 0.01 on both; the replies themselves above 0.8
+    assert_dimensions(responses, "naturalness").mean() > 0.6
+    assert_dimensions(responses, "understandability").min() > 0.6
 
 
 def test_engagingness_is_a_sum_over_sentences(chatbot):

@@ -2,8 +2,9 @@
 
 Run with ``pytest examples/summarization`` (the embedded evaluator) or choose a model with
 ``--nlgeval-model MingZhong/unieval-sum``. Every comparison below is an assertion and is recorded for the
-report and the baseline. The bars suit the small embedded evaluator, whose scores are less spread out than
-UniEval's; with ``MingZhong/unieval-sum`` teams usually start around 0.7 and tighten from their baseline.
+report and the baseline. The bars sit between what the lead summariser scores with the embedded evaluator
+and what a broken one scores (``SUMMARIZER=salad``: fluency below 0.02, coherence below 0.03); with
+``MingZhong/unieval-sum`` teams usually start around 0.7 and tighten from their baseline.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def test_summary_is_faithful_to_the_article(summarize, article):
 
 
 def test_summary_reads_fluently(summarize, article):
-    assert_dimension(summarize(article["article"]), "fluency") > 0.3
+    assert_dimension(summarize(article["article"]), "fluency") > 0.6
 
 
 def test_whole_suite_in_one_batch(summarize):
@@ -28,7 +29,7 @@ def test_whole_suite_in_one_batch(summarize):
     articles = [a["article"] for a in ARTICLES]
     references = [a["reference"] for a in ARTICLES]
     # one batched call per dimension, then aggregate assertions that name the failing cases
-    assert_dimensions(summaries, "coherence", sources=articles).mean() > 0.3
+    assert_dimensions(summaries, "coherence", sources=articles).mean() > 0.5
     assert_dimensions(summaries, "relevance", references=references).fraction(above=0.2) >= 0.75
 
 

@@ -8,7 +8,7 @@ original and a damaged copy, and counts the pairs where the damaged copy scores 
 |---|---|
 | fluency family (summarization fluency, dialogue naturalness and understandability, data2text naturalness) | words shuffled; a span of 3-5 words repeated twice in a row |
 | summarization coherence | sentences in reverse order; one sentence replaced by a sentence of another document |
-| summarization relevance | another document's lead instead of this document's |
+| summarization relevance | another document's lead instead of this document's; another document's summary instead of a second summary of this one (where the texts have one) |
 | consistency (summarization, fact) | a number changed; a claim taken from another document |
 | dialogue coherence, groundedness | the reply of another dialogue |
 | dialogue engagingness | a generic reply that says nothing |
@@ -171,6 +171,10 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
         lead = " ".join(_sentences(document)[:3])
         other_lead = " ".join(_sentences(other["document"])[:3])
         add("summarization/relevance", "another document's lead", {"output": lead, "reference": joined}, other_lead)
+        if row.get("references") and other.get("references"):
+            # a second human summary of the same document against one of another document
+            add("summarization/relevance", "another document's summary",
+                {"output": row["references"][0], "reference": joined}, other["references"][0])
         for task in ("summarization", "fact"):
             dim = f"{task}/consistency"
             for sentence in summary:
