@@ -217,3 +217,43 @@ def test_a_claim_that_leaves_no_room_for_its_source_is_refused():
     for source in ("Completely unrelated text about tax law in 1990.", "word " * 300):
         with pytest.raises(InputError, match=r"its `source=` would not be read"):
             evaluator.score(claim, "consistency", source=source)
+
+
+def test_a_refused_dimension_skips_a_test_marked_refused_skip_and_fails_one_that_is_not(pytester):
+    refused = (ModelFolder.open(embedded_model_path()).dimensions or {}).get("refuses", {})
+    if "dialogue/groundedness" not in refused:
+        pytest.skip("the embedded model judges groundedness")
+    pytester.makefile(".ini", pytest="[pytest]\n")
+    pytester.makepyfile(test_chat='''
+import pytest
+from pytest_nlgeval import assert_dimension
+
+@pytest.mark.nlgeval(task="dialogue", refused="skip")
+def test_skipped():
+    assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
+
+@pytest.mark.nlgeval(task="dialogue")
+def test_errors():
+    assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
+
+@pytest.mark.nlgeval(task="dialogue", refused="maybe")
+def test_bad_marker():
+    pass
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
+    assert result.ret != 0 and "must be 'error' or 'skip', got 'maybe'" in result.stdout.str() + result.stderr.str()
+    pytester.makepyfile(test_chat='''
+import pytest
+from pytest_nlgeval import assert_dimension
+
+@pytest.mark.nlgeval(task="dialogue", refused="skip")
+def test_skipped():
+    assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
+
+@pytest.mark.nlgeval(task="dialogue")
+def test_errors():
+    assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(skipped=1, failed=1)
+    result.stdout.fnmatch_lines(["*cannot judge dialogue/groundedness*MingZhong/unieval-dialog*"])
