@@ -105,8 +105,10 @@ META_MODEL ?= default
 meta-eval: install
 	$(BIN)/nlgeval meta-eval $(SUMMEVAL_DEV) --model $(META_MODEL) --source-windows auto \
 		--metric rouge2:multi_ref=mean --metric embedding_cosine:against=input --wide --format markdown
+	@echo
 	$(BIN)/nlgeval meta-eval $(QAGS_CNNDM_DEV) --model $(META_MODEL) --source-windows auto --level sample \
 		--metric rouge2 --metric embedding_cosine:against=input --format markdown
+	@echo
 	$(BIN)/nlgeval meta-eval $(QAGS_XSUM_DEV) --model $(META_MODEL) --source-windows auto --level sample \
 		--metric rouge2 --metric embedding_cosine:against=input --format markdown
 

@@ -80,6 +80,8 @@ def _served_lines(manifest: dict[str, Any]) -> list[str]:
     for key, spec in sorted(declared["serves"].items()):
         model = f"`{spec['folder']}/` sub-folder" if spec.get("folder") else "main graph"
         reads = ", ".join(spec["fields"]) if spec.get("fields") else "all of its fields"
+        if spec.get("unit"):
+            reads += f" ({'the whole text' if spec['unit'] == 'whole' else 'each sentence'})"
         units = spec.get("source_units")
         source = {"windows": "passage windows", "sentences": "sentence alignment",
                   "both": f"sentence alignment (top {spec.get('top_units', 6)} units) and the whole source"}.get(units, "-")
