@@ -69,3 +69,22 @@ def test_export_download_failure_is_a_named_error_without_a_chained_traceback(tm
     assert main(["export", "org/missing-model", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "could not download 'org/missing-model' from the Hugging Face Hub (OSError: Connection refused)" in err
+
+
+def test_every_file_of_a_written_folder_has_the_same_readable_mode(tmp_path, monkeypatch):
+    """ONNX writes external data as 0600; the folder writer gives every file the mode of a plain write."""
+    import os
+    import stat
+
+    import nlgeval_training.triton as triton
+    from nlgeval_training.folder_writer import _file_mode, finalize_model_folder
+
+    monkeypatch.setattr(triton, "triton_config", lambda folder, manifest=None: "")  # no graph in this folder
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text("{}")
+    (folder / "model.onnx.data").write_bytes(b"\0" * 8)
+    os.chmod(folder / "model.onnx.data", 0o600)
+    finalize_model_folder(folder, {"kind": "boolqa"})
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+    assert set(modes.values()) == {_file_mode()} and _file_mode() & 0o044, modes

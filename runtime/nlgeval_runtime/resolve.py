@@ -130,9 +130,10 @@ def _fetch(repo_id: str, revision: str, target: Path, kind: str) -> Path:
         files = list_repo_files(repo_id, revision=revision)
     except Exception as exc:  # network errors, 404s and auth errors all end here
         raise ModelNotFoundError(
-            f"cannot reach Hugging Face model {repo_id!r} at revision {revision!r}: {exc}. "
-            f"Check the id and your network, or prepare the model elsewhere with `nlgeval prepare {repo_id}`"
-        ) from exc
+            f"cannot reach Hugging Face model {repo_id!r} at revision {revision!r}: {type(exc).__name__}: "
+            f"{str(exc)[:300]}. Check the id and your network (set HF_HUB_OFFLINE=1 to fail at once when "
+            f"offline), or prepare the model elsewhere with `nlgeval prepare {repo_id}`"
+        ) from None
     if MANIFEST in files:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".download-", dir=target.parent))
@@ -143,6 +144,7 @@ def _fetch(repo_id: str, revision: str, target: Path, kind: str) -> Path:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return target
+    _exporter(kind, repo_id)   # a checkpoint needs the exporter: say so before downloading gigabytes
     checkpoint = snapshot_download(
         repo_id, revision=revision,
         allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt"],
@@ -150,8 +152,8 @@ def _fetch(repo_id: str, revision: str, target: Path, kind: str) -> Path:
     return _export_into(checkpoint, target, source_id=repo_id, revision=revision, kind=kind)
 
 
-def _export_into(checkpoint: str, target: Path, *, source_id: str | None = None,
-                 revision: str | None = None, kind: str = "boolqa") -> Path:
+def _exporter(kind: str, name: str):
+    """The installed exporter of ``kind``, or the named error that says which extra installs one."""
     missing: ImportError | None = None
     try:
         export = exporters.find_exporter(kind)
@@ -159,10 +161,17 @@ def _export_into(checkpoint: str, target: Path, *, source_id: str | None = None,
         export, missing = None, exc
     if export is None:
         raise ModelNotFoundError(
-            f"{source_id or checkpoint!r} is a PyTorch checkpoint, not an exported model folder, and exporting "
+            f"{name!r} is a PyTorch checkpoint, not an exported model folder, and exporting "
             "it needs the training extra: pip install \"pytest-nlgeval[train]\" (or nlgeval-training); "
             "then run `nlgeval prepare` again"
-        ) from missing
+            + (f" ({type(missing).__name__}: {missing})" if missing else "")
+        ) from None
+    return export
+
+
+def _export_into(checkpoint: str, target: Path, *, source_id: str | None = None,
+                 revision: str | None = None, kind: str = "boolqa") -> Path:
+    export = _exporter(kind, source_id or checkpoint)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
     try:

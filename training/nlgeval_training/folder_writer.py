@@ -67,14 +67,26 @@ def finalize_model_folder(folder: str | Path, manifest: dict[str, Any]) -> dict[
     (folder / CONFIG_FILE).write_text(triton_config(folder, manifest=manifest),
                                       encoding="utf-8")
     files = {}
+    mode = _file_mode()
     for path in sorted(folder.iterdir()):
         if path.is_file() and path.name != MANIFEST and not path.name.startswith("."):
             files[path.name] = sha256_file(path)
+            # Some writers (ONNX external data) create 0600 files: give every file of the folder the mode a
+            # plain write gets, so that a server or a CI cache under another user can read all of them.
+            os.chmod(path, mode)
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": files}
     tmp = folder / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.chmod(tmp, mode)
     os.replace(tmp, folder / MANIFEST)
     return manifest
+
+
+def _file_mode() -> int:
+    """0o666 less the process umask: the mode of a file written with ``open(path, "w")``."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def save_onnx(model_proto: Any, path: Path) -> list[str]:
