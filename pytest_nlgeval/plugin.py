@@ -47,6 +47,8 @@ _OPTIONS = [
     ("source_windows", "string", "auto: score a document longer than the model's maximum in overlapping sentence "
                                  "windows (consistency, groundedness); off: cut its tail as UniEval does "
                                  "(default auto)"),
+    ("max_windows", "string", "most source windows one claim may be scored against (a longer source is an error "
+                              "naming the cap; default: no cap)"),
     ("cache_dir", "string", "folder of the score cache (default .nlgeval-cache under the rootdir)"),
     ("no_cache", "bool", "read and write no score cache"),
     ("json", "string", "write the results of the session (checks, scores, evaluators) to this JSON file"),
@@ -91,14 +93,16 @@ def _path(config, value: str, source: str) -> str:
 def _options(config) -> dict[str, Any]:
     sourced = {name: _option(config, name) for name, _, _ in _OPTIONS}
     options = {name: value for name, (value, _) in sourced.items()}
-    if options["batch_size"] is not None:
+    for name in ("batch_size", "max_windows"):
+        if options[name] is None:
+            continue
         try:
-            options["batch_size"] = int(options["batch_size"])
-            if options["batch_size"] < 1:
+            options[name] = int(options[name])
+            if options[name] < 1:
                 raise ValueError
         except ValueError:
             raise pytest.UsageError(
-                f"--nlgeval-batch-size / nlgeval_batch_size must be a positive integer, got {options['batch_size']!r}"
+                f"--nlgeval-{name.replace('_', '-')} / nlgeval_{name} must be a positive integer, got {options[name]!r}"
             ) from None
     for name, allowed in (("device", ("auto", "cpu", "cuda")), ("precision", ("auto", "fp32", "fp16", "int8")),
                           ("source_windows", ("auto", "off"))):

@@ -257,3 +257,15 @@ def test_errors():
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=1, failed=1)
     result.stdout.fnmatch_lines(["*cannot judge dialogue/groundedness*MingZhong/unieval-dialog*"])
+
+
+def test_a_source_that_needs_more_windows_than_the_cap_is_a_named_error():
+    from pytest_nlgeval.core.dimensions import InputError
+
+    long_source = " ".join(f"Sentence number {i} talks about the harbour and its ships in some detail." for i in range(120))
+    with pytest.raises(InputError, match=r"needs \d+ windows .* more than the cap of 2 \(--nlgeval-max-windows"):
+        Evaluator(cache=False, max_windows=2).score("The harbour has ships.", "consistency", source=long_source)
+    assert float(Evaluator(cache=False, max_windows=50).score("The harbour has ships.", "consistency",
+                                                              source=long_source)) > 0.5
+    with pytest.raises(ValueError, match="max_windows must be a positive integer"):
+        Evaluator(cache=False, max_windows=0)

@@ -96,6 +96,7 @@ class Context:
                                   precision=self.options.get("precision") or "auto",
                                   batch_size=self.options.get("batch_size"), cache=self.cache or False,
                                   registry=self.registry, source_windows=self.options.get("source_windows") or "auto",
+                                  max_windows=self.options.get("max_windows"),
                                   default_task=self.default_task)
             self._evaluators[key] = evaluator
         return evaluator

@@ -59,7 +59,7 @@ class Evaluator:
                  batch_size: int | None = None, cache: Any = True, cache_dir: str | os.PathLike | None = None,
                  threads: int | None = None, registry: DimensionRegistry | None = None,
                  model_cache_dir: str | os.PathLike | None = None, source_windows: str = "auto",
-                 default_task: str | Callable[[], str] = DEFAULT_TASK) -> None:
+                 default_task: str | Callable[[], str] = DEFAULT_TASK, max_windows: int | None = None) -> None:
         from nlgeval_runtime.session import check_options
 
         from pytest_nlgeval.core.windows import check_mode
@@ -68,6 +68,10 @@ class Evaluator:
         self.source_windows = check_mode(source_windows)
         if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) < 1):
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if max_windows is not None and (isinstance(max_windows, bool) or int(max_windows) < 1):
+            raise ValueError(f"max_windows must be a positive integer, got {max_windows!r}")
+        #: the most source windows one unit may be scored against (None: no cap); see :meth:`_unit_windows`
+        self.max_windows = None if max_windows is None else int(max_windows)
         self.model = None if model is None else os.fspath(model)
         self.device = device
         self.precision = precision
@@ -447,6 +451,13 @@ class Evaluator:
             if over <= 0 or all(w.last - w.first == 1 for w in windows):
                 break
             prefix += over
+        if self.max_windows is not None and len(windows) > self.max_windows:
+            raise InputError(
+                f"the `{dim.window}=` of {dim.name!r} needs {len(windows)} windows of the model's {planner.max_length} "
+                f"tokens for each {dim.fields[0]}, more than the cap of {self.max_windows} "
+                "(--nlgeval-max-windows / Evaluator(max_windows=...)); raise the cap, or pass the part of the "
+                "source the output is about"
+            )
         return windows, window_texts
 
     def _members(self, dimension: str, task: str) -> list[Dimension]:
