@@ -123,7 +123,7 @@ def bench_cache(model: str, workdir: Path, n_tests: int) -> None:
 
 
 def bench_batch(model: str, n: int, repeats: int) -> None:
-    from pytest_nlgeval.evaluator import Evaluator
+    from pytest_nlgeval.core.evaluator import Evaluator
 
     cases = make_cases(n)
     outputs = [c[0] for c in cases]

@@ -1,5 +1,5 @@
-"""The core lives in pytest_nlgeval/core/ and meta-evaluation in pytest_nlgeval/metaeval/; every path users
-and the docs import from keeps working, and the plugin still loads none of the core until it is used."""
+"""The core lives in pytest_nlgeval/core/ (and nowhere else) and meta-evaluation in pytest_nlgeval/metaeval/;
+the names users import are at the package root, and the plugin loads none of the core until it is used."""
 from __future__ import annotations
 
 import importlib
@@ -12,21 +12,21 @@ CORE = ["cache", "checks", "context", "dimensions", "evaluator", "score", "windo
 
 
 @pytest.mark.parametrize("name", CORE)
-def test_a_former_core_path_is_the_core_module(name):
-    assert importlib.import_module(f"pytest_nlgeval.{name}") is importlib.import_module(f"pytest_nlgeval.core.{name}")
+def test_the_core_lives_in_one_place_only(name):
+    importlib.import_module(f"pytest_nlgeval.core.{name}")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"pytest_nlgeval.{name}")
 
 
-def test_the_names_users_import_are_where_they_were():
+def test_the_names_users_import_are_at_the_package_root():
     from pytest_nlgeval import Check, Dimension, DimensionRegistry, Evaluator, Score, ScoreList
-    from pytest_nlgeval.cache import ScoreCache
-    from pytest_nlgeval.dimensions import Dimension as D2
-    from pytest_nlgeval.evaluator import DEFAULT_CACHE_DIR, Evaluator as E2
-    from pytest_nlgeval.score import Score as S2
+    from pytest_nlgeval.core.evaluator import DEFAULT_CACHE_DIR
 
-    assert (Evaluator, Dimension, Score) == (E2, D2, S2) and DEFAULT_CACHE_DIR == ".nlgeval-cache"
-    assert {Check.__module__, DimensionRegistry.__module__, ScoreList.__module__, ScoreCache.__module__} == {
+    assert DEFAULT_CACHE_DIR == ".nlgeval-cache"
+    assert {Check.__module__, DimensionRegistry.__module__, ScoreList.__module__, Evaluator.__module__,
+            Dimension.__module__, Score.__module__} == {
         "pytest_nlgeval.core.checks", "pytest_nlgeval.core.dimensions", "pytest_nlgeval.core.score",
-        "pytest_nlgeval.core.cache"}
+        "pytest_nlgeval.core.evaluator"}
 
 
 def test_meta_evaluation_names_are_importable_from_the_package():

@@ -144,7 +144,7 @@ def test_report_card_and_plugin_section(bank_metric, tmp_path):
 def test_card_appears_in_the_plugin_report(bank_metric, tmp_path):
     from pytest_nlgeval.report.html import render_html
     from pytest_nlgeval.report.sections import collect_sections
-    from pytest_nlgeval.score import Score
+    from pytest_nlgeval.core.score import Score
 
     path = bank_metric.save(tmp_path / "m.json")
     from pytest_nlgeval.induction import assert_metric

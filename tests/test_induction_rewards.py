@@ -9,7 +9,7 @@ from pytest_nlgeval.induction import as_dspy_metric, as_reward_fn, assert_metric
 from pytest_nlgeval.induction.artifact import JudgeParseError
 from pytest_nlgeval.induction.assertions import assert_metrics
 from pytest_nlgeval.induction.dataset import build_dataset
-from pytest_nlgeval.score import Score
+from pytest_nlgeval.core.score import Score
 
 
 @pytest.fixture(autouse=True)

@@ -157,7 +157,7 @@ def test_every_package_is_found():
     files = module_files()
     for package in PACKAGES:
         assert package in files, f"{PACKAGES[package]} has no __init__.py; update PACKAGES in {__file__}"
-    assert "nlgeval_runtime.resolve" in files and "pytest_nlgeval.evaluator" in files
+    assert "nlgeval_runtime.resolve" in files and "pytest_nlgeval.core.evaluator" in files
 
 
 def layer_violations(package: str) -> list[str]:

@@ -274,7 +274,7 @@ def _rated_summaries():
 
 
 def test_evaluator_rows_match_the_evaluator_scores(tiny_t5_model):
-    from pytest_nlgeval.evaluator import Evaluator
+    from pytest_nlgeval.core.evaluator import Evaluator
     from pytest_nlgeval.metaeval import evaluator_values
 
     records = parse_records(_rated_summaries())

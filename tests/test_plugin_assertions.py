@@ -223,7 +223,7 @@ def test_bad_marker_is_a_usage_error(pytester, tiny_t5_model):
 
 def test_custom_dimension_through_the_hook(pytester, tiny_t5_model):
     pytester.makeconftest('''
-        from pytest_nlgeval.dimensions import Dimension
+        from pytest_nlgeval.core.dimensions import Dimension
 
         def pytest_nlgeval_register_dimensions(registry):
             registry.add(Dimension(task="summarization", name="politeness",

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from pytest_nlgeval.cache import CacheWarning, ScoreCache
+from pytest_nlgeval.core.cache import CacheWarning, ScoreCache
 
 
 def test_round_trip_and_isolation_by_evaluator(tmp_path):

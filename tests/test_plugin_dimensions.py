@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_nlgeval.dimensions import (
+from pytest_nlgeval.core.dimensions import (
     Dimension,
     DimensionError,
     DimensionRegistry,

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_nlgeval import checks
-from pytest_nlgeval.dimensions import InputError
-from pytest_nlgeval.evaluator import Evaluator
+from pytest_nlgeval.core import checks
+from pytest_nlgeval.core.dimensions import InputError
+from pytest_nlgeval.core.evaluator import Evaluator
 
 DOC = "Officials said the bridge would reopen next week after repairs. The cat sat on the mat."
 OUTS = ["The bridge will reopen. Repairs are done.", "The cat sat on the mat.", "It is raining today."]

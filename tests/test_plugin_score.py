@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from pytest_nlgeval import checks
-from pytest_nlgeval.score import Score, ScoreList
+from pytest_nlgeval.core import checks
+from pytest_nlgeval.core.score import Score, ScoreList
 
 
 @pytest.fixture(autouse=True)

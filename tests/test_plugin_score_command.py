@@ -6,7 +6,7 @@ import json
 import pytest
 
 from pytest_nlgeval import cli
-from pytest_nlgeval.evaluator import Evaluator
+from pytest_nlgeval.core.evaluator import Evaluator
 
 DOC = "Officials said the bridge would reopen next week after repairs. The cat sat on the mat."
 ROWS = [{"id": 1, "summary": "The bridge will reopen. Repairs are done.", "article": DOC},

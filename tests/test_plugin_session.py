@@ -148,7 +148,7 @@ def test_a_suite_that_never_uses_nlgeval_loads_nothing(tmp_path):
             assert 1 + 1 == 2
 
         def test_nothing_heavy_was_imported():
-            heavy = [m for m in ("onnxruntime", "numpy", "tokenizers", "nlgeval_runtime", "pytest_nlgeval.evaluator",
+            heavy = [m for m in ("onnxruntime", "numpy", "tokenizers", "nlgeval_runtime", "pytest_nlgeval.core.evaluator",
                                  "torch", "sqlite3") if m in sys.modules]
             assert heavy == []
             assert "pytest_nlgeval.plugin" in sys.modules  # the plugin itself is active
@@ -162,7 +162,7 @@ def test_a_suite_that_never_uses_nlgeval_loads_nothing(tmp_path):
 
 def test_importing_the_package_is_lazy():
     code = ("import sys, pytest_nlgeval, pytest_nlgeval.plugin; "
-            "print(sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers', 'sqlite3', 'pytest_nlgeval.score') "
+            "print(sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers', 'sqlite3', 'pytest_nlgeval.core.score') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from pytest_nlgeval import checks
-from pytest_nlgeval.dimensions import Dimension, DimensionError
-from pytest_nlgeval.evaluator import Evaluator
-from pytest_nlgeval.windows import WindowPlanner, check_mode, sentence_spans
+from pytest_nlgeval.core import checks
+from pytest_nlgeval.core.dimensions import Dimension, DimensionError
+from pytest_nlgeval.core.evaluator import Evaluator
+from pytest_nlgeval.core.windows import WindowPlanner, check_mode, sentence_spans
 
 FILLER = [f"The council met on day {i} to discuss the budget for the town's schools and its roads." for i in range(1, 25)]
 LAST = "At the end of the meeting, Mayor Linda Park announced that the public library will reopen in March."

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from pytest_nlgeval import checks, cli
-from pytest_nlgeval.score import Score
+from pytest_nlgeval import cli
+from pytest_nlgeval.core import checks
+from pytest_nlgeval.core.score import Score
 from pytest_nlgeval.trajectory.assertions import assert_trajectory, load_bank
 from pytest_nlgeval.trajectory.bank import BankMismatchError
 
