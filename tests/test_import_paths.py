@@ -45,3 +45,28 @@ def test_the_plugin_loads_no_core_module_but_the_light_ones():
             "print(sorted(m for m in sys.modules if m.startswith('pytest_nlgeval.core')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_user_facing_error_derives_from_nlgeval_error():
+    """``except NLGEvalError`` catches every error the package raises on purpose (errors.py says so)."""
+    import pkgutil
+
+    import pytest_nlgeval
+    from pytest_nlgeval.errors import NLGEvalError
+
+    skip = ("pytest_nlgeval.scale.ray_engine", "pytest_nlgeval.induction.judges")   # need optional extras
+    found = {}
+    for info in pkgutil.walk_packages(pytest_nlgeval.__path__, "pytest_nlgeval."):
+        if info.name.startswith(skip) or info.name.endswith((".plugin", "__main__")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            continue
+        for name, value in vars(module).items():
+            if (isinstance(value, type) and issubclass(value, Exception) and not name.startswith("_")
+                    and value.__module__.startswith("pytest_nlgeval") and not issubclass(value, Warning)):
+                found[f"{value.__module__}.{name}"] = value
+    assert len(found) >= 25
+    outside = sorted(k for k, v in found.items() if not issubclass(v, NLGEvalError))
+    assert not outside, outside

@@ -1,10 +1,12 @@
 """Errors of the baseline comparison: every one names the file (and line) or the evaluator that is wrong."""
 from __future__ import annotations
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["BaselineError", "BaselineFormatError", "EvaluatorMismatchError", "KeyMismatchError"]
 
 
-class BaselineError(Exception):
+class BaselineError(NLGEvalError):
     """Base class: a baseline could not be read, written or compared. Never means "passed"."""
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = [
     "ARGUMENTS",
     "DEFAULT_TASK",
@@ -55,7 +57,7 @@ _FIELD_ARGUMENT = {
 }
 
 
-class DimensionError(ValueError):
+class DimensionError(NLGEvalError, ValueError):
     """An unknown task or dimension, or an invalid dimension definition."""
 
 
@@ -74,7 +76,7 @@ def released_checkpoint(task: str) -> str:
     return RELEASED.get(task, RELEASED["summarization"])
 
 
-class InputError(ValueError):
+class InputError(NLGEvalError, ValueError):
     """An output or an input field that cannot be scored (missing, empty, not a string)."""
 
 

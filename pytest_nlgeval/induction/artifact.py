@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["ARTIFACT_SCHEMA", "ARTIFACT_VERSION", "ArtifactError", "ArtifactIntegrityError", "Component",
            "InducedMetric", "MetricEvaluation", "JudgeParseError", "content_hash", "seal"]
 
@@ -41,7 +43,7 @@ ARTIFACT_SCHEMA = "pytest-nlgeval/induced-metric"
 ARTIFACT_VERSION = 1
 
 
-class ArtifactError(ValueError):
+class ArtifactError(NLGEvalError, ValueError):
     """An induced-metric file is missing, not an artifact, of an unsupported version, or has a field of the
     wrong type or a bank component with unknown options."""
 
@@ -64,7 +66,7 @@ class ArtifactIntegrityError(ArtifactError):
         )
 
 
-class JudgeParseError(RuntimeError):
+class JudgeParseError(NLGEvalError, RuntimeError):
     """A judge's output could not be parsed into a score (after one retry), so the output has no score."""
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["DatasetError", "LabelledExample", "LabelledDataset", "load_dataset", "LABEL_KINDS"]
 
 LABEL_KINDS = ("likert", "binary", "numeric")
@@ -32,7 +34,7 @@ _BINARY_WORDS = {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0}
 _RESERVED = {"id", "uid", "split", "system", "model", "task"}
 
 
-class DatasetError(ValueError):
+class DatasetError(NLGEvalError, ValueError):
     """A labelled dataset cannot be used as given; the message names the file, line and column."""
 
 

@@ -18,6 +18,7 @@ import time
 import warnings
 from typing import Callable, Sequence
 
+from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.induction.artifact import Component, InducedMetric
 from pytest_nlgeval.induction.dataset import LabelledDataset
 
@@ -30,7 +31,7 @@ class InductionWarning(UserWarning):
     """Something the user should know about an induced metric (e.g. its held-out tau is not significant)."""
 
 
-class InductionError(ValueError):
+class InductionError(NLGEvalError, ValueError):
     """Induction cannot proceed; the message says what to change."""
 
 

@@ -26,11 +26,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["RegressionError", "RegressionStep", "LinearFit", "fit_pls", "predict_linear", "Agreement",
            "kendall_agreement"]
 
 
-class RegressionError(ValueError):
+class RegressionError(NLGEvalError, ValueError):
     """The candidates cannot be composed (too few rows, nothing varies, nothing left after filtering)."""
 
 

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["MIN_LIVENESS", "MIN_SD", "Pair", "ProbeReport", "build_pairs", "load_texts", "probe"]
 
 #: the default gate of ``nlgeval probe`` and of the project's own test of the embedded model
@@ -58,7 +60,7 @@ class Pair:
     bad: dict
 
 
-class ProbeTextError(ValueError):
+class ProbeTextError(NLGEvalError, ValueError):
     """A probe text file that does not follow the schema of ``probe_texts.json``."""
 
 

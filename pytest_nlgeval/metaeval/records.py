@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from pytest_nlgeval.errors import NLGEvalError
+
 PRECOMPUTED = "predict_scores"
 
 
-class MetaEvalError(ValueError):
+class MetaEvalError(NLGEvalError, ValueError):
     """Bad meta-evaluation input: names the record index and the field, and says how to fix it."""
 
 

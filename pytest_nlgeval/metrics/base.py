@@ -19,14 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
+from pytest_nlgeval.errors import NLGEvalError
+
 References = Union[str, Sequence[str], None]
 
 
-class MetricInputError(ValueError):
+class MetricInputError(NLGEvalError, ValueError):
     """Bad input to a metric (missing references, mismatched batch lengths, non-string text)."""
 
 
-class MetricUnavailableError(RuntimeError):
+class MetricUnavailableError(NLGEvalError, RuntimeError):
     """A metric's model or data is not installed or configured (WordNet, encoder weights, a causal LM);
     the message names what is missing and how to provide it."""
 

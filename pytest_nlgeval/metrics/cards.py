@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_nlgeval.errors import NLGEvalError
+
 CARD_DIR = Path(__file__).with_name("cards")
 
 REQUIRED_SECTIONS = (
@@ -32,7 +34,7 @@ REQUIRED_SECTIONS = (
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
-class CardError(ValueError):
+class CardError(NLGEvalError, ValueError):
     """A metric card is missing or malformed."""
 
 

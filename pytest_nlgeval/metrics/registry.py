@@ -18,12 +18,13 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
+from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.metrics.base import Metric
 
 Factory = Union[str, Callable[..., Metric]]
 
 
-class UnknownMetricError(KeyError):
+class UnknownMetricError(NLGEvalError, KeyError):
     """No metric is registered under the requested name."""
 
     def __str__(self) -> str:  # KeyError would print the repr of its argument

@@ -9,13 +9,15 @@ import json
 import os
 from typing import Any, Mapping
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["ReportInputError", "SCHEMA", "SUPPORTED_VERSIONS", "load_results", "validate_results"]
 
 SCHEMA = "pytest-nlgeval/results"
 SUPPORTED_VERSIONS = (1,)
 
 
-class ReportInputError(ValueError):
+class ReportInputError(NLGEvalError, ValueError):
     """The results (or baseline) input of the report is missing or malformed."""
 
 

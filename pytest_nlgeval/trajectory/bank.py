@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.trajectory.baselines import QText, SummaryPCA
 from pytest_nlgeval.trajectory.likelihood import KINDS, Density
 from pytest_nlgeval.trajectory.signals import DEFAULT_HORIZON, FEATURE_NAMES, Trajectory
@@ -49,7 +50,7 @@ PROFILES = {"mean": (0, 1), "var": (2, 3)}   # (coherence, diversity) mean profi
 MIN_REFERENCES = 3
 
 
-class BankError(ValueError):
+class BankError(NLGEvalError, ValueError):
     """A bank file is missing, unreadable, of another format version, or too small for a comparison."""
 
 

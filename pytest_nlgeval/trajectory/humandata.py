@@ -28,6 +28,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["HumanDataError", "RatedTexts", "PairedTexts", "read_jsonl", "read_ratings", "read_pairwise",
            "split_story", "mean_rating"]
 
@@ -36,7 +38,7 @@ __all__ = ["HumanDataError", "RatedTexts", "PairedTexts", "read_jsonl", "read_ra
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
 
 
-class HumanDataError(ValueError):
+class HumanDataError(NLGEvalError, ValueError):
     """A human judgement file is missing, malformed, or lacks a field; the message names the line and the fix."""
 
 
