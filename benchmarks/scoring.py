@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 ARCHS = {
-    # google/t5-v1_1-{base,large} (REFERENCE.md section 1)
+    # google/t5-v1_1-{base,large} (UniEval's public code, maszhongming/UniEval)
     "tiny": dict(d_model=64, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4, d_kv=16),
     "base": dict(d_model=768, d_ff=2048, num_layers=12, num_decoder_layers=12, num_heads=12, d_kv=64),
     "large": dict(d_model=1024, d_ff=2816, num_layers=24, num_decoder_layers=24, num_heads=16, d_kv=64),

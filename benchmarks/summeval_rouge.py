@@ -4,7 +4,7 @@ SummEval is not part of this repository's data. Give it as a JSON list in the Un
 references per record (``"references": [...]``), for example converted from SummEval's
 ``model_annotations.aligned.paired.jsonl`` (expert annotations averaged per dimension). The script
 computes ROUGE-2 F1 averaged over the references (SummEval's convention), correlates it at summary level
-and compares with the published row (REFERENCE.md section 2): Spearman coherence 0.184, consistency
+and compares with the published row (UniEval's paper, its SummEval table): Spearman coherence 0.184, consistency
 0.187, fluency 0.159, relevance 0.290; Kendall 0.139 / 0.155 / 0.128 / 0.219.
 
     python benchmarks/summeval_rouge.py summeval_11refs.json [--stemmer] [--multi-ref mean|pooled|max]

@@ -1,4 +1,4 @@
-"""UniEval dimensions as metrics, on the tiny random T5 model folder; inputs built by hand per REFERENCE.md section 1."""
+"""UniEval dimensions as metrics, on the tiny random T5 model folder; inputs built by hand as in UniEval's public code, maszhongming/UniEval."""
 from __future__ import annotations
 
 import pytest

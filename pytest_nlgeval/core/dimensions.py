@@ -2,7 +2,7 @@
 
 A :class:`Dimension` says how one quality dimension is scored (UniEval, Zhong et al. 2022; the
 question strings, fields, units and aggregations are those of the public UniEval code, listed in
-REFERENCE.md section 1). The input text of one evaluator call is::
+UniEval's public code, maszhongming/UniEval). The input text of one evaluator call is::
 
     'question: ' + question + ' </s> ' + field1 + ': ' + output [+ ' </s> ' + field2 + ': ' + x ...]
 
@@ -179,7 +179,7 @@ def _builtin(task, name, question, fields, unit="whole", aggregation="mean", des
 
 
 def builtin_dimensions() -> list[Dimension]:
-    """The UniEval catalogue (REFERENCE.md section 1), in the order of the reference code."""
+    """The UniEval catalogue (UniEval's public code, maszhongming/UniEval), in the order of the reference code."""
     return [
         _builtin("summarization", "coherence", "Is this a coherent summary to the document?",
                  ("summary", "document"), description="the summary is well structured and organised"),

@@ -1,6 +1,6 @@
 """Meta-evaluation: how well a metric agrees with human judgments.
 
-Protocol (the UniEval tables; REFERENCE.md section 2):
+Protocol (the UniEval tables; the meta-evaluation code of maszhongming/UniEval):
 
 * correlations are Pearson, Spearman and Kendall's tau-b (scipy.stats);
 * ``sample`` level pools every (output, human score) pair (Topical-Chat, QAGS, data-to-text);

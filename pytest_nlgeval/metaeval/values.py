@@ -106,7 +106,7 @@ def evaluator_values(records: Sequence[Record], model: str | None, dimensions: S
 
     Each human dimension is matched with the evaluator's dimension of the same name in ``task`` (the
     human ``coherence`` rating against the model's coherence score, and so on), scored with the UniEval
-    inputs of REFERENCE.md section 1: the record's ``source`` is the document; dimensions that read a
+    inputs of UniEval's public code, maszhongming/UniEval: the record's ``source`` is the document; dimensions that read a
     reference (relevance) use the first one, as UniEval's SummEval protocol has one reference per
     document (``multi_ref="mean"`` scores every reference and averages, at that many times the cost); for dialogue, ``source`` is the dialogue history and
     ``context`` the fact (the UniEval data layout).

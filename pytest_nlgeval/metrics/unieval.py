@@ -1,7 +1,7 @@
 """Each UniEval dimension (Zhong et al., 2022) as a metric of the bank.
 
 A thin adapter over :class:`pytest_nlgeval.core.evaluator.Evaluator`, which builds the Boolean-QA input texts
-of REFERENCE.md section 1 (``'question: ' + Q + ' </s> ' + field + ': ' + text ...``), splits sentences
+of UniEval's public code, maszhongming/UniEval (``'question: ' + Q + ' </s> ' + field + ': ' + text ...``), splits sentences
 for the per-sentence dimensions, caches scores by evaluator fingerprint and runs the ONNX model in
 batches. The metric protocol's arguments map onto the dimension's fields:
 
@@ -40,7 +40,7 @@ class UniEvalDimension(Metric):
 
     Args:
         task: ``summarization``, ``dialogue``, ``data2text`` or ``fact``.
-        dimension: a dimension of that task (REFERENCE.md section 1).
+        dimension: a dimension of that task (UniEval's public code, maszhongming/UniEval).
         model: model folder, Hugging Face id, or ``None`` for the runtime's embedded default.
         device, precision, batch_size, cache, cache_dir: passed to the :class:`Evaluator`.
         evaluator: an existing :class:`Evaluator` to share (its model settings win).

@@ -2,7 +2,7 @@
 
 Coherence and diversity are measured on every prefix of a continuation and compared with human
 references three ways ("Reference-Based Analysis of Coherence and Diversity in Open-Ended Text
-Generation"; REFERENCE.md section 3): DTW alignment with human
+Generation"; its public analysis code): DTW alignment with human
 trajectories, summary comparison with the matched human continuation, and likelihood under the human
 reference distribution.
 

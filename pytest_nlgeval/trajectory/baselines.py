@@ -4,7 +4,7 @@ Neither looks at human ratings, and neither is fitted on the texts being scored:
 at a time, so every normalisation comes from the bank's human references and stays fixed.
 
 **Fixed Q*Text** (Garces Arias et al., 2025, as used untuned in the trajectory paper's section 5 and
-appendix B; the constants are those of REFERENCE.md section 3, taken from a re-implementation, so
+appendix B; the constants are those of a public re-implementation of Q*Text, so
 treat the score as a baseline and not as the original authors' exact number). The endpoint
 perplexity, coherence and diversity of a continuation are min-max normalised to ``m_i`` in [0, 1]
 (perplexity flipped, so lower perplexity is better), and::
@@ -45,7 +45,7 @@ __all__ = ["QText", "SummaryPCA", "qtext_formula", "endpoint_perplexity", "QTEXT
 
 #: Order of the Q*Text inputs and of its constants.
 QTEXT_INPUTS = ("perplexity", "coherence", "diversity")
-#: The published, untuned initialisation (REFERENCE.md section 3).
+#: The published, untuned initialisation (the trajectory paper's public analysis code).
 QTEXT_WEIGHTS = np.array([0.586, 0.834, 3.853])
 QTEXT_MU = np.array([0.458, 0.000, 0.854])
 QTEXT_A = np.array([2.579, 1.496, 7.370])

@@ -1,6 +1,6 @@
 """Dynamic time warping with the ``symmetric2`` step pattern, normalised by ``N + M``.
 
-The recurrence (REFERENCE.md section 3; Sakoe and Chiba, 1978; the trajectory paper, appendix A.1), with
+The recurrence (the trajectory paper's public analysis code; Sakoe and Chiba, 1978; the trajectory paper, appendix A.1), with
 ``d[i, j] = |a_i - b_j|``, closed endpoints and no window::
 
     g[0, 0] = d[0, 0]                       # weight 1 at the origin, not 2

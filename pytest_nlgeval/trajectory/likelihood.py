@@ -2,7 +2,7 @@
 
 The trajectory paper scores how typical a continuation's profile is among human references: one
 bivariate density on ``(coherence mean, diversity mean)`` and one on ``(coherence variance, diversity
-variance)`` (its section 4.3; REFERENCE.md section 3). The alternatives it compares, all implemented here
+variance)`` (its section 4.3; its public analysis code). The alternatives it compares, all implemented here
 in numpy so that scoring needs no scipy:
 
 - ``"gaussian"``: full-covariance Gaussian, sample mean and ``np.cov`` (divisor n - 1);

@@ -1,6 +1,6 @@
 """Meta-evaluation of trajectory scores: Spearman with human ratings, prompt-cluster bootstrap intervals.
 
-The trajectory paper's protocol (its section 5 and appendix A; REFERENCE.md section 3):
+The trajectory paper's protocol (its section 5 and appendix A; its public analysis code):
 
 - Spearman's rank correlation with average ranks for ties;
 - 3,000 bootstrap replicates that resample *prompts* with replacement and keep every output of a sampled

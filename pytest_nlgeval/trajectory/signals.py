@@ -5,7 +5,7 @@ continuation token and use the same positions):
 
 - diversity at prefix ``t``: the product over ``n = 2, 3, 4`` of ``distinct n-grams / total n-grams`` among
   the token ids ``y_1 .. y_t``; a ratio is 1 while the prefix is shorter than ``n``. This is per text and
-  on token ids (REFERENCE.md section 3), unlike Su et al.'s pooled whitespace-word version;
+  on token ids (the trajectory paper's public analysis code), unlike Su et al.'s pooled whitespace-word version;
 - coherence at prefix ``t``: the cumulative mean ``(1/t) sum_{s<=t} log p(y_s | BOS, prompt, y_<s)`` of the
   next-token log-probabilities under a causal LM (:mod:`nlgeval_runtime.causal_lm` computes them in one
   forward pass per text).

@@ -2,7 +2,7 @@
 
 UniEval (Zhong et al., 2022, seed 000) scores a text by asking a T5 model a yes/no question and taking
 ``P(Yes) / (P(Yes) + P(No))`` from the first decoder step; that equals ``sigmoid(logit_Yes - logit_No)``,
-which is what every exported graph outputs as ``p_yes`` (REFERENCE.md section 1).
+which is what every exported graph outputs as ``p_yes`` (UniEval's public code, maszhongming/UniEval).
 
 Example::
 

@@ -1,6 +1,6 @@
 """Model resolution: explicit folder, Hugging Face id, or the embedded default.
 
-Order (DESIGN.md, "Models"):
+Order (README, "Models"; docs/model-folder.md):
 
 1. ``None`` / ``"default"``: the embedded default model that ships inside this package.
 2. An existing local path: an exported model folder is used as it is; a Hugging Face checkpoint

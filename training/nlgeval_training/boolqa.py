@@ -1,6 +1,6 @@
 """Boolean-QA records: the evaluator's input format and the questions of each dimension.
 
-The strings follow the UniEval scorer exactly (REFERENCE.md section 1):
+The strings follow the UniEval scorer exactly (UniEval's public code, maszhongming/UniEval):
 ``'question: ' + Q + ' </s> ' + field1 + ': ' + output [+ ' </s> ' + field2 + ': ' + x ...]``.
 A record is a plain dict ``{"input": str, "label": 0|1, "task": str, "dimension": str, "group": str}``;
 ``label`` 1 means the answer "Yes". ``group`` names the source item (document, dialogue) so held-out

@@ -133,7 +133,7 @@ def quantize_int8(src: str | Path, dst: str | Path, *, op_types: Sequence[str] =
 def convert_fp16(src: str | Path, dst: str | Path, *, keep_fp32_nodes: Callable[[str], bool] | None = None) -> list[str]:
     """Mixed-precision fp16 graph for CUDA.
 
-    t5-v1_1 feed-forward outputs overflow fp16 (REFERENCE.md section 5); Hugging Face keeps the ``wo``
+    t5-v1_1 feed-forward outputs overflow fp16 (Hugging Face's T5 clamps its fp16 hidden states for this reason); Hugging Face keeps the ``wo``
     projections in fp32 for that reason, and so does this conversion (``keep_fp32_nodes``), together with
     normalisation, softmax and residual additions.
     """
