@@ -124,8 +124,9 @@ def _options(config) -> dict[str, Any]:
 def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers",
-        "nlgeval(task=None, model=None, tolerance=None): default task and model of the nlgeval assertions in "
-        "this test; tolerance recorded with its checks for baseline comparison",
+        "nlgeval(task=None, model=None, tolerance=None, refused='error'): default task and model of the nlgeval "
+        "assertions in this test; tolerance recorded with its checks for baseline comparison; refused='skip' "
+        "skips the test when the model cannot judge a dimension it asks for",
     )
     session = NLGEvalSession(config, _options(config))
     config.stash[_state_key] = session
@@ -135,6 +136,11 @@ def pytest_configure(config) -> None:
 
 
 def pytest_unconfigure(config) -> None:
+    """The mirror of :func:`pytest_configure`: unregister what it registered, then close the session."""
+    for name in ("nlgeval-xdist", "nlgeval-session"):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin, name)
     session = config.stash.get(_state_key, None)
     if session is not None:
         session.close()

@@ -166,3 +166,11 @@ def test_importing_the_package_is_lazy():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_unconfigure_unregisters_what_configure_registered(pytester):
+    config = pytester.parseconfigure("-p", "no:cacheprovider")
+    assert config.pluginmanager.get_plugin("nlgeval-session") is not None
+    config._ensure_unconfigure()
+    assert config.pluginmanager.get_plugin("nlgeval-session") is None
+    assert config.pluginmanager.get_plugin("nlgeval-xdist") is None
