@@ -224,7 +224,7 @@ def test_a_refused_dimension_skips_a_test_marked_refused_skip_and_fails_one_that
     if "dialogue/groundedness" not in refused:
         pytest.skip("the embedded model judges groundedness")
     pytester.makefile(".ini", pytest="[pytest]\n")
-    pytester.makepyfile(test_chat='''
+    suite = '''
 import pytest
 from pytest_nlgeval import assert_dimension
 
@@ -235,25 +235,15 @@ def test_skipped():
 @pytest.mark.nlgeval(task="dialogue")
 def test_errors():
     assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
-
+'''
+    pytester.makepyfile(test_chat=suite + '''
 @pytest.mark.nlgeval(task="dialogue", refused="maybe")
 def test_bad_marker():
     pass
 ''')
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
     assert result.ret != 0 and "must be 'error' or 'skip', got 'maybe'" in result.stdout.str() + result.stderr.str()
-    pytester.makepyfile(test_chat='''
-import pytest
-from pytest_nlgeval import assert_dimension
-
-@pytest.mark.nlgeval(task="dialogue", refused="skip")
-def test_skipped():
-    assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
-
-@pytest.mark.nlgeval(task="dialogue")
-def test_errors():
-    assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
-''')
+    pytester.makepyfile(test_chat=suite)
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=1, failed=1)
     result.stdout.fnmatch_lines(["*cannot judge dialogue/groundedness*MingZhong/unieval-dialog*"])

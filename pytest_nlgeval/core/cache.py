@@ -101,15 +101,7 @@ class ScoreCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = self._open_checked()
-        except _Damaged as exc:
-            if not self._set_aside(exc):
-                return None
-            try:
-                conn = self._open_checked()
-            except (sqlite3.Error, OSError) as again:
-                self._degrade(again)
-                return None
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError) as exc:   # _Damaged (a failed integrity check) is a sqlite3.Error
             if _is_damage(exc):
                 if not self._set_aside(exc):
                     return None

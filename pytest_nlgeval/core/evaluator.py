@@ -86,6 +86,7 @@ class Evaluator:
             cache = ScoreCache.in_folder(cache_dir or DEFAULT_CACHE_DIR)
         self.cache = cache or None
         self._scorer = None
+        self._graph_scorers: dict = {}   # sub-folder name -> its scorer (see :meth:`_graph_scorer`)
         self._folder = None
         self._fingerprint: dict | None = None
         self._fingerprint_id: str | None = None
@@ -225,7 +226,7 @@ class Evaluator:
 
     def _graph_scorer(self, graph: str):
         """The scorer of the sub-folder model ``graph`` (created on first use, closed with the evaluator)."""
-        scorers = self.__dict__.setdefault("_graph_scorers", {})
+        scorers = self._graph_scorers
         if graph not in scorers:
             from nlgeval_runtime.boolqa import load_boolqa
 
@@ -238,7 +239,8 @@ class Evaluator:
 
     def _scored_units(self, dims: list[Dimension], texts: list[str]) -> list[tuple[float, bool, int]]:
         """Scores of ``texts[k]`` (an input of ``dims[k]``), each text sent to the graph its dimension names."""
-        graphs = [self._served(d).get("folder") for d in dims]
+        graph_of = {d.key: self._served(d).get("folder") for d in {d.key: d for d in dims}.values()}
+        graphs = [graph_of[d.key] for d in dims]
         if not any(graphs):
             return self.score_texts(texts)
         out: list = [None] * len(texts)
@@ -368,8 +370,8 @@ class Evaluator:
         """
         if self.source_windows == "off" or not any(dim.window for _, dim, _, _ in plans):
             return None
-        units_of = {dim.key: self._served(dim).get("source_units", "windows")
-                    for _, dim, _, _ in plans if dim.window}
+        windowed = {dim.key: dim for _, dim, _, _ in plans if dim.window}
+        units_of = {key: self._served(dim).get("source_units", "windows") for key, dim in windowed.items()}
         aligned = any(mode != "windows" for mode in units_of.values())
         planner = self.window_planner
         # A token covers at least one byte of UTF-8, so a text with fewer bytes than the maximum (less the
@@ -408,38 +410,46 @@ class Evaluator:
 
     def _alignment_windows(self, dim: Dimension, unit: str, values: dict):
         """The unit's claim against its source's sentence units (see :func:`alignment_units`)."""
-        from pytest_nlgeval.core.dimensions import prepare_fields
         from pytest_nlgeval.core.windows import alignment_units
+
+        fields, body, tail = self._source_parts(dim, values)
+        prefix_text = dim.input_text(unit, {**fields, dim.window: ""})
+        planner = self.window_planner
+        # a token covers at least one byte: a short prefix leaves room for sure and needs no tokenising
+        if len(prefix_text.encode("utf-8")) + planner.special_tokens > self._room_limit():
+            self._check_room(dim, unit, planner.count([prefix_text])[0])
+        windows = alignment_units(unit, body, top=int(self._served(dim).get("top_units", 6)), tail=tail)
+        return windows, [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
+
+    @staticmethod
+    def _source_parts(dim: Dimension, values: dict) -> tuple[dict, str, str]:
+        """The prepared fields of a unit, and its source split into body and the tail every window keeps
+        (the dialogue fact convention ends a fact with a line break)."""
+        from pytest_nlgeval.core.dimensions import prepare_fields
 
         fields = prepare_fields(dim, values)
         source = fields[dim.window]
         tail = "\n" if source.endswith("\n") else ""
-        body = source[:-1] if tail else source
-        windows = alignment_units(unit, body, top=int(self._served(dim).get("top_units", 6)), tail=tail)
-        texts = [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
-        if len(unit) > self.window_planner.max_length:   # a unit this long may leave no room: count it
-            self._check_room(dim, unit, self.window_planner.count([dim.input_text(unit, {**fields, dim.window: ""})])[0])
-        return windows, texts
+        return fields, (source[:-1] if tail else source), tail
+
+    def _room_limit(self) -> int:
+        """The most tokens a unit and its question may take: room stays for a short sentence of the source."""
+        limit = self.window_planner.max_length
+        return limit - max(8, limit // 8)
 
     def _check_room(self, dim: Dimension, unit: str, prefix_tokens: int) -> None:
         """A unit must leave room for its source: scored without it, a claim would be judged on itself."""
         __tracebackhide__ = hide_user_errors
-        limit = self.window_planner.max_length
-        if prefix_tokens > limit - max(8, limit // 8):   # room for at least a short sentence of the source
+        if prefix_tokens > self._room_limit():
             raise InputError(
                 f"a {dim.fields[0]} of {dim.name!r} takes {prefix_tokens} tokens with its question, and the model "
-                f"reads {limit}: its `{dim.window}=` would not be read. Score shorter units (split the output "
-                f"into sentences; one sentence starts {unit[:60]!r}...)"
+                f"reads {self.window_planner.max_length}: its `{dim.window}=` would not be read. Score shorter "
+                f"units (split the output into sentences; one sentence starts {unit[:60]!r}...)"
             )
 
     def _unit_windows(self, dim: Dimension, unit: str, values: dict):
-        from pytest_nlgeval.core.dimensions import prepare_fields
-
         planner = self.window_planner
-        fields = prepare_fields(dim, values)
-        source = fields[dim.window]
-        tail = "\n" if source.endswith("\n") else ""  # the dialogue fact convention, kept in every window
-        body = source[:-1] if tail else source
+        fields, body, tail = self._source_parts(dim, values)
         prefix = planner.count([dim.input_text(unit, {**fields, dim.window: ""})])[0]
         self._check_room(dim, unit, prefix)
         for _ in range(4):
@@ -528,7 +538,7 @@ class Evaluator:
         if self.cache is not None:
             self.cache.close()
         self._scorer = None
-        self.__dict__.pop("_graph_scorers", None)
+        self._graph_scorers.clear()
 
 
 def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:

@@ -168,10 +168,10 @@ def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") ->
     bounds.sort()
     if len(bounds) > top:
         words = _content_words(claim)
+        sentence_words = [_content_words(source[a:b]) for a, b in spans]   # a pair's words: its sentences'
 
         def shared(bound):
-            a, b = bound
-            unit = _content_words(source[spans[a][0]:spans[b - 1][1]])
+            unit = set().union(*sentence_words[bound[0]:bound[1]])
             return len(words & unit) / (1.0 + 0.1 * len(unit))   # a pair must add evidence, not just words
 
         ranked = sorted(range(len(bounds)), key=lambda k: (-shared(bounds[k]), k))

@@ -210,19 +210,23 @@ def _grounded_turns(dlg: Dialogue, dialogues: list[Dialogue], rng: random.Random
         if len(out) >= 2 * n:
             break
         fact = fact_text(_first_sentences(dlg.knowledge[t][0], fact_sentences))
-        fact_words = {w for w in tokenize(fact) if len(w) > 3}
-        turn_words = {w for w in tokenize(dlg.turns[t]) if len(w) > 3}
-        if len(turn_words & fact_words) < 2:
+        fact_words = _content(fact)
+        if len(_content(dlg.turns[t]) & fact_words) < 2:
             continue   # the reply does not visibly use its knowledge
         other = rng.choice(dialogues)
         if other is dlg or len(other.turns) < 2:
             continue
         neg = rng.choice(other.turns[1:])
-        if {w for w in tokenize(neg) if len(w) > 3} & fact_words or len(neg.split()) < 4:
+        if _content(neg) & fact_words or len(neg.split()) < 4:
             continue
         out.append(make_record(TASK, "groundedness", 1, dlg.id, output=dlg.turns[t], fact=fact))
         out.append(make_record(TASK, "groundedness", 0, dlg.id, output=neg, fact=fact))
     return out
+
+
+def _content(text: str) -> set[str]:
+    """Tokens longer than three characters: the words that show a reply uses its knowledge."""
+    return {w for w in tokenize(text) if len(w) > 3}
 
 
 GENERATORS = {"coherence": coherence, "naturalness": naturalness, "groundedness": groundedness,
