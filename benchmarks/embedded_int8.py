@@ -4,7 +4,7 @@ The embedded model ships a weight-only graph (int8 embedding table, other weight
 computed in fp32). This benchmark derives a static int8 graph from that very graph, so no checkpoint is
 needed: ONNX Runtime's constant folding turns the fp16-stored weights back into fp32 initializers, then
 ``nlgeval_training.static_int8`` quantises the MatMuls with activation scales calibrated on pseudo inputs.
-It then compares the two on real SummEval summaries (../shared/data/human/summeval_dev.jsonl.gz):
+It then compares the two on real SummEval summaries ($NLGEVAL_DATA/human/summeval_dev.jsonl.gz):
 
 - drift: max and mean |diff| of the scores, decisions flipped at 0.5, Spearman between the two;
 - speed: 200 single assertions and one batched call (evaluator_overhead.py's split), for both graphs.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -29,7 +30,7 @@ from plugin import make_cases  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EMBEDDED = ROOT / "runtime" / "nlgeval_runtime" / "embedded"
-SUMMEVAL = ROOT.parent / "shared" / "data" / "human" / "summeval_dev.jsonl.gz"
+SUMMEVAL = Path(os.environ.get("NLGEVAL_DATA", "data-kit")) / "human" / "summeval_dev.jsonl.gz"  # docs/data.md
 
 
 def build_static(src: Path, dst: Path) -> dict:
@@ -92,7 +93,7 @@ def main() -> int:
         scores = {}
         for name, model in models.items():
             ev = Evaluator(model, device="cpu", precision="int8", cache=False, threads=args.threads)
-            scores[name] = {dim: np.array(ev.score_many(outputs, dim, sources=sources))
+            scores[name] = {dim: np.array(ev.score_batch(outputs, dim, sources=sources))
                             for dim in ("coherence", "consistency", "fluency")}
             ev.close()
         print(f"model {args.model}: shipped graph vs static int8 derived from it; {len(outputs)} SummEval summaries")

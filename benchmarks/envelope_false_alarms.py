@@ -8,7 +8,7 @@ envelope that 95% of the fitting bank's references stay above at every position.
 
     python benchmarks/envelope_false_alarms.py examples/stories/bank.npz
     python benchmarks/envelope_false_alarms.py runs/union/bank.npz --folds 10 \\
-        --rated ../shared/data/human/union_rocstories_ratings.jsonl.gz --story-field story --rating judgements
+        --rated $NLGEVAL_DATA/human/union_rocstories_ratings.jsonl.gz --story-field story --rating judgements
 
 With ``--rated``, the rated machine texts are checked against the whole bank too (with the bank's LM), and
 the mean human rating of the texts each check fails is printed next to that of the texts it passes.

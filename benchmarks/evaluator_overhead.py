@@ -80,7 +80,7 @@ def measure(model: str, cases, mode: str, tmp: Path, threads: int | None):
         if mode == "single":
             scores = [float(evaluator.score(o, "consistency", source=s)) for o, s in zip(outputs, sources)]
         else:
-            scores = evaluator.score_many(outputs, "consistency", sources=sources)
+            scores = evaluator.score_batch(outputs, "consistency", sources=sources)
         total = time.perf_counter() - start
     evaluator.close()
     clock.seconds["python"] = total - sum(v for k, v in clock.seconds.items() if k != "python")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import re
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cnndm.jsonl.gz"
+DATA = Path(os.environ.get("NLGEVAL_DATA", "data-kit")) / "cnndm.jsonl.gz"  # docs/data.md
 FAST = ["rouge1", "rouge2", "rougeL", "bleu", "chrf", "chrf_pp"]
 
 

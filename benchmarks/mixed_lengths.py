@@ -3,7 +3,7 @@
 A test suite asks for per-sentence fluency (a sentence: ~30-60 tokens) next to consistency and coherence
 of full documents (up to UniEval's 1,024-token limit). This benchmark builds 200 such UniEval-style
 inputs, from 30 to 1,000 tokens, in the order a suite produces them (case by case), from the news
-articles of ../shared/data, and scores them with a random-weight t5-v1_1 (``--arch base`` by default):
+articles of the data kit (docs/data.md), and scores them with a random-weight t5-v1_1 (``--arch base`` by default):
 
 - the reference path, as UniEval runs it: Hugging Face forward, inputs in their order, batches of 8
   padded to the longest input of the batch, fp32;

@@ -136,7 +136,7 @@ def bench_batch(model: str, n: int, repeats: int) -> None:
         one_by_one = [float(evaluator.score(o, "consistency", source=s)) for o, s in zip(outputs, sources)]
         singles.append(time.perf_counter() - start)
         start = time.perf_counter()
-        batched = evaluator.score_many(outputs, "consistency", sources=sources)
+        batched = evaluator.score_batch(outputs, "consistency", sources=sources)
         batches.append(time.perf_counter() - start)
     diff = max(abs(a - b) for a, b in zip(one_by_one, batched))
     single, batch = min(singles), min(batches)

@@ -1,6 +1,6 @@
 """Pseudo-data generation speed: records per second per dimension on one core (target >= 2,000).
 
-    python benchmarks/pseudo_data.py --data /path/to/shared/data [--docs 1000] [--dialogues 1000]
+    python benchmarks/pseudo_data.py --data $NLGEVAL_DATA [--docs 1000] [--dialogues 1000]
 
 Corpora are loaded (and sentence-split) once before timing; each generator call is timed as a whole,
 including its BM25 index and deduplication. The printed ratio is records/s divided by the target.
@@ -17,7 +17,7 @@ TARGET = 2000.0
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=os.environ.get("NLGEVAL_DATA", "../shared/data"))
+    parser.add_argument("--data", default=os.environ.get("NLGEVAL_DATA", "data-kit"))
     parser.add_argument("--docs", type=int, default=None, help="documents per corpus at most")
     parser.add_argument("--dialogues", type=int, default=None)
     args = parser.parse_args()

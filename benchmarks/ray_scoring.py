@@ -1,6 +1,6 @@
 """Scoring throughput on Ray: inputs per second, and per worker, against one local session.
 
-Scores ``--inputs`` fluency inputs (sentences of the news articles in ../shared/data, or of any JSONL with an
+Scores ``--inputs`` fluency inputs (sentences of the news articles of the data kit (docs/data.md), or of any JSONL with an
 ``article`` field) with the embedded default evaluator (or ``--model``): once on one local ONNX Runtime session,
 then on a local Ray cluster with each worker count of ``--workers`` (one actor and session per worker, one
 intra-op thread each). The score cache is off, so every input is scored. Each Ray call is timed end to end:
@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cnndm.jsonl.gz"
+DATA = Path(os.environ.get("NLGEVAL_DATA", "data-kit")) / "cnndm.jsonl.gz"  # docs/data.md
 
 
 def sentences(path: Path, n: int) -> list[str]:
@@ -59,9 +59,9 @@ def main() -> int:
     texts = sentences(args.data, args.inputs)
     print(f"{len(texts)} fluency inputs from {args.data.name}; model {args.model or 'embedded default'}")
     local = Evaluator(args.model, device="cpu", cache=False, threads=1)
-    local.score_many(texts[:8], "fluency")  # session and first run outside the timing
+    local.score_batch(texts[:8], "fluency")  # session and first run outside the timing
     started = time.perf_counter()
-    expected = local.score_many(texts, "fluency")
+    expected = local.score_batch(texts, "fluency")
     local_seconds = time.perf_counter() - started
     print(f"{'engine':<14}{'workers':>8}{'1st call s':>12}{'2nd call s':>12}{'inputs/s':>10}{'per worker':>12}"
           "   inputs per worker (2nd call)")
@@ -74,10 +74,10 @@ def main() -> int:
     for workers in args.workers:
         ev = RayEvaluator(args.model, workers=workers, threads=1, cache=False, progress=False)
         started = time.perf_counter()
-        got = ev.score_many(texts, "fluency")  # ships the folder, starts the actors, opens their sessions
+        got = ev.score_batch(texts, "fluency")  # ships the folder, starts the actors, opens their sessions
         first = time.perf_counter() - started
         started = time.perf_counter()
-        ev.score_many(texts, "fluency")  # new actors and sessions again; the node already holds the folder
+        ev.score_batch(texts, "fluency")  # new actors and sessions again; the node already holds the folder
         second = time.perf_counter() - started
         run = ev.scorer.last_run
         ok &= got == expected

@@ -2,7 +2,7 @@
 
 A random-weight T5 of the t5-v1_1 architecture (``--arch base`` by default, ``--arch large`` for the
 released UniEval size) scores realistic Boolean-QA inputs of about 400 tokens built from the news articles
-in ../shared/data (or any JSONL with an ``article`` field). The reference path is UniEval's: Hugging Face
+of the data kit (docs/data.md; or any JSONL with an ``article`` field). The reference path is UniEval's: Hugging Face
 forward, batch 8, fp32, ``torch.no_grad()``. The paths run in alternating rounds so that a noisy machine
 affects them alike; the median round is reported.
 
@@ -38,7 +38,7 @@ ARCHS = {
     "large": dict(d_model=1024, d_ff=2816, num_layers=24, num_decoder_layers=24, num_heads=16, d_kv=64),
 }
 VOCAB = 32128
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cnndm.jsonl.gz"
+DATA = Path(os.environ.get("NLGEVAL_DATA", "data-kit")) / "cnndm.jsonl.gz"  # docs/data.md
 
 
 def load_articles(path: Path, n: int) -> list[str]:

@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "assert_dimension": "pytest_nlgeval.assertions",
     "assert_dimensions": "pytest_nlgeval.assertions",
+    "assert_score": "pytest_nlgeval.assertions",
     "Score": "pytest_nlgeval.core.score",
     "ScoreList": "pytest_nlgeval.core.score",
     "Evaluator": "pytest_nlgeval.core.evaluator",
@@ -31,7 +32,7 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_nlgeval.assertions import assert_dimension, assert_dimensions
+    from pytest_nlgeval.assertions import assert_dimension, assert_dimensions, assert_score
     from pytest_nlgeval.core.checks import Check
     from pytest_nlgeval.core.dimensions import Dimension, DimensionRegistry
     from pytest_nlgeval.core.evaluator import Evaluator

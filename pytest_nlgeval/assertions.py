@@ -1,10 +1,11 @@
-"""``assert_dimension`` and ``assert_dimensions``: the dimension assertions of the DSL.
+"""``assert_dimension``, ``assert_dimensions`` and ``assert_score``: the assertions of the DSL.
 
-    from pytest_nlgeval import assert_dimension, assert_dimensions
+    from pytest_nlgeval import assert_dimension, assert_dimensions, assert_score
 
     assert_dimension(summary, "consistency", source=article) > 0.7
     assert_dimension(reply, "groundedness", task="dialogue", fact=knowledge) >= 0.6
     assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
+    assert_score(len(answer.split()), "answer_words") <= 120     # a number of your own, recorded as a check
 
 The task comes from ``task=``, else from the test's ``@pytest.mark.nlgeval(task=...)``, else
 ``summarization``; the evaluator from ``evaluator=``, else the session's (the marker's ``model=`` picks
@@ -14,16 +15,16 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pytest_nlgeval.core import context as _context
+from pytest_nlgeval.core import run as _run
 from pytest_nlgeval.core.dimensions import DEFAULT_TASK, hide_user_errors
 from pytest_nlgeval.core.score import Score, ScoreList
 
-__all__ = ["assert_dimension", "assert_dimensions"]
+__all__ = ["assert_dimension", "assert_dimensions", "assert_score"]
 
 
 def _resolve(task: str | None, evaluator):
     """The run, looked up once here: the task, the evaluator and the recorder handed down as arguments."""
-    run = _context.active()
+    run = _run.active()
     recorder = run.recorder
     marker = recorder.marker if recorder is not None else {}
     if evaluator is None:
@@ -66,3 +67,18 @@ def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequen
     return evaluator.evaluate(outputs, dimension, sources=sources, references=references, contexts=contexts,
                               facts=facts, source=source, reference=reference, context=context, fact=fact,
                               task=task, recorder=recorder)
+
+
+def assert_score(value: float, name: str, *, kind: str = "metric", task: str | None = None,
+                 details: dict | None = None) -> Score:
+    """A number of your own (a metric you compute, a judge of your own) as a :class:`Score` of this run:
+    its comparison with a threshold asserts and is recorded as a check, so it appears in the results file,
+    the report and the baseline like any other.
+
+        assert_score(rouge_l(summary, reference), "rougeL", details={"reference": reference}) > 0.3
+
+    A ``Score(...)`` made by hand is a plain value and records nothing; this is the way to record one.
+    """
+    __tracebackhide__ = hide_user_errors
+    recorder = _run.active().recorder
+    return Score(value, name=name, kind=kind, task=task, details=details, recorder=recorder)

@@ -180,9 +180,9 @@ def nlgeval(request):
     """The session's evaluator (:class:`pytest_nlgeval.core.evaluator.Evaluator`); its model loads on first use.
 
         def test_many(nlgeval):
-            scores = nlgeval.score_many(outputs, "fluency")
+            scores = nlgeval.score_batch(outputs, "fluency")
     """
-    return request.config.stash[_state_key].context.evaluator()
+    return request.config.stash[_state_key].run.evaluator()
 
 
 def pytest_assertrepr_compare(config, op, left, right):
@@ -201,22 +201,21 @@ def pytest_assertrepr_compare(config, op, left, right):
 
 
 class NLGEvalSession:
-    """Per-session state: the check recorder, the evaluation context, the results."""
+    """Per-session state: the check recorder, the run, the results."""
 
     def __init__(self, config, options: dict[str, Any]) -> None:
-        from pytest_nlgeval.core import checks, context
+        from pytest_nlgeval.core import checks, run
 
         self.config = config
         self.options = options
         self.recorder = checks.CheckRecorder(on_record=self._on_record)
-        self.context = context.Context(options, register_dimensions=self._register_dimensions,
-                                       recorder=self.recorder)
+        self.run = run.Run(options, register_dimensions=self._register_dimensions, recorder=self.recorder)
         self.worker_data: list[dict] = []
         self.results_path: str | None = None
         self.is_worker = hasattr(config, "workerinput")
-        # The state stays here, in config.stash; the free functions (assert_dimension, ...) find it
-        # through the current-run slot, which points at this context while the session runs.
-        context.activate(self.context)
+        # The state stays here, in config.stash; the assertions of the DSL (assert_dimension, ...) find it
+        # through pytest_nlgeval.core.run, where this run is the current one while the session runs.
+        run.install(self.run)
 
     def _register_dimensions(self, registry) -> None:
         self.config.hook.pytest_nlgeval_register_dimensions(registry=registry)
@@ -225,10 +224,10 @@ class NLGEvalSession:
         self.config.hook.pytest_nlgeval_check_recorded(check=check)
 
     def close(self) -> None:
-        from pytest_nlgeval.core import context
+        from pytest_nlgeval.core import run
 
-        context.deactivate(self.context)
-        self.context.close()
+        run.uninstall(self.run)
+        self.run.close()
 
     # -- tests ---------------------------------------------------------------------------------------------
     def pytest_collection_modifyitems(self, items) -> None:
@@ -260,7 +259,7 @@ class NLGEvalSession:
     # -- results -------------------------------------------------------------------------------------------
     def local_data(self) -> dict[str, Any]:
         stats = {"scored": 0, "cached": 0, "sessions": 0}
-        for evaluator in self.context.evaluators:
+        for evaluator in self.run.evaluators:
             for key in stats:
                 stats[key] += evaluator.stats[key]
         return {

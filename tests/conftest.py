@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -62,3 +60,16 @@ def tiny_causal_lm(tmp_path_factory):
     model = build_model(tok)
     root = _build_once(tmp_path_factory, "tiny-causal-lm", lambda d: export_tiny_causal_lm(model, tok, d / "lm"))
     return root / "lm", model, tok
+
+
+@pytest.fixture()
+def recorder():
+    """A check recorder of the test's own, lent to the current run for the length of the test: checks the test
+    makes through the assertions land here, not in the results of the session running the tests."""
+    from pytest_nlgeval.core import run
+    from pytest_nlgeval.core.checks import CheckRecorder
+
+    rec, current = CheckRecorder(), run.active()
+    current.use_recorder(rec)
+    yield rec
+    current.drop_recorder(rec)

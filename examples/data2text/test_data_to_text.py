@@ -27,7 +27,7 @@ def test_all_descriptions_in_one_batch(nlgeval, describe):
     scores = assert_dimensions(texts, "overall", task="data2text", references=references)
     scores.mean() > 0.3
     # the same numbers, without assertions, e.g. for a dashboard
-    plain = nlgeval.score_many(texts, "naturalness", task="data2text")
+    plain = nlgeval.score_batch(texts, "naturalness", task="data2text")
     assert len(plain) == len(texts) and all(0.0 <= value <= 1.0 for value in plain)
 
 

@@ -111,7 +111,7 @@ def run_score(args) -> int:
                 if any(column in row for row in chunk):
                     inputs[f"{name}s"] = [row.get(column) for row in chunk]
             try:
-                values += evaluator.score_many([row[args.output_field] for row in chunk], dimension,
+                values += evaluator.score_batch([row[args.output_field] for row in chunk], dimension,
                                                task=args.task, **inputs)
             except (DimensionError, InputError) as exc:
                 raise UsageError(f"{args.data}, rows {start}-{start + len(chunk) - 1}: {exc}") from None

@@ -1,8 +1,8 @@
 """Check records: one per comparison of a score with a threshold, passed or failed.
 
-A pytest session keeps its :class:`CheckRecorder` in its run context (``config.stash``); a
-:class:`~pytest_nlgeval.core.score.Score` carries the recorder its comparisons go to, and outside pytest
-there is none (comparisons work unchanged, unrecorded). The recorder knows the
+A pytest session keeps its :class:`CheckRecorder` in its run (:mod:`pytest_nlgeval.core.run`); a
+:class:`~pytest_nlgeval.core.score.Score` carries the recorder its comparisons go to, handed in by the
+assertion that made it, and outside pytest there is none (comparisons work unchanged, unrecorded). The recorder knows the
 running test (node id, ``nlgeval`` marker options) and numbers the checks of each name within a test, so a
 check's ``key`` (``nodeid::name::index``) is stable across runs. Fields follow docs/results-schema.md.
 """
@@ -13,7 +13,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Check", "CheckRecorder", "activate", "active_recorder", "deactivate", "record"]
+__all__ = ["Check", "CheckRecorder"]
 
 
 @dataclass
@@ -113,35 +113,3 @@ class CheckRecorder:
         if self.on_record is not None:
             self.on_record(check)
         return check
-
-
-def activate(recorder: CheckRecorder) -> None:
-    """Record the current run's checks into ``recorder`` until :func:`deactivate` (outside pytest, or a
-    test that keeps its checks out of the session's results)."""
-    from pytest_nlgeval.core.context import active
-
-    active().use_recorder(recorder)
-
-
-def deactivate(recorder: CheckRecorder | None = None) -> None:
-    """Stop recording into ``recorder`` (None: the current run's recorder, if it was lent)."""
-    from pytest_nlgeval.core import current
-
-    for context in reversed(current.installed()):
-        if context.drop_recorder(context.recorder if recorder is None else recorder):
-            return
-
-
-def active_recorder() -> CheckRecorder | None:
-    """The recorder of the current run: the pytest session's, one lent by :func:`activate`, or None."""
-    from pytest_nlgeval.core import current
-
-    return current.recorder()
-
-
-def record(**fields) -> Check | None:
-    """Record a check with the current run's recorder (no-op when there is none)."""
-    recorder = active_recorder()
-    if recorder is None:
-        return None
-    return recorder.record(**fields)

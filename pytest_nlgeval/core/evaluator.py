@@ -11,7 +11,7 @@ for the same request.
     >>> ev = Evaluator("models/unieval-sum", device="cpu")
     >>> ev.score("The cat sat on the mat.", "fluency") > 0.5
     True
-    >>> ev.score_many(["A summary.", "Another one."], "consistency", sources=[doc1, doc2])
+    >>> ev.score_batch(["A summary.", "Another one."], "consistency", sources=[doc1, doc2])
     [0.91, 0.42]
 """
 from __future__ import annotations
@@ -22,7 +22,6 @@ import os
 from typing import Any, Callable, Sequence
 
 from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR
-from pytest_nlgeval.core.current import CURRENT
 from pytest_nlgeval.core.dimensions import (
     DEFAULT_TASK,
     OVERALL,
@@ -50,16 +49,20 @@ class Evaluator:
     (:mod:`pytest_nlgeval.core.windows`), ``off`` cuts the input's tail as UniEval does; the setting is part of
     the fingerprint, so scores of the two modes are never mixed. ``default_task``: the task of a call
     that names none, a name or a function that gives one (a pytest run passes the running test's).
+    ``recorder``: where comparisons of the scores it makes are recorded when a call hands in none: a
+    :class:`~pytest_nlgeval.core.checks.CheckRecorder`, a function that gives the current one (a run passes
+    its own, so the ``nlgeval`` fixture's scores are recorded), or None (the default: nowhere).
 
     The evaluator knows nothing of pytest: the task, the inputs and where a comparison is recorded
-    (``recorder=`` of :meth:`score`/:meth:`evaluate`) come in as arguments.
+    (``recorder=`` here or of :meth:`score`/:meth:`evaluate`) come in as arguments.
     """
 
     def __init__(self, model: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
                  batch_size: int | None = None, cache: Any = True, cache_dir: str | os.PathLike | None = None,
                  threads: int | None = None, registry: DimensionRegistry | None = None,
                  model_cache_dir: str | os.PathLike | None = None, source_windows: str = "auto",
-                 default_task: str | Callable[[], str] = DEFAULT_TASK, max_windows: int | None = None) -> None:
+                 default_task: str | Callable[[], str] = DEFAULT_TASK, max_windows: int | None = None,
+                 recorder: Any = None) -> None:
         from nlgeval_runtime.session import check_options
 
         from pytest_nlgeval.core.windows import check_mode
@@ -80,6 +83,7 @@ class Evaluator:
         self.model_cache_dir = model_cache_dir
         self.registry = registry if registry is not None else DimensionRegistry()
         self.default_task = default_task
+        self.recorder = recorder
         if cache is True:
             from pytest_nlgeval.core.cache import ScoreCache
 
@@ -256,11 +260,12 @@ class Evaluator:
 
     def evaluate(self, outputs: Sequence[str], dimension: str, *, sources=None, references=None, contexts=None,
                  facts=None, task: str | None = None, source=None, reference=None, context=None,
-                 fact=None, recorder=CURRENT) -> ScoreList:
+                 fact=None, recorder=None) -> ScoreList:
         """Score many outputs on one dimension in one batched call; returns a :class:`ScoreList`.
 
         Per-case inputs are lists (``sources=[...]``); one shared input is a single value (``source=...``).
-        ``recorder``: where comparisons of the scores are recorded (see :class:`~pytest_nlgeval.core.score.Score`).
+        ``recorder``: where comparisons of the scores are recorded (None: the evaluator's own, see
+        :class:`Evaluator`).
         """
         __tracebackhide__ = hide_user_errors
         task = self._task(task)
@@ -274,7 +279,13 @@ class Evaluator:
         per_case = _per_case_values(len(outputs), sources=(sources, source), references=(references, reference),
                                     contexts=(contexts, context), facts=(facts, fact))
         return self._evaluate(outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))],
-                              recorder)
+                              self._recorder(recorder))
+
+    def _recorder(self, recorder):
+        """The recorder a call handed in, else the evaluator's own (a recorder, or a function that gives one)."""
+        if recorder is not None:
+            return recorder
+        return self.recorder() if callable(self.recorder) else self.recorder
 
     def _task(self, task: str | None) -> str:
         """``task``, else the default task (a name, or a function that names it)."""
@@ -284,7 +295,7 @@ class Evaluator:
         return default or DEFAULT_TASK
 
     def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str],
-                  recorder=CURRENT) -> ScoreList:
+                  recorder=None) -> ScoreList:
         __tracebackhide__ = hide_user_errors
         members = [self._as_served(dim) for dim in self._members(dimension, task)]
         plans = []  # (case, dimension, units, per unit: its windows or None)
@@ -327,18 +338,19 @@ class Evaluator:
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 
     def score(self, output: str, dimension: str, *, source=None, reference=None, context=None, fact=None,
-              task: str | None = None, recorder=CURRENT) -> Score:
+              task: str | None = None, recorder=None) -> Score:
         """Score one output; compare the returned :class:`Score` with a threshold to assert.
 
-        ``recorder``: where the comparison is recorded; by default the current run's (a pytest session's
-        inside a test, none outside pytest), None records nothing.
+        ``recorder``: where the comparison is recorded (``assert_dimension`` hands in its run's); None, the
+        default, means the evaluator's own (see :class:`Evaluator`).
         """
         __tracebackhide__ = hide_user_errors
         values = {"source": source, "reference": reference, "context": context, "fact": fact}
         per_case = [{k: v for k, v in values.items() if v is not None}]
-        return self._evaluate([output], dimension, self._task(task), per_case, ["output"], recorder)[0]
+        return self._evaluate([output], dimension, self._task(task), per_case, ["output"],
+                              self._recorder(recorder))[0]
 
-    def score_many(self, outputs: Sequence[str], dimension: str, **inputs) -> list[float]:
+    def score_batch(self, outputs: Sequence[str], dimension: str, **inputs) -> list[float]:
         """Plain numbers for many outputs (one batched call); same arguments as :meth:`evaluate`."""
         __tracebackhide__ = hide_user_errors
         return [float(s) for s in self.evaluate(outputs, dimension, **inputs)]
@@ -585,7 +597,7 @@ def _support(dim: Dimension, windows, scored) -> dict | None:
 
 
 def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict,
-                recorder=CURRENT) -> Score:
+                recorder=None) -> Score:
     components = {}
     details: dict[str, Any] = {"inputs": _jsonable_inputs(inputs), "truncated": False,
                                "source_windows": fingerprint.get("source_windows", "off")}

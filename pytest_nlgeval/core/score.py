@@ -3,8 +3,8 @@
 ``assert_dimension(...) > 0.7`` returns ``True`` when the comparison holds and raises ``AssertionError``
 with a readable message when it does not; either way the comparison is recorded as a check (see
 :mod:`pytest_nlgeval.core.checks`) by the recorder the score carries: the one the assertion that made it
-was given, or, for a score made by hand, the current run's when it was made (a pytest session's inside a
-test, none outside pytest). A :class:`Score` is float-like (``float(score)``, formatting, arithmetic
+was given (a pytest session's inside a test, none outside pytest); a score made by hand records nothing
+unless it is given a ``recorder=``. A :class:`Score` is float-like (``float(score)``, formatting, arithmetic
 gives plain floats); equality compares the number and records nothing.
 
 Other engines build their own scores with the same constructor::
@@ -24,8 +24,6 @@ import math
 import numbers
 import operator as _op
 from typing import Any, Callable, Iterable, Sequence
-
-from pytest_nlgeval.core import current
 
 __all__ = ["Score", "ScoreList"]
 
@@ -61,7 +59,8 @@ class Score:
     JSON-serialisable fields of the engine); ``evaluator_id``/``evaluator_fingerprint`` identify the model
     that produced it. ``explain(score, op, threshold) -> list[str]`` adds lines to a failure message.
     ``recorder``: the :class:`~pytest_nlgeval.core.checks.CheckRecorder` its comparisons are recorded
-    by; by default the current run's when the score is made; None records nothing.
+    by (the assertions of the DSL hand in their run's); None, the default, records nothing: a score is a
+    plain value that reads no global state.
     """
 
     __slots__ = ("value", "name", "kind", "task", "details", "evaluator_id", "evaluator_fingerprint", "_explain",
@@ -71,7 +70,7 @@ class Score:
                  details: dict | None = None, evaluator_id: str | None = None,
                  evaluator_fingerprint: dict | None = None,
                  explain: Callable[["Score", str, float], list[str]] | None = None,
-                 recorder: Any = current.CURRENT) -> None:
+                 recorder: Any = None) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
             raise TypeError(f"Score value must be a number, got {type(value).__name__}")
         self.value = float(value)
@@ -82,7 +81,7 @@ class Score:
         self.evaluator_id = evaluator_id
         self.evaluator_fingerprint = evaluator_fingerprint
         self._explain = explain
-        self.recorder = current.recorder() if recorder is current.CURRENT else recorder
+        self.recorder = recorder
 
     # -- the assertion -------------------------------------------------------------------------------------
     def _compare(self, op: str, other: Any) -> bool:

@@ -86,9 +86,9 @@ def _explainer(evaluation, metric):
 
 def _run_recorder():
     """The current run's check recorder, looked up once per assertion and handed to its scores."""
-    from pytest_nlgeval.core import context
+    from pytest_nlgeval.core import run
 
-    return context.active().recorder
+    return run.active().recorder
 
 
 def _make_score(metric, evaluation, output, input, references, recorder):

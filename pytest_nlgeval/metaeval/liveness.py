@@ -308,4 +308,4 @@ def _score(evaluator, cases: list[dict], name: str, task: str) -> list[float]:
         values = [c.get(argument) for c in cases]
         if any(v is not None for v in values):
             inputs[plural] = values
-    return evaluator.score_many([c["output"] for c in cases], name, task=task, recorder=None, **inputs)
+    return evaluator.score_batch([c["output"] for c in cases], name, task=task, recorder=None, **inputs)

@@ -101,7 +101,7 @@ class UniEvalDimension(Metric):
         from pytest_nlgeval.core.dimensions import InputError
 
         try:
-            values = self.evaluator.score_many(outs, self.dimension, task=self.task, **kwargs)
+            values = self.evaluator.score_batch(outs, self.dimension, task=self.task, **kwargs)
         except InputError as exc:
             raise MetricInputError(f"metric {self.name!r}: {exc}") from exc
         grouped: list[list[float]] = [[] for _ in outputs]

@@ -5,7 +5,7 @@ session per actor.
     nlgeval meta-eval summeval.jsonl --model default --engine ray --ray-address auto
 
     >>> ev = RayEvaluator("models/unieval-sum", device="cpu", workers=4, address="auto")   # doctest: +SKIP
-    >>> ev.score_many(outputs, "consistency", sources=articles)                           # doctest: +SKIP
+    >>> ev.score_batch(outputs, "consistency", sources=articles)                           # doctest: +SKIP
 
 Results are identical to the local path. The driver tokenises the misses and plans the length-sorted batches
 exactly as the local scorer does (same token budget, same batch size, one input per batch for a dynamically

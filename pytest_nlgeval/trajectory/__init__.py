@@ -11,7 +11,7 @@ Modules: :mod:`.signals` (the two signals), :mod:`.dtw` (symmetric2 DTW), :mod:`
 (``assert_trajectory``), :mod:`.baselines` (fixed Q*Text and the summary PCA, fitted on the bank),
 :mod:`.metaeval` (Spearman with prompt-cluster bootstrap), :mod:`.pairwise` (agreement with pairwise
 preferences), :mod:`.humandata` (reading human judgement files), :mod:`.tables` (meta-evaluation
-tables), :mod:`.plot` (inline SVG) and :mod:`.report` (the HTML report section).
+tables), :mod:`.plot` (inline SVG) and :mod:`.plugin` (the HTML report section).
 
     from pytest_nlgeval import assert_trajectory
     assert_trajectory(story, prompt=prompt, bank="refs/stories.npz").diversity_dtw > -0.05

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from pytest_nlgeval.core.current import CURRENT
 from pytest_nlgeval.core.score import Score
 from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
 from pytest_nlgeval.trajectory.scoring import SCORE_NAMES, TrajectoryScores, score_trajectory
@@ -64,9 +63,9 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     from nlgeval_runtime.causal_lm import load_causal_lm
 
     if device is None or precision is None:
-        from pytest_nlgeval.core import context as _context
+        from pytest_nlgeval.core import run as _run
 
-        options = _context.active().options
+        options = _run.active().options
         device = device or options.get("device")
         precision = precision or options.get("precision")
     device = device or "auto"
@@ -113,7 +112,7 @@ class TrajectoryResult:
     """
 
     def __init__(self, scores: TrajectoryScores, bank: ReferenceBank, lm, *, continuation: str, prompt: str,
-                 likelihood_kind: str, recorder=CURRENT):
+                 likelihood_kind: str, recorder=None):
         self.scores = scores
         self.recorder = recorder
         self.bank = bank
@@ -293,9 +292,9 @@ def assert_trajectory(continuation: str, *, prompt: str, bank: str | os.PathLike
         raise ValueError("assert_trajectory needs a non-empty continuation string")
     if not isinstance(prompt, str):
         raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
-    from pytest_nlgeval.core import context as _context
+    from pytest_nlgeval.core import run as _run
 
-    run = _context.active()  # looked up once: the device options and the recorder go down as arguments
+    run = _run.active()  # looked up once: the device options and the recorder go down as arguments
     ref_bank = load_bank(bank)
     if horizon is not None and horizon != ref_bank.horizon:
         raise ValueError(f"the bank was fitted at horizon {ref_bank.horizon}; pass horizon={ref_bank.horizon} "

@@ -5,7 +5,7 @@ dialogue corpora become :class:`Dialogue` (turns, the knowledge each turn cites,
 Field names are configurable so users can point the same loaders at their own files or at a
 Hugging Face dataset exported with ``dataset.to_json(path)``.
 
-    >>> docs = load_documents("/work/shared/data/cnndm.jsonl.gz", limit=2)   # doctest: +SKIP
+    >>> docs = load_documents("$NLGEVAL_DATA/cnndm.jsonl.gz", limit=2)   # doctest: +SKIP
     >>> docs[0].summary[:1]                                                  # doctest: +SKIP
     ['Zully Broussard decided to give a kidney to a stranger .']
 """

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_nlgeval.report import load_results, write_html
+from paths import DATA
 
-DATA = Path(__file__).parent / "data"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 PAYLOAD = "<script>alert(1)</script>"

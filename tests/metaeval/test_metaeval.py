@@ -281,7 +281,7 @@ def test_evaluator_rows_match_the_evaluator_scores(tiny_t5_model):
     mv = evaluator_values(records, str(tiny_t5_model), ["consistency", "fluency"], source_windows="off",
                           evaluator_options={"cache": False, "device": "cpu"})
     ev = Evaluator(tiny_t5_model, device="cpu", cache=False, source_windows="off")
-    expected = ev.score_many([r.output for r in records], "consistency", sources=[r.source for r in records])
+    expected = ev.score_batch([r.output for r in records], "consistency", sources=[r.source for r in records])
     assert list(mv.values["consistency"]) == pytest.approx(expected, abs=1e-9)
     assert "windows:off" in mv.signature and mv.label.endswith("(no windows)")
     result = meta_evaluate(records, [mv], "summary", n_bootstrap=50)

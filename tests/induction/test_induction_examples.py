@@ -7,8 +7,9 @@ import pytest
 
 import dspy
 from pytest_nlgeval.induction import InducedMetric, load_dataset
+from paths import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = REPO / "examples"
 BETTER = "Answer in two precise sentences, with the exact steps."
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_nlgeval.core import checks
 from pytest_nlgeval.core.dimensions import InputError
 from pytest_nlgeval.core.evaluator import Evaluator
 
@@ -11,13 +10,8 @@ DOC = "Officials said the bridge would reopen next week after repairs. The cat s
 OUTS = ["The bridge will reopen. Repairs are done.", "The cat sat on the mat.", "It is raining today."]
 
 
-@pytest.fixture(autouse=True)
-def _own_recorder():
-    # comparisons made here must not land in the results of the session running these tests
-    recorder = checks.CheckRecorder()
-    checks.activate(recorder)
-    yield recorder
-    checks.deactivate(recorder)
+# comparisons made here land in a recorder of the test's own, not in the session running these tests
+pytestmark = pytest.mark.usefixtures("recorder")
 
 
 def test_fingerprint_is_known_before_any_session(tiny_t5_model, tmp_path):
@@ -33,17 +27,17 @@ def test_fingerprint_is_known_before_any_session(tiny_t5_model, tmp_path):
 
 def test_cache_serves_a_new_evaluator_without_a_session(tiny_t5_model, tmp_path):
     cold = Evaluator(tiny_t5_model, device="cpu", cache_dir=tmp_path)
-    first = cold.score_many(OUTS, "consistency", source=DOC)
+    first = cold.score_batch(OUTS, "consistency", source=DOC)
     assert cold.stats["scored"] == 4 and cold.stats["sessions"] == 1  # 2 + 1 + 1 sentences
     warm = Evaluator(tiny_t5_model, device="cpu", cache_dir=tmp_path)
-    assert warm.score_many(OUTS, "consistency", source=DOC) == first
+    assert warm.score_batch(OUTS, "consistency", source=DOC) == first
     assert warm.stats == {"scored": 0, "cached": 4, "sessions": 0, "calls": 1}
     assert not warm.session_created
 
 
 def test_batched_equals_single_and_duplicates_are_scored_once(tiny_t5_model):
     ev = Evaluator(tiny_t5_model, device="cpu", cache=False)
-    many = ev.score_many(OUTS + OUTS, "fluency")
+    many = ev.score_batch(OUTS + OUTS, "fluency")
     assert many[:3] == many[3:]
     assert ev.stats["scored"] == 4  # 4 distinct sentences, each sent to the model once
     singles = [float(ev.score(o, "fluency")) for o in OUTS]
@@ -67,15 +61,15 @@ def test_aggregations(tiny_t5_model):
 def test_list_argument_errors(tiny_t5_model):
     ev = Evaluator(tiny_t5_model, device="cpu", cache=False)
     with pytest.raises(InputError, match="either sources=.* or source=.*not both"):
-        ev.score_many(OUTS, "consistency", sources=[DOC] * 3, source=DOC)
+        ev.score_batch(OUTS, "consistency", sources=[DOC] * 3, source=DOC)
     with pytest.raises(InputError, match="outputs must be a list of strings, got str"):
-        ev.score_many("one output", "fluency")
+        ev.score_batch("one output", "fluency")
     with pytest.raises(InputError, match="outputs is an empty list"):
-        ev.score_many([], "fluency")
+        ev.score_batch([], "fluency")
     with pytest.raises(InputError, match=r"outputs\[1\] is empty"):
-        ev.score_many(["fine.", " "], "fluency")
+        ev.score_batch(["fine.", " "], "fluency")
     with pytest.raises(InputError, match="sources= must be a list with one entry per output"):
-        ev.score_many(OUTS, "consistency", sources=DOC)
+        ev.score_batch(OUTS, "consistency", sources=DOC)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -96,11 +90,11 @@ def test_provider_only_a_session_can_tell_is_remembered_in_the_cache(tiny_t5_mod
 
     monkeypatch.setattr(fingerprint, "planned_fingerprint", lambda *args, **kwargs: None)
     cold = Evaluator(tiny_t5_model, device="auto", cache_dir=tmp_path)
-    first = cold.score_many(OUTS, "fluency")
+    first = cold.score_batch(OUTS, "fluency")
     assert cold.stats["sessions"] == 1
     warm = Evaluator(tiny_t5_model, device="auto", cache_dir=tmp_path)
     assert warm.fingerprint_id == cold.fingerprint_id and not warm.session_created
-    assert warm.score_many(OUTS, "fluency") == first and warm.stats["sessions"] == 0
+    assert warm.score_batch(OUTS, "fluency") == first and warm.stats["sessions"] == 0
     # without a cache there is nowhere to remember it: the fingerprint needs a session
     bare = Evaluator(tiny_t5_model, device="auto", cache=False)
     assert bare.fingerprint_id == cold.fingerprint_id and bare.session_created
@@ -110,10 +104,10 @@ def test_a_warm_evaluator_imports_no_onnxruntime(tiny_t5_model, tmp_path):
     import subprocess
     import sys
 
-    Evaluator(tiny_t5_model, device="auto", cache_dir=tmp_path).score_many(OUTS, "fluency")
+    Evaluator(tiny_t5_model, device="auto", cache_dir=tmp_path).score_batch(OUTS, "fluency")
     code = (f"import sys; from pytest_nlgeval import Evaluator; "
             f"ev = Evaluator({str(tiny_t5_model)!r}, device='auto', cache_dir={str(tmp_path)!r}); "
-            f"ev.score_many({OUTS!r}, 'fluency'); "
+            f"ev.score_batch({OUTS!r}, 'fluency'); "
             f"print(ev.stats['sessions'], sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "[]"]

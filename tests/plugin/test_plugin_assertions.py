@@ -111,7 +111,7 @@ def test_list_api_aggregates_and_score_many(pytester, tiny_t5_model):
             assert_dimensions(OUTS, "coherence", sources=[DOC, DOC, DOC]).fraction(above=0.999) >= 0.5
 
         def test_score_many_matches_single(nlgeval):
-            many = nlgeval.score_many(OUTS, "fluency")
+            many = nlgeval.score_batch(OUTS, "fluency")
             assert all(isinstance(v, float) and 0.0 < v < 1.0 for v in many)
             assert many[1] == float(nlgeval.score(OUTS[1], "fluency"))
     ''')
@@ -185,7 +185,7 @@ def test_marker_task_model_tolerance_and_junit(pytester, tiny_t5_model):
         @pytest.mark.nlgeval(task="dialogue", tolerance=0.05)
         def test_dialogue(nlgeval):
             assert_dimension("Sure, happy to help.", "coherence", context=["hi", "can you help?"]) > 0.0
-            assert nlgeval.score_many(["Hi.", "Bye."], "understandability")[0] > 0.0
+            assert nlgeval.score_batch(["Hi.", "Bye."], "understandability")[0] > 0.0
 
         @pytest.mark.nlgeval("data2text")
         def test_positional_task():
@@ -287,3 +287,17 @@ def test_equality_failures_are_explained_by_assertrepr(pytester, tiny_t5_model):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["E*assert fluency (summarization) = 0.* == 0.5",
                                  "E*per-sentence scores (mean of 2):", "E*weakest sentence*"])
+
+
+def test_assert_score_records_a_number_of_ones_own(recorder):
+    from pytest_nlgeval import assert_score
+
+    recorder.start_test("tests/test_own.py::test_words")
+    assert assert_score(87, "answer_words", details={"limit": 120}) <= 120
+    with pytest.raises(AssertionError, match=r"answer_words = 130.0000, expected <= 120"):
+        assert_score(130, "answer_words") <= 120
+    assert [(c.name, c.kind, c.passed, c.index) for c in recorder.checks] == [
+        ("answer_words", "metric", True, 0), ("answer_words", "metric", False, 1)]
+    assert recorder.checks[0].details == {"limit": 120}
+    with pytest.raises(TypeError, match="must be a number"):
+        assert_score("87", "answer_words")

@@ -9,8 +9,8 @@ import pytest
 from pytest_nlgeval.cli import main as cli_main
 from pytest_nlgeval.report import COMMENT_LIMIT, STEP_SUMMARY_LIMIT, load_results, pr_comment, step_summary
 from pytest_nlgeval.report.markdown import comment_marker, md_escape
+from paths import DATA
 
-DATA = Path(__file__).parent / "data"
 URL = "https://github.com/owner/repo/actions/runs/1/artifacts/2"
 
 

@@ -5,22 +5,20 @@ import math
 
 import pytest
 
-from pytest_nlgeval.core import checks
+from pytest_nlgeval.core.checks import CheckRecorder
 from pytest_nlgeval.core.score import Score, ScoreList
 
 
-@pytest.fixture(autouse=True)
-def recorder():
-    # A recorder of our own, so these checks never land in the results of the session running the tests.
-    rec = checks.CheckRecorder()
-    checks.activate(rec)
-    rec.start_test("tests/test_x.py::test_a", marker={"tolerance": 0.02})
-    yield rec
-    checks.deactivate(rec)
+@pytest.fixture()
+def rec():
+    """A recorder inside a test whose marker sets a tolerance; the scores below are handed it."""
+    recorder = CheckRecorder()
+    recorder.start_test("tests/test_x.py::test_a", marker={"tolerance": 0.02})
+    return recorder
 
 
-def _units_score(value=0.55):
-    return Score(value, name="consistency", task="summarization", evaluator_id="abc123",
+def _units_score(value=0.55, recorder=None):
+    return Score(value, name="consistency", task="summarization", evaluator_id="abc123", recorder=recorder,
                  evaluator_fingerprint={"provider": "CPUExecutionProvider", "precision": "fp32"},
                  details={"units": [{"text": "The cat sat.", "score": 0.9}, {"text": "It rained frogs.", "score": 0.2}],
                           "aggregation": "mean", "inputs": {"output": "The cat sat. It rained frogs.", "source": "d"}})
@@ -77,14 +75,15 @@ def test_float_like_but_not_a_truth_value():
         bool(score)
 
 
-def test_comparisons_record_checks(recorder):
+def test_comparisons_record_checks(rec):
+    recorder = rec
     seen = []
     recorder.on_record = seen.append
-    s = _units_score()
+    s = _units_score(recorder=recorder)
     s > 0.5
     with pytest.raises(AssertionError):
         s >= 0.9
-    Score(3.8, name="helpful", kind="metric") >= 3.5
+    Score(3.8, name="helpful", kind="metric", recorder=recorder) >= 3.5
     assert [c.key for c in recorder.checks] == [
         "tests/test_x.py::test_a::consistency::0", "tests/test_x.py::test_a::consistency::1",
         "tests/test_x.py::test_a::helpful::0"]
@@ -98,11 +97,11 @@ def test_comparisons_record_checks(recorder):
     assert seen == recorder.checks
 
 
-def _list():
+def _list(recorder=None):
     values = [0.9, 0.3, 0.8, 0.1]
     outs = ["good one", "weak one", "fine one", "worst one"]
-    return ScoreList([Score(v, name="fluency", details={"inputs": {"output": o}}) for v, o in zip(values, outs)],
-                     name="fluency", task="summarization")
+    return ScoreList([Score(v, name="fluency", details={"inputs": {"output": o}}, recorder=recorder)
+                      for v, o in zip(values, outs)], name="fluency", task="summarization")
 
 
 def test_scorelist_aggregates():
@@ -114,8 +113,9 @@ def test_scorelist_aggregates():
     assert scores[0] > 0.8
 
 
-def test_scorelist_failures_name_the_failing_cases(recorder):
-    scores = _list()
+def test_scorelist_failures_name_the_failing_cases(rec):
+    recorder = rec
+    scores = _list(recorder)
     with pytest.raises(AssertionError) as info:
         scores.min() >= 0.5
     message = str(info.value)
@@ -144,7 +144,8 @@ def test_scorelist_misuse_is_explained():
         ScoreList([], name="fluency").mean()
 
 
-def test_check_records_are_json_ready_whatever_the_details(recorder):
+def test_check_records_are_json_ready_whatever_the_details(rec):
+    recorder = rec
     import json
     from pathlib import Path
 
@@ -152,7 +153,8 @@ def test_check_records_are_json_ready_whatever_the_details(recorder):
 
     Score(0.5, name="m", kind="metric", details={"nan": float("nan"), "arr": np.array([1.5, 2.0]),
                                                  "np": np.float32(0.25), "path": Path("a/b.json"),
-                                                 "obj": object.__name__, "nested": [{"inf": float("inf")}]}) > 0.1
+                                                 "obj": object.__name__, "nested": [{"inf": float("inf")}]},
+          recorder=recorder) > 0.1
     data = recorder.checks[-1].to_dict()
     json.dumps(data, allow_nan=False)
     assert data["details"]["nan"] is None and data["details"]["arr"] == [1.5, 2.0]

@@ -1,25 +1,35 @@
-"""The run state: evaluators by model, the dimension registry, the score cache and the check recorder.
+"""The run: evaluators by model, the dimension registry, the score cache and the check recorder.
 
-A pytest session keeps its :class:`Context` in ``config.stash`` (the plugin builds it from its options and
-its check recorder) and installs it as the current one (:mod:`pytest_nlgeval.core.current`) for the length of
-the session. Outside pytest (a script, a notebook), :func:`active` gives the standalone context: model from
-``NLGEVAL_MODEL`` or the embedded default, cache in ``.nlgeval-cache``, no recorder. Evaluators, the
-registry and the cache are created on first use, so a run that never scores anything loads nothing.
+A pytest session keeps its :class:`Run` in ``config.stash`` (the plugin builds it from its options and its
+check recorder) and installs it as the current run for the length of the session. Outside pytest (a script, a
+notebook), :func:`active` gives the standalone run: model from ``NLGEVAL_MODEL`` or the embedded default,
+cache in ``.nlgeval-cache``, no recorder. Evaluators, the registry and the cache are created on first use, so
+a run that never scores anything loads nothing.
 
-    >>> from pytest_nlgeval.core.context import active
+    >>> from pytest_nlgeval.core.run import active
     >>> active().evaluator().score("The cat sat on the mat.", "fluency")      # doctest: +SKIP
+
+This module is the only one that knows the current run. ``assert_dimension(...)`` and
+``assert_trajectory(...)`` take no run argument, and pytest offers no way to reach the running session's
+``config`` from inside a test, so the assertions of the DSL look the run up here, once, where they are
+called, and hand what they found down as arguments: evaluators, scores and their comparisons never look it
+up. ``_runs`` is the stack of installed runs, innermost last:
+
+* outside pytest, the standalone run sits at the bottom, created on first use by :func:`active`;
+* a pytest session installs its run when it is configured and takes it out when it ends; pytester runs
+  sessions inside a session, so the innermost one is current and the outer one is back afterwards.
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Callable
 
-from pytest_nlgeval.core import current
+__all__ = ["Run", "active", "install", "installed", "uninstall"]
 
-__all__ = ["Context", "activate", "active", "deactivate"]
+_runs: list["Run"] = []
 
 
-class Context:
+class Run:
     """Evaluators (one per model, created lazily) sharing one dimension registry and one score cache.
 
     ``options``: ``model``, ``device``, ``precision``, ``batch_size``, ``source_windows``, ``cache`` (bool),
@@ -27,7 +37,7 @@ class Context:
     ``register_dimensions(registry)`` is called once, when the registry is first needed (the plugin
     passes its ``pytest_nlgeval_register_dimensions`` hook there, after every conftest is loaded).
     ``recorder``: the :class:`~pytest_nlgeval.core.checks.CheckRecorder` of the run, or None (nothing is
-    recorded); :meth:`use_recorder` lends the context another one for a while.
+    recorded); :meth:`use_recorder` lends the run another one for a while.
     """
 
     def __init__(self, options: dict[str, Any] | None = None,
@@ -97,7 +107,7 @@ class Context:
                                   batch_size=self.options.get("batch_size"), cache=self.cache or False,
                                   registry=self.registry, source_windows=self.options.get("source_windows") or "auto",
                                   max_windows=self.options.get("max_windows"),
-                                  default_task=self.default_task)
+                                  default_task=self.default_task, recorder=lambda: self.recorder)
             self._evaluators[key] = evaluator
         return evaluator
 
@@ -113,24 +123,26 @@ class Context:
             self._cache.close()
 
 
-def activate(context: Context) -> None:
-    """Make ``context`` the current one (the plugin does this with the context in ``config.stash``)."""
-    current.install(context)
+def install(run: Run) -> None:
+    """Make ``run`` the current one until :func:`uninstall` (the plugin does this with its session's run)."""
+    _runs.append(run)
 
 
-def deactivate(context: Context | None = None) -> None:
-    """Take ``context`` out of the current ones (None: every installed context)."""
-    if context is not None:
-        current.uninstall(context)
-        return
-    while current.innermost() is not None:
-        current.uninstall(current.innermost())
+def uninstall(run: Run) -> None:
+    """Take ``run`` out, wherever it is in the stack (sessions may end out of order)."""
+    for i in range(len(_runs) - 1, -1, -1):
+        if _runs[i] is run:
+            del _runs[i]
+            return
 
 
-def active() -> Context:
-    """The current context: the running pytest session's, else the standalone one (made on first use)."""
-    context = current.innermost()
-    if context is None:
-        context = Context({"model": os.environ.get("NLGEVAL_MODEL") or None})
-        current.install(context)  # the bottom of the stack: what code outside pytest uses
-    return context
+def installed() -> tuple[Run, ...]:
+    """Every installed run, innermost last."""
+    return tuple(_runs)
+
+
+def active() -> Run:
+    """The current run: the running pytest session's, else the standalone one (made on first use)."""
+    if not _runs:
+        _runs.append(Run({"model": os.environ.get("NLGEVAL_MODEL") or None}))  # what code outside pytest uses
+    return _runs[-1]

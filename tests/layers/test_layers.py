@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {
     "pytest_nlgeval": ROOT / "pytest_nlgeval",
     "nlgeval_runtime": ROOT / "runtime" / "nlgeval_runtime",

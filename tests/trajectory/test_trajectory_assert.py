@@ -35,14 +35,6 @@ def bank_path(tiny_causal_lm, tmp_path_factory):
     return out
 
 
-@pytest.fixture
-def recorder():
-    rec = checks.CheckRecorder()
-    checks.activate(rec)
-    yield rec
-    checks.deactivate(rec)
-
-
 def test_fields_are_trajectory_scores_that_assert_and_record(bank_path, recorder):
     prompt, cont = HUMAN[0]
     result = assert_trajectory(cont, prompt=prompt, bank=bank_path)

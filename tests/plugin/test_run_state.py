@@ -1,32 +1,32 @@
-"""Run state: the plugin's state lives in config.stash, free functions find it through one documented slot,
-scores carry the recorder they were made with, and no other module keeps run state in a global."""
+"""Run state: the plugin's state lives in config.stash, the assertions find it through pytest_nlgeval.core.run,
+scores are plain values that carry the recorder they were handed, and no other module keeps run state in a
+global."""
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_nlgeval.core import checks, current
+from pytest_nlgeval.core import run as run_module
 from pytest_nlgeval.core.cache import CACHE_FILE
 from pytest_nlgeval.core.checks import CheckRecorder
-from pytest_nlgeval.core.context import Context
+from pytest_nlgeval.core.run import Run
 from pytest_nlgeval.core.evaluator import Evaluator
 from pytest_nlgeval.core.score import Score
+from paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {
     "pytest_nlgeval": ROOT / "pytest_nlgeval",
     "nlgeval_runtime": ROOT / "runtime" / "nlgeval_runtime",
     "nlgeval_training": ROOT / "training" / "nlgeval_training",
 }
 
-# Module-level names that functions change, each with the reason it is not run state. The current-run slot
-# is the one piece of run state; the others are memos of things no run can change (the same file, model or
+# Module-level names that functions change, each with the reason it is not run state. The stack of installed
+# runs is the one piece of run state; the others are memos of things no run can change (the same file, model or
 # class whichever run asks) or registrations that, like pluggy's, belong to the process.
 ALLOWED = {
-    "pytest_nlgeval.core.current._contexts": "the current-run slot, documented in its module",
+    "pytest_nlgeval.core.run._runs": "the installed runs, documented in their module",
     "pytest_nlgeval.induction.assertions._LOADED": "memo: an artifact file loaded once per path and mtime",
     "pytest_nlgeval.induction.judges._SIGS": "memo: the DSPy signature classes, built once",
     "pytest_nlgeval.induction.llmcache._CLASS": "memo: the caching LM class, built once dspy is imported",
@@ -98,7 +98,7 @@ def test_no_module_level_run_state_but_the_current_run_slot():
     found = module_state(PACKAGES)
     unexplained = {name: where for name, where in found.items() if name not in ALLOWED}
     assert not unexplained, (
-        "module-level state that functions change (run state belongs in the run's Context, kept in "
+        "module-level state that functions change (run state belongs in the Run, kept in "
         "config.stash; a memo of something no run can change goes into ALLOWED with its reason):\n  "
         + "\n  ".join(f"{where} {name}" for name, where in sorted(unexplained.items()))
     )
@@ -121,36 +121,39 @@ def test_the_state_scan_sees_globals_mutations_and_item_assignments(tmp_path):
         "pytest_nlgeval.a._stack", "pytest_nlgeval.a._current", "pytest_nlgeval.a._table"}
 
 
-# -- the session's state and the current-run slot --------------------------------------------------------------
+# -- the session's run --------------------------------------------------------------------------------------
 def test_the_session_state_lives_in_config_stash(pytester):
     pytester.makepyfile(test_state='''
         from pytest_nlgeval import plugin
-        from pytest_nlgeval.core import context, current
+        from pytest_nlgeval.core import run
 
-        def test_the_current_run_is_the_stashed_context(request):
+        def test_the_current_run_is_the_stashed_one(request):
             session = request.config.stash[plugin._state_key]
-            assert context.active() is session.context is current.innermost()
-            assert session.context.recorder is session.recorder is current.recorder()
+            assert run.active() is session.run is run.installed()[-1]
+            assert session.run.recorder is session.recorder
     ''')
-    outer = current.innermost()
+    outer = run_module.installed()
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
-    assert current.innermost() is outer  # the inner session took its context out when it ended
+    assert run_module.installed() == outer  # the inner session took its run out when it ended
 
 
-# -- scores carry their recorder -----------------------------------------------------------------------------
-def test_a_score_records_with_the_recorder_it_carries():
-    mine, lent = CheckRecorder(), CheckRecorder()
-    made_before = Score(0.8, name="fluency", recorder=mine)
-    checks.activate(lent)
-    try:
-        made_before > 0.5
-        made_here = Score(0.8, name="coherence")  # takes the current run's recorder: `lent`
-        Score(0.8, name="relevance", recorder=None) > 0.5  # recorded nowhere
-    finally:
-        checks.deactivate(lent)
-    made_here > 0.5  # still `lent`'s, though it is no longer current
+# -- scores are values that carry their recorder --------------------------------------------------------------
+def test_a_score_records_with_the_recorder_it_was_handed_and_reads_no_global(recorder):
+    mine = CheckRecorder()
+    Score(0.8, name="fluency", recorder=mine) > 0.5
+    Score(0.8, name="coherence") > 0.5  # made by hand without a recorder: recorded nowhere
     assert [c.name for c in mine.checks] == ["fluency"]
-    assert [c.name for c in lent.checks] == ["coherence"]
+    assert recorder.checks == []  # the run's recorder (lent by the fixture) saw neither
+
+
+def test_the_dsl_hands_the_run_recorder_to_its_scores(tiny_t5_model, recorder):
+    from pytest_nlgeval import assert_dimension
+    from pytest_nlgeval.core.evaluator import Evaluator
+
+    ev = Evaluator(tiny_t5_model, device="cpu", cache=False)
+    score = assert_dimension("The cat sat on the mat.", "fluency", evaluator=ev)
+    assert score.recorder is recorder
+    assert ev.score("The cat sat on the mat.", "fluency").recorder is None  # the evaluator alone: a value
 
 
 def test_aggregates_record_with_the_recorder_of_their_scores():
@@ -201,7 +204,7 @@ def test_evaluator_and_score_know_nothing_of_pytest_or_the_run(module):
     path = ROOT / "pytest_nlgeval" / "core" / f"{module}.py"
     imported = _imports(path)
     assert not {i for i in imported if i.split(".")[0] in ("pytest", "_pytest")}
-    assert not {i for i in imported if i.startswith(("pytest_nlgeval.core.context", "pytest_nlgeval.core.checks",
+    assert not {i for i in imported if i.startswith(("pytest_nlgeval.core.run", "pytest_nlgeval.core.checks",
                                                      "pytest_nlgeval.plugin"))}
     assert "marker" not in path.read_text(encoding="utf-8")
 
@@ -216,23 +219,65 @@ def test_the_evaluator_default_task_is_an_argument(tiny_t5_model):
         Evaluator(tiny_t5_model, device="cpu", cache=False).score("Hi there.", "understandability")
 
 
-# -- the context owns the cache --------------------------------------------------------------------------------
-def test_the_context_owns_one_cache_for_all_its_evaluators(tmp_path):
-    run = Context({"cache_dir": str(tmp_path), "model": "model-a"})
+# -- the run owns the cache --------------------------------------------------------------------------------
+def test_the_run_owns_one_cache_for_all_its_evaluators(tmp_path):
+    run = Run({"cache_dir": str(tmp_path), "model": "model-a"})
     first, second = run.evaluator(), run.evaluator("model-b")
     assert first is not second and first.cache is second.cache is run.cache
     assert run.cache.path == tmp_path / CACHE_FILE
     assert Evaluator("model-a", cache_dir=tmp_path).cache.path == run.cache.path  # one name, one place
     run.close()
     assert not first.session_created
-    assert Context({"cache": False, "model": "model-a"}).evaluator().cache is None
+    assert Run({"cache": False, "model": "model-a"}).evaluator().cache is None
 
 
-def test_the_slot_module_imports_nothing():
-    import pytest_nlgeval.core.current as slot
+# Where the current run may be looked up: the assertions of the DSL, which hand it down as arguments, and the
+# plugin, which installs its session's run. Everything below them takes what it needs as arguments.
+RUN_READERS = {
+    "pytest_nlgeval.assertions", "pytest_nlgeval.plugin", "pytest_nlgeval.induction.assertions",
+    "pytest_nlgeval.trajectory.assertions",
+}
 
-    tree = ast.parse(Path(slot.__file__).read_text(encoding="utf-8"))
-    runtime_imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
-                       and not (isinstance(n, ast.ImportFrom) and n.module in ("__future__", "typing"))]
-    assert runtime_imports == [], "the slot is below every core module; it may import none of them"
-    assert sys.modules["pytest_nlgeval.core.current"] is slot
+
+def _package_modules(folder: Path, package: str) -> dict[str, Path]:
+    modules = {}
+    for path in sorted(folder.rglob("*.py")):
+        parts = list(path.relative_to(folder).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join([package, *parts])] = path
+    return modules
+
+
+def test_only_the_dsl_edge_and_the_plugin_know_the_current_run():
+    readers = {module for module, path in _package_modules(PACKAGES["pytest_nlgeval"], "pytest_nlgeval").items()
+               if any(i == "pytest_nlgeval.core.run" or i.startswith("pytest_nlgeval.core.run.")
+                      for i in _imports(path)) and module != "pytest_nlgeval.core.run"}
+    assert readers <= RUN_READERS, f"modules that look up the current run outside the DSL edge: {readers - RUN_READERS}"
+
+
+def test_the_core_imports_form_no_circle():
+    """Every import between core modules, type-only and function-level ones included, points one way."""
+    modules = _package_modules(PACKAGES["pytest_nlgeval"] / "core", "pytest_nlgeval.core")
+    del modules["pytest_nlgeval.core"]  # the package's docstring
+
+    def target(name):
+        return next((t for t in modules if name == t or name.startswith(t + ".")), None)
+
+    edges = {m: {target(i) for i in _imports(p)} - {None, m} for m, p in modules.items()}
+    assert edges["pytest_nlgeval.core.evaluator"] >= {"pytest_nlgeval.core.score", "pytest_nlgeval.core.dimensions"}
+    seen, stack = set(), []
+
+    def visit(node):
+        if node in stack:
+            raise AssertionError("import circle: " + " -> ".join(stack[stack.index(node):] + [node]))
+        if node in seen:
+            return
+        stack.append(node)
+        for nxt in edges[node]:
+            visit(nxt)
+        stack.pop()
+        seen.add(node)
+
+    for module in modules:
+        visit(module)

@@ -34,7 +34,7 @@ def ray_cluster(tmp_path_factory):
 
 def local_scores(model, precision, dimension, cache=False, cache_dir=None):
     ev = Evaluator(model, device="cpu", precision=precision, cache=cache, cache_dir=cache_dir, threads=1)
-    values = ev.score_many(OUTPUTS, dimension, sources=SOURCES)
+    values = ev.score_batch(OUTPUTS, dimension, sources=SOURCES)
     return values, ev
 
 
@@ -42,7 +42,7 @@ def local_scores(model, precision, dimension, cache=False, cache_dir=None):
 def test_ray_scores_are_identical_to_the_local_path(ray_cluster, tiny_t5_model, precision):
     expected, _ = local_scores(tiny_t5_model, precision, "consistency")
     ev = RayEvaluator(tiny_t5_model, precision=precision, workers=2, cache=False, threads=1, progress=False)
-    got = ev.score_many(OUTPUTS, "consistency", sources=SOURCES)
+    got = ev.score_batch(OUTPUTS, "consistency", sources=SOURCES)
     run = ev.scorer.last_run
     ev.close()
     assert got == expected  # bit for bit: the same batches, the same padding, one session per actor
@@ -56,15 +56,15 @@ def test_only_cache_misses_go_to_ray(ray_cluster, tiny_t5_model, tmp_path):
     cache = tmp_path / "cache"
     half = OUTPUTS[:11]
     local = Evaluator(tiny_t5_model, device="cpu", precision="fp32", cache_dir=cache, threads=1)
-    local.score_many(half, "fluency")
+    local.score_batch(half, "fluency")
     local.close()
     ev = RayEvaluator(tiny_t5_model, precision="fp32", workers=2, cache_dir=cache, threads=1, progress=False)
-    got = ev.score_many(OUTPUTS, "fluency")
+    got = ev.score_batch(OUTPUTS, "fluency")
     misses = ev.stats["scored"]
     assert ev.stats["cached"] > 0 and misses > 0 and ev.scorer.last_run["inputs"] == misses
     ev.close()
     again = RayEvaluator(tiny_t5_model, precision="fp32", workers=2, cache_dir=cache, threads=1, progress=False)
-    assert again.score_many(OUTPUTS, "fluency") == got
+    assert again.score_batch(OUTPUTS, "fluency") == got
     assert again.stats["scored"] == 0 and not again.session_created  # a warm cache starts no Ray job
     again.close()
     expected, _ = local_scores(tiny_t5_model, "fp32", "fluency")
@@ -109,4 +109,4 @@ def test_device_auto_must_be_plannable(ray_cluster, tiny_t5_model, monkeypatch):
     monkeypatch.setattr(fp, "planned_provider", lambda device: None)  # as on a driver whose onnxruntime lists CUDA
     ev = RayEvaluator(tiny_t5_model, device="auto", cache=False, progress=False)
     with pytest.raises(RayScoringError, match="--device cpu or --device cuda"):
-        ev.score_many(["A text."], "fluency")
+        ev.score_batch(["A text."], "fluency")

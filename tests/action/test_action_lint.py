@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action" / "action.yml"
 WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
 # Any expression inside a script is text pasted into bash; inputs and event fields are attacker-controlled.

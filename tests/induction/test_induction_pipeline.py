@@ -12,6 +12,9 @@ from pytest_nlgeval.induction.dataset import build_dataset
 from pytest_nlgeval.induction.pipeline import InductionError, InductionWarning
 from pytest_nlgeval.induction.report_card import pytest_nlgeval_report_sections, render_report_card
 
+# comparisons made here land in a recorder of the test's own, not in the session running these tests
+pytestmark = pytest.mark.usefixtures("recorder")
+
 BANK = ["length", "distinct_1", "rouge1"]
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-CORE = ["cache", "checks", "context", "dimensions", "evaluator", "score", "windows"]
+CORE = ["cache", "checks", "dimensions", "evaluator", "run", "score", "windows"]
 
 
 @pytest.mark.parametrize("name", CORE)

@@ -29,7 +29,7 @@ def test_scores_match_the_python_api(tiny_t5_model, tmp_path, capsys):
     scored = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in scored] == [1, 2, 3] and scored[0]["article"] == DOC
     ev = Evaluator(tiny_t5_model, device="cpu", cache=False)
-    expected = ev.score_many([r["summary"] for r in ROWS], "consistency", source=DOC)
+    expected = ev.score_batch([r["summary"] for r in ROWS], "consistency", source=DOC)
     assert [r["nlgeval"]["consistency"] for r in scored] == pytest.approx(expected, abs=1e-6)
     printed = capsys.readouterr()
     assert "3 rows, task summarization" in printed.out and "consistency          mean 0." in printed.out

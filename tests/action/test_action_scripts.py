@@ -10,9 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from paths import DATA, REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).parent / "data"
 _spec = importlib.util.spec_from_file_location("nlgeval_action", ROOT / "action" / "scripts" / "nlgeval_action.py")
 action = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(action)

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from pytest_nlgeval.core import checks
 from pytest_nlgeval.core.dimensions import Dimension, DimensionError
 from pytest_nlgeval.core.evaluator import Evaluator
 from pytest_nlgeval.core.windows import WindowPlanner, check_mode, sentence_spans
@@ -17,12 +16,8 @@ LONG_DOC = " ".join(FILLER) + " " + LAST
 T5_DOC = " ".join(f"Day {i} came." for i in range(1, 12)) + " It is open."
 
 
-@pytest.fixture(autouse=True)
-def _own_recorder():
-    recorder = checks.CheckRecorder()
-    checks.activate(recorder)
-    yield recorder
-    checks.deactivate(recorder)
+# comparisons made here land in a recorder of the test's own, not in the session running these tests
+pytestmark = pytest.mark.usefixtures("recorder")
 
 
 def _words(texts):

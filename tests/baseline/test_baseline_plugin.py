@@ -207,8 +207,12 @@ def test_xdist_only_the_controller_writes(pytester, tiny_t5_model):
     pytester.makepyfile(test_suite=SUITE)
     # Log every baseline write with the role of the process that made it (xdist workers have workerinput).
     pytester.makeconftest('''
+        import importlib
         import os
-        from pytest_nlgeval.baseline import store
+
+        # through sys.modules, as the plugin imports it: an earlier in-process run may have left a stale
+        # `store` attribute on the package after pytester took the module out of sys.modules
+        store = importlib.import_module("pytest_nlgeval.baseline.store")
 
         _real = store.write_baseline
         _role = []
@@ -255,11 +259,11 @@ def test_no_results_from_the_core_is_not_a_silent_pass(recorded, tiny_t5_model):
 
 METRIC_SUITE = '''
 import pytest
-from pytest_nlgeval.core.score import Score
+from pytest_nlgeval import assert_score
 
 @pytest.mark.parametrize("i", range(6))
 def test_len(i):
-    assert Score(float(i + 1), name="length", kind="metric") > 0
+    assert assert_score(float(i + 1), "length") > 0
 '''
 
 

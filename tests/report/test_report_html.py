@@ -14,8 +14,8 @@ from pytest_nlgeval.cli import main as cli_main
 from pytest_nlgeval.report import ReportInputError, load_results, render_html, write_html
 from pytest_nlgeval.report.sections import collect_sections
 from pytest_nlgeval.report.view import build_view
+from paths import DATA
 
-DATA = Path(__file__).parent / "data"
 PAYLOAD = "<script>alert(1)</script>"
 
 

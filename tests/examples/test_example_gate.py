@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(tmp_path, summarizer: str, *args: str) -> subprocess.CompletedProcess:

@@ -12,8 +12,12 @@ import pytest
 
 from pytest_nlgeval.errors import UsageError
 from pytest_nlgeval.extras import EXTRAS, MissingExtraError, named_extras, require
+from paths import REPO
 
-EXAMPLE_METRIC = Path(__file__).resolve().parents[1] / "examples" / "induced_metric" / "helpful.json"
+# comparisons made here land in a recorder of the test's own, not in the session running these tests
+pytestmark = pytest.mark.usefixtures("recorder")
+
+EXAMPLE_METRIC = REPO / "examples" / "induced_metric" / "helpful.json"
 
 
 def _hide(monkeypatch, *modules: str) -> None:
@@ -81,7 +85,7 @@ def test_export_without_the_training_extra_is_a_usage_error(monkeypatch, tmp_pat
 def test_every_extra_named_is_one_the_package_declares():
     import tomllib
 
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = REPO / "pyproject.toml"
     declared = set(tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"])
     assert {extra for extra, _ in EXTRAS.values()} <= declared
     # An import error of a library outside the extras is left alone.

@@ -10,6 +10,9 @@ from pytest_nlgeval.induction import assert_metric
 from pytest_nlgeval.induction.artifact import (ArtifactError, ArtifactIntegrityError, Component, InducedMetric,
                                                content_hash)
 
+# comparisons made here land in a recorder of the test's own, not in the session running these tests
+pytestmark = pytest.mark.usefixtures("recorder")
+
 
 def _metric() -> InducedMetric:
     # Bank metrics that need no optional library: the artifact's checks are what is tested here.

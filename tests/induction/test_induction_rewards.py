@@ -11,6 +11,9 @@ from pytest_nlgeval.induction.assertions import assert_metrics
 from pytest_nlgeval.induction.dataset import build_dataset
 from pytest_nlgeval.core.score import Score
 
+# comparisons made here land in a recorder of the test's own, not in the session running these tests
+pytestmark = pytest.mark.usefixtures("recorder")
+
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
