@@ -350,7 +350,7 @@ def _key_hint(new: list[str], removed: list[str]) -> str | None:
         return None
     removed_set = set(removed)
     for longer, shorter, verb in ((new, removed_set, "have"), (removed, set(new), "lack")):
-        prefixes = Counter()
+        prefixes: Counter[str] = Counter()
         for key in longer:
             parts = key.split("::", 1)[0].split("/")
             for cut in range(1, len(parts)):
@@ -378,7 +378,9 @@ def _group_key(entry: BaselineEntry) -> tuple:
 
 def _verdict(old: BaselineEntry | None, new: BaselineEntry | None, status: str, tolerance: float | None,
              drift: float = 0.0, reason: str | None = None) -> CheckVerdict:
-    ref = new or old
+    ref = new if new is not None else old
+    if ref is None:
+        raise ValueError("a verdict needs the baseline entry, the new one, or both")
     return CheckVerdict(key=ref.key, nodeid=ref.nodeid, kind=ref.kind, task=ref.task, name=ref.name, status=status,
                         old=None if old is None else old.score, new=None if new is None else new.score,
                         tolerance=tolerance, higher_is_better=ref.higher_is_better, drift=drift, reason=reason)
@@ -395,8 +397,8 @@ def _suites(verdicts, tolerances, drift, seed, replicates, confidence) -> list[S
         kind, task, name, higher = gkey
         widen = drift.get(gkey, 0.0)
         tol = tolerances.for_suite(kind, task, name) + widen
-        old = [v.old for v in cases]
-        new = [v.new for v in cases]
+        old = [float(v.old) for v in cases if v.old is not None]  # every case has both: see the grouping
+        new = [float(v.new) for v in cases if v.new is not None]
         old_mean, new_mean = sum(old) / len(old), sum(new) / len(new)
         if len(cases) < MIN_SUITE_CASES:
             suites.append(SuiteVerdict(kind, task, name, "too few cases", len(cases), old_mean, new_mean, tol,

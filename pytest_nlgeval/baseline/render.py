@@ -116,11 +116,11 @@ def render_markdown(comparison: Comparison) -> str:
                      + (" …" if len(comparison.removed) > _LIST_LIMIT else ""))
     if comparison.incomparable:
         notes.append(f"{len(comparison.incomparable)} checks incomparable: {comparison.incomparable[0].reason}")
-    change = comparison.evaluator_change
-    if change is not None:
-        for old_id, new_id, differences, count in change.pairs:
+    evaluator_change = comparison.evaluator_change
+    if evaluator_change is not None:
+        for old_id, new_id, differences, count in evaluator_change.pairs:
             notes.append(f"Evaluator changed for {count} checks (`{old_id}` -> `{new_id}`): {'; '.join(differences)}")
-        for label, (drift, cases) in sorted(change.drift.items()):
+        for label, (drift, cases) in sorted(evaluator_change.drift.items()):
             notes.append(f"Cross-evaluator drift of `{label}`: {drift:.4f} (mean absolute difference over {cases} "
                          "cases with unchanged inputs); its tolerances were widened by this amount")
     notes.append(f"Suites: paired bootstrap over cases, {comparison.replicates} replicates, seed {comparison.seed}, "

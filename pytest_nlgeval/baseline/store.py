@@ -181,7 +181,10 @@ class Baseline:
         """
         entries = dict(self.entries)
         evaluators = dict(self.evaluators)
-        added, changed, unchanged, not_finite = [], [], [], []
+        added: list[str] = []
+        changed: list[str] = []
+        unchanged: list[str] = []
+        not_finite: list[str] = []
         for key in sorted(head.entries):
             new = replace(head.entries[key], tolerance=None)
             if new.score is None:
@@ -363,7 +366,7 @@ def _parse_results(data: Mapping[str, Any], path: str, text: str | None) -> Base
     if not isinstance(evaluators, dict):
         fail("evaluators must be an object", _line_of(text, ['"evaluators"\\s*:']) if text else None)
     entries: dict[str, BaselineEntry] = {}
-    for position, raw in enumerate(checks):
+    for position, raw in enumerate(checks or []):
         if not isinstance(raw, dict) or not isinstance(raw.get("key"), str):
             fail(f"checks[{position}] must be an object with a string key")
         key = raw["key"]

@@ -105,7 +105,8 @@ class Dimension:
     name: str
     question: str
     fields: tuple[str, ...]
-    arguments: tuple[str, ...] | None = None
+    #: None: derived from the fields by __post_init__, which always leaves a tuple here
+    arguments: tuple[str, ...] = None  # type: ignore[assignment]
     unit: str = "whole"  # "whole" or "sentence"
     aggregation: str = "mean"  # how sentence scores combine: "mean" or "sum"
     description: str = ""

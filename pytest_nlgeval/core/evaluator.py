@@ -26,6 +26,7 @@ from pytest_nlgeval.core.dimensions import (
     DEFAULT_TASK,
     OVERALL,
     Dimension,
+    DimensionError,
     DimensionRegistry,
     InputError,
     hide_user_errors,
@@ -174,9 +175,14 @@ class Evaluator:
         self._fingerprint = {**runtime_fingerprint, "source_windows": self.source_windows}
         self._fingerprint_id = fingerprint_id(self._fingerprint)
 
-    def _ensure_fingerprint(self) -> None:
-        if self._fingerprint_id is not None:
-            return
+    def _ensure_fingerprint(self) -> tuple[dict, str]:
+        """The fingerprint and its id: planned from the manifest or the cache, else from a session."""
+        if self._fingerprint is None or self._fingerprint_id is None:
+            self._plan_fingerprint()
+        assert self._fingerprint is not None and self._fingerprint_id is not None, "a session sets both"
+        return self._fingerprint, self._fingerprint_id
+
+    def _plan_fingerprint(self) -> None:
         from nlgeval_runtime.fingerprint import planned_fingerprint
 
         planned = planned_fingerprint(self.folder, self.model_ref, device=self.device, precision=self.precision)
@@ -192,14 +198,12 @@ class Evaluator:
     def fingerprint(self) -> dict:
         """Model files' sha256, provider, precision, runtime version, source windows; usually known
         without a session."""
-        self._ensure_fingerprint()
-        return dict(self._fingerprint)
+        return dict(self._ensure_fingerprint()[0])
 
     @property
     def fingerprint_id(self) -> str:
         """Short stable id of :attr:`fingerprint`; cached scores and baselines are keyed by it."""
-        self._ensure_fingerprint()
-        return self._fingerprint_id
+        return self._ensure_fingerprint()[1]
 
     # -- scoring texts -----------------------------------------------------------------------------------
     def score_texts(self, texts: Sequence[str], graph: str | None = None) -> list[tuple[float, bool, int]]:
@@ -235,7 +239,7 @@ class Evaluator:
             from nlgeval_runtime.boolqa import load_boolqa
 
             self.scorer  # the main session verifies the folder and fixes the fingerprint first
-            kwargs = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
+            kwargs: dict[str, Any] = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
             scorers[graph] = load_boolqa(self.folder.path / graph, device=self.device, precision=self.precision,
                                          threads=self.threads, **kwargs)
             self.stats["sessions"] += 1
@@ -397,7 +401,8 @@ class Evaluator:
             lengths[k] = n
         if max(lengths) <= planner.max_length and not aligned:
             return None
-        out, k = [], 0
+        out: list[tuple[list[Window] | None, list[str]] | None] = []
+        k = 0
         for i, dim, units, unit_texts in plans:
             mode = units_of.get(dim.key, "windows")
             for unit, text in zip(units, unit_texts):
@@ -425,13 +430,13 @@ class Evaluator:
         from pytest_nlgeval.core.windows import alignment_units
 
         fields, body, tail = self._source_parts(dim, values)
-        prefix_text = dim.input_text(unit, {**fields, dim.window: ""})
+        prefix_text = dim.input_text(unit, {**fields, _window_argument(dim): ""})
         planner = self.window_planner
         # a token covers at least one byte: a short prefix leaves room for sure and needs no tokenising
         if len(prefix_text.encode("utf-8")) + planner.special_tokens > self._room_limit():
             self._check_room(dim, unit, planner.count([prefix_text])[0])
         windows = alignment_units(unit, body, top=int(self._served(dim).get("top_units", 6)), tail=tail)
-        return windows, [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
+        return windows, [dim.input_text(unit, {**fields, _window_argument(dim): w.text}) for w in windows]
 
     @staticmethod
     def _source_parts(dim: Dimension, values: dict) -> tuple[dict, str, str]:
@@ -440,7 +445,7 @@ class Evaluator:
         from pytest_nlgeval.core.dimensions import prepare_fields
 
         fields = prepare_fields(dim, values)
-        source = fields[dim.window]
+        source = fields[_window_argument(dim)]
         tail = "\n" if source.endswith("\n") else ""
         return fields, (source[:-1] if tail else source), tail
 
@@ -462,11 +467,11 @@ class Evaluator:
     def _unit_windows(self, dim: Dimension, unit: str, values: dict):
         planner = self.window_planner
         fields, body, tail = self._source_parts(dim, values)
-        prefix = planner.count([dim.input_text(unit, {**fields, dim.window: ""})])[0]
+        prefix = planner.count([dim.input_text(unit, {**fields, _window_argument(dim): ""})])[0]
         self._check_room(dim, unit, prefix)
         for _ in range(4):
             windows = planner.plan(prefix, body, tail)
-            window_texts = [dim.input_text(unit, {**fields, dim.window: w.text}) for w in windows]
+            window_texts = [dim.input_text(unit, {**fields, _window_argument(dim): w.text}) for w in windows]
             over = max(n - planner.max_length for n in planner.count(window_texts))
             # The sentence counts are measured one sentence at a time; joined sentences can tokenise a
             # little longer. Shrink the budget by the overflow and plan again.
@@ -594,6 +599,13 @@ def _support(dim: Dimension, windows, scored) -> dict | None:
         return None
     best = max(range(len(scored)), key=lambda k: scored[k][0])
     return {**windows[best].describe(scored[best][0]), "aggregation": dim.window_aggregation}
+
+
+def _window_argument(dim: Dimension) -> str:
+    """The argument a windowed dimension splits; only dimensions with one reach the window paths."""
+    if dim.window is None:  # pragma: no cover - guarded by every caller
+        raise DimensionError(f"dimension {dim.key!r} has no source argument to split into windows")
+    return dim.window
 
 
 def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict,

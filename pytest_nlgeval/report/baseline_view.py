@@ -236,8 +236,8 @@ def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
                               + ", ".join(map(str, unmeasured)))
     elif change:
         view.notes.append(f"evaluator changed since the baseline: {change if isinstance(change, str) else 'yes'}")
-    status = raw.get("status")
-    view.status = status if isinstance(status, str) else None
+    own_status = raw.get("status")
+    view.status = own_status if isinstance(own_status, str) else None
     error = _first(raw, "error", "reason")
     if isinstance(error, str):
         view.error = error

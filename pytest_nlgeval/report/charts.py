@@ -212,8 +212,8 @@ def line_chart(series: Sequence[tuple[str, Sequence[float]]], *, band: tuple[Seq
                          + f'"><title>{escape(band_label)}</title></polygon>')
     for index, (label, values_) in enumerate(series):
         colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
-        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values_) if math.isfinite(v))
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}">'
+        line = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values_) if math.isfinite(v))
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}">'
                      f"<title>{escape(label)}</title></polyline>")
         parts.append(f'<text x="{left + 8 + 110 * index}" y="{top - 8}" class="legend" fill="{colour}">'
                      f"{escape(label)}</text>")

@@ -191,7 +191,8 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
         if isinstance(op, str) and threshold is not None and (op, threshold) not in group.thresholds:
             group.thresholds.append((op, threshold))
 
-    summary = results.get("summary") if isinstance(results.get("summary"), Mapping) else {}
+    raw_summary = results.get("summary")
+    summary: Mapping[str, Any] = raw_summary if isinstance(raw_summary, Mapping) else {}
     computed_failed = sum(1 for r in rows if not r.passed and not r.check.get("xfail"))
     xfailed = sum(1 for r in rows if not r.passed and r.check.get("xfail"))
     # The results file's own summary is what CI reported; fall back to counting when it is absent.

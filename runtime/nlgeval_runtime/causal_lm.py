@@ -114,7 +114,7 @@ class CausalLMScorer:
             return np.zeros(0, dtype=np.int64)
         return np.asarray(self.tokenizer.encode(stripped, add_special_tokens=False).ids, dtype=np.int64)
 
-    def logprobs_of_ids(self, rows: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    def logprobs_of_ids(self, rows: Sequence[Sequence[int] | np.ndarray]) -> list[np.ndarray]:
         """Log-probabilities of tokens ``1 .. n-1`` of each id row (rows are used as given, BOS included)."""
         arrays = [np.asarray(r, dtype=np.int64) for r in rows]
         out: list[np.ndarray] = [np.zeros(0)] * len(arrays)
