@@ -104,7 +104,9 @@ def _options(config) -> dict[str, Any]:
             raise pytest.UsageError(
                 f"--nlgeval-{name.replace('_', '-')} / nlgeval_{name} must be a positive integer, got {options[name]!r}"
             ) from None
-    for name, allowed in (("device", ("auto", "cpu", "cuda")), ("precision", ("auto", "fp32", "fp16", "int8")),
+    from nlgeval_runtime.session import DEVICES, PRECISIONS
+
+    for name, allowed in (("device", DEVICES), ("precision", PRECISIONS),
                           ("source_windows", ("auto", "off"))):
         if options[name] is not None and options[name] not in allowed:
             raise pytest.UsageError(

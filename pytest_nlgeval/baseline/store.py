@@ -54,6 +54,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from pytest_nlgeval.baseline.errors import BaselineFormatError
+from pytest_nlgeval.baseline.jsontext import (
+    DuplicateKey,
+    NonFiniteNumber,
+    key_pattern,
+    line_at,
+    line_of,
+    line_of_duplicate,
+    loads_strict,
+    string_pattern,
+)
 
 __all__ = [
     "BASELINE_SCHEMA", "BASELINE_VERSION", "RESULTS_SCHEMA", "KINDS", "OPERATORS",
@@ -273,21 +283,21 @@ def parse_snapshot(text: str, path: str = "<string>") -> Baseline:
     """Parse the text of a baseline or results file (see :func:`load_snapshot`)."""
     conflict = re.search(r"^(<{7}|={7}|>{7})( |$)", text, flags=re.MULTILINE)
     if conflict:
-        raise BaselineFormatError(path, _line_at(text, conflict.start()), "unresolved merge conflict marker",
+        raise BaselineFormatError(path, line_at(text, conflict.start()), "unresolved merge conflict marker",
                                   "Resolve the conflict by re-recording the baseline rather than merging scores")
     if not text.strip():
         raise BaselineFormatError(path, 1, "the file is empty", _RERECORD)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        data = loads_strict(text)
     except json.JSONDecodeError as exc:
         raise BaselineFormatError(path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})",
                                   _RERECORD) from None
-    except _DuplicateKey as exc:
-        raise BaselineFormatError(path, _line_of_duplicate(text, exc.key), f"key {exc.key!r} appears twice",
+    except DuplicateKey as exc:
+        raise BaselineFormatError(path, line_of_duplicate(text, exc.key), f"key {exc.key!r} appears twice",
                                   _RERECORD) from None
-    except _NonFinite as exc:
+    except NonFiniteNumber as exc:
         pos = text.find(exc.token)
-        raise BaselineFormatError(path, _line_at(text, pos) if pos >= 0 else None,
+        raise BaselineFormatError(path, line_at(text, pos) if pos >= 0 else None,
                                   f"{exc.token} is not a valid score (scores are finite numbers)", _RERECORD) from None
     if not isinstance(data, dict):
         raise BaselineFormatError(path, 1, "the top level must be a JSON object", _RERECORD)
@@ -295,7 +305,7 @@ def parse_snapshot(text: str, path: str = "<string>") -> Baseline:
     if schema == RESULTS_SCHEMA:
         return _parse_results(data, path, text)
     if schema != BASELINE_SCHEMA:
-        raise BaselineFormatError(path, _line_of(text, ['"schema"\\s*:']),
+        raise BaselineFormatError(path, line_of(text, ['"schema"\\s*:']),
                                   f"schema is {schema!r}, expected {BASELINE_SCHEMA!r} or {RESULTS_SCHEMA!r}")
     return _parse_baseline(data, path, text)
 
@@ -303,37 +313,37 @@ def parse_snapshot(text: str, path: str = "<string>") -> Baseline:
 def _parse_baseline(data: dict, path: str, text: str) -> Baseline:
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise BaselineFormatError(path, _line_of(text, ['"version"\\s*:']), f"version must be an integer, got {version!r}")
+        raise BaselineFormatError(path, line_of(text, ['"version"\\s*:']), f"version must be an integer, got {version!r}")
     if version > BASELINE_VERSION:
-        raise BaselineFormatError(path, _line_of(text, ['"version"\\s*:']),
+        raise BaselineFormatError(path, line_of(text, ['"version"\\s*:']),
                                   f"version {version} was written by a newer pytest-nlgeval (this one reads "
                                   f"version {BASELINE_VERSION})", "Upgrade pytest-nlgeval")
     if version < 1:
-        raise BaselineFormatError(path, _line_of(text, ['"version"\\s*:']), f"unknown version {version}")
+        raise BaselineFormatError(path, line_of(text, ['"version"\\s*:']), f"unknown version {version}")
     evaluators = data.get("evaluators", {})
     if not isinstance(evaluators, dict) or not all(isinstance(v, dict) for v in evaluators.values()):
-        raise BaselineFormatError(path, _line_of(text, ['"evaluators"\\s*:']),
+        raise BaselineFormatError(path, line_of(text, ['"evaluators"\\s*:']),
                                   "evaluators must map fingerprint ids to fingerprint objects", _RERECORD)
     checks = data.get("checks")
     if not isinstance(checks, dict):
-        raise BaselineFormatError(path, _line_of(text, ['"checks"\\s*:']),
+        raise BaselineFormatError(path, line_of(text, ['"checks"\\s*:']),
                                   "checks must be an object mapping check keys to entries", _RERECORD)
     unknown = sorted(set(data) - {"schema", "version", "evaluators", "checks", "root"})
     if unknown:
-        raise BaselineFormatError(path, _line_of(text, [re.escape(json.dumps(unknown[0])) + r"\s*:"]),
+        raise BaselineFormatError(path, line_of(text, [re.escape(json.dumps(unknown[0])) + r"\s*:"]),
                                   f"unknown top-level key {unknown[0]!r}", _RERECORD)
     root = data.get("root")
     if root is not None and (not isinstance(root, str) or not root):
-        raise BaselineFormatError(path, _line_of(text, ['"root"\\s*:']),
+        raise BaselineFormatError(path, line_of(text, ['"root"\\s*:']),
                                   f"root must be a non-empty folder path relative to the baseline file, got {root!r}",
                                   _RERECORD)
     entries = {}
     for key, raw in checks.items():
         def where(field_name: str | None = None, key=key) -> int | None:
-            anchors = [_key_pattern(key)]
+            anchors = [key_pattern(key)]
             if field_name is not None:
                 anchors.append(re.escape(json.dumps(field_name)) + r"\s*:")
-            return _line_of(text, anchors, stop_at="}" if field_name else None)
+            return line_of(text, anchors, stop_at="}" if field_name else None)
 
         if not isinstance(raw, dict):
             raise BaselineFormatError(path, where(), f"entry {key!r} must be an object", _RERECORD)
@@ -361,16 +371,16 @@ def _parse_results(data: Mapping[str, Any], path: str, text: str | None) -> Base
         fail(f"schema is {data.get('schema')!r}, expected {RESULTS_SCHEMA!r}")
     checks = data.get("checks")
     if not isinstance(checks, list):
-        fail("checks must be a list", _line_of(text, ['"checks"\\s*:']) if text else None)
+        fail("checks must be a list", line_of(text, ['"checks"\\s*:']) if text else None)
     evaluators = data.get("evaluators") or {}
     if not isinstance(evaluators, dict):
-        fail("evaluators must be an object", _line_of(text, ['"evaluators"\\s*:']) if text else None)
+        fail("evaluators must be an object", line_of(text, ['"evaluators"\\s*:']) if text else None)
     entries: dict[str, BaselineEntry] = {}
     for position, raw in enumerate(checks or []):
         if not isinstance(raw, dict) or not isinstance(raw.get("key"), str):
             fail(f"checks[{position}] must be an object with a string key")
         key = raw["key"]
-        line = _line_of(text, [r'"key"\s*:\s*' + _string_pattern(key)]) if text else None
+        line = line_of(text, [r'"key"\s*:\s*' + string_pattern(key)]) if text else None
         for name in ("nodeid", "kind", "name", "operator"):
             if name not in raw:
                 fail(f"check {key!r} lacks {name}", line)
@@ -426,68 +436,6 @@ def _entry(key: str, raw: Mapping[str, Any]) -> BaselineEntry:
 
 def _finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-class _NonFinite(Exception):
-    def __init__(self, token: str) -> None:
-        self.token = token
-
-
-def _no_duplicates(pairs):
-    seen = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _DuplicateKey(key)
-        seen[key] = value
-    return seen
-
-
-def _no_constants(token: str):
-    raise _NonFinite(token)
-
-
-def _string_pattern(value: str) -> str:
-    """A regex matching ``value`` as a JSON string literal, written with or without ``\\u`` escapes."""
-    forms = {json.dumps(value), json.dumps(value, ensure_ascii=False)}
-    return "(?:" + "|".join(re.escape(f) for f in sorted(forms)) + ")"
-
-
-def _key_pattern(key: str) -> str:
-    return _string_pattern(key) + r"\s*:"
-
-
-def _line_at(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def _line_of(text: str | None, anchors: list[str], stop_at: str | None = None) -> int | None:
-    """Line of the last of ``anchors`` (regexes), each searched after the previous one.
-
-    With ``stop_at``, later anchors must occur before that character (the end of a flat entry object).
-    """
-    if text is None:
-        return None
-    pos, line = 0, None
-    for i, anchor in enumerate(anchors):
-        match = re.compile(anchor).search(text, pos)
-        if match is None:
-            return line
-        if i > 0 and stop_at is not None and stop_at in text[pos:match.start()]:
-            return line
-        pos, line = match.end(), _line_at(text, match.start())
-    return line
-
-
-def _line_of_duplicate(text: str, key: str) -> int | None:
-    matches = list(re.finditer(_key_pattern(key), text))
-    if len(matches) >= 2:
-        return _line_at(text, matches[1].start())
-    return _line_at(text, matches[0].start()) if matches else None
 
 
 # ----------------------------------------------------------------------------------------------- writing

@@ -16,6 +16,8 @@ from pytest_nlgeval.scale.options import add_engine_arguments
 
 
 def register(subparsers) -> None:
+    from nlgeval_runtime.session import DEVICES, PRECISIONS
+
     p = subparsers.add_parser(
         "meta-eval",
         help="correlate metrics or an evaluator with human scores (Pearson, Spearman, Kendall)",
@@ -39,8 +41,8 @@ def register(subparsers) -> None:
     p.add_argument("--multi-ref", choices=("first", "mean", "max"), default="first",
                    help="evaluator dimensions that read a reference (relevance): the first reference, as "
                         "UniEval's protocol (default), or the mean/max over all references")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="evaluator device")
-    p.add_argument("--precision", default="auto", choices=("auto", "fp32", "fp16", "int8"),
+    p.add_argument("--device", default="auto", choices=DEVICES, help="evaluator device")
+    p.add_argument("--precision", default="auto", choices=PRECISIONS,
                    help="evaluator precision")
     p.add_argument("--cache-dir", default=None, help="evaluator score cache folder (default .nlgeval-cache)")
     p.add_argument("--level", choices=("sample", "summary", "system"), default="summary",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
+    from nlgeval_runtime.session import DEVICES, PRECISIONS
+
     from pytest_nlgeval.metaeval.liveness import MIN_LIVENESS, MIN_SD
 
     p = subparsers.add_parser(
@@ -31,8 +33,8 @@ def register(subparsers) -> None:
                    help=f"least standard deviation of a dimension's scores (default {MIN_SD})")
     p.add_argument("--source-windows", choices=("auto", "off"), default="auto",
                    help="source windows and sentence alignment as the model folder declares (auto) or off")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--precision", default="auto", choices=("auto", "fp32", "fp16", "int8"))
+    p.add_argument("--device", default="auto", choices=DEVICES)
+    p.add_argument("--precision", default="auto", choices=PRECISIONS)
     p.add_argument("--json", dest="json_out", help="also write the full report (with wrong examples) here")
     p.add_argument("--seed", type=int, default=0, help="seed of the damage (default 0)")
     p.set_defaults(func=_run)

@@ -17,6 +17,8 @@ _FIELDS = ("source", "reference", "context", "fact")
 
 
 def register(subparsers) -> None:
+    from nlgeval_runtime.session import DEVICES, PRECISIONS
+
     p = subparsers.add_parser("score", help="score the outputs in a JSONL file on UniEval-style dimensions",
                               description="Score each row's output on the given dimensions; rows are JSON objects "
                                           "(one per line, or one JSON list).")
@@ -29,8 +31,8 @@ def register(subparsers) -> None:
         p.add_argument(f"--{name}-field", default=name, help=f"field holding the {name} (default {name})")
     p.add_argument("-o", "--out", help="write the scored rows here (JSONL); default: no file, means only")
     p.add_argument("--model", default=None, help="model folder or Hugging Face id (default: embedded)")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--precision", default="auto", choices=("auto", "fp32", "fp16", "int8"))
+    p.add_argument("--device", default="auto", choices=DEVICES)
+    p.add_argument("--precision", default="auto", choices=PRECISIONS)
     p.add_argument("--batch-size", type=int, default=None, help="most inputs per ONNX Runtime call")
     p.add_argument("--source-windows", default="auto", choices=("auto", "off"),
                    help="auto: score long documents in overlapping sentence windows (consistency, groundedness); "
@@ -44,33 +46,11 @@ def register(subparsers) -> None:
 
 def read_rows(path: str) -> list[dict]:
     """Rows of a JSONL file or of a file holding one JSON list; errors name the line."""
-    import json
+    from nlgeval_runtime.jsonlines import read_rows as read_json_rows
 
     from pytest_nlgeval.errors import UsageError
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path!r}: {exc.strerror or exc}") from None
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            rows = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}: not valid JSON ({exc})") from None
-    else:
-        rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise UsageError(f"{path}: row {i} is {type(row).__name__}, expected a JSON object")
+    rows = [row for _, row in read_json_rows(path, error=UsageError)]
     if not rows:
         raise UsageError(f"{path} holds no rows")
     return rows

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
+    from nlgeval_runtime.session import DEVICES
+
     p = subparsers.add_parser("trajectory", help="fit trajectory reference banks and score continuations",
                               description="Trajectory checks for open-ended generation (coherence and diversity "
                                           "per prefix, compared with human references).")
@@ -28,7 +30,7 @@ def register(subparsers) -> None:
         q.add_argument("--prompt-field", default="prompt", help="JSON field of the prompt (default: prompt)")
         q.add_argument("--continuation-field", default="continuation",
                        help="JSON field of the continuation (default: continuation)")
-        q.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+        q.add_argument("--device", default="auto", choices=DEVICES)
         q.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads (default: all cores)")
 
     fit = sub.add_parser("fit-bank", help="compute human trajectories and fit the reference distributions")

@@ -4,7 +4,7 @@ its use as a test threshold and as a reward.
 The pipeline: :mod:`.dataset` (labelled outputs) -> :mod:`.judges` (LLM judges generated with DSPy, cached
 by :mod:`.llmcache`) and :mod:`.retrieve` (bank metrics by their cards) -> :mod:`.regress` (PLS selection
 and composition) -> :mod:`.robustness` (sensitivity, stability) -> :mod:`.artifact` (the JSON file) ->
-:mod:`.assertions`, :mod:`.rewards`, :mod:`.report_card`.
+:mod:`.assertions`, :mod:`.rewards`, :mod:`.report_card`, :mod:`.plugin` (the report section).
 
 Example::
 

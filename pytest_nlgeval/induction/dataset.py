@@ -352,20 +352,13 @@ def _references(value, source: str, line: int, column: str) -> tuple[str, ...] |
 
 
 def _read_jsonl(path: Path, raw: bytes):
+    from nlgeval_runtime.jsonlines import rows_from_text
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}, line {number}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(row, dict):
-            raise DatasetError(f"{path}, line {number}: expected a JSON object, got {type(row).__name__}")
-        yield number, row
+    return rows_from_text(text, str(path), error=DatasetError, allow_list=False)
 
 
 def _read_csv(path: Path, raw: bytes):

@@ -1,4 +1,5 @@
-"""The HTML report card of an induced metric, alone and as a section of the plugin's report.
+"""The HTML report card of an induced metric, alone or as a section of the plugin's report (see
+:mod:`pytest_nlgeval.induction.plugin`).
 
 The card shows what the paper calls content, criterion and construct validity: the components with their
 PLS weights and coefficients, each component's Kendall tau with the labels, the held-out tau with its
@@ -12,11 +13,9 @@ Example::
 """
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
-__all__ = ["render_report_card", "card_context", "pytest_nlgeval_report_sections"]
+__all__ = ["card_context", "card_html", "render_report_card", "stored_card_context"]
 
 _TEMPLATE = "report_card.html.j2"
 
@@ -58,6 +57,11 @@ def card_context(metric) -> dict:
     }
 
 
+def card_html(context: dict, *, standalone: bool) -> str:
+    """The card's HTML from its template values: a whole page, or a fragment for the plugin's report."""
+    return _env().get_template(_TEMPLATE).render(metric=context, standalone=standalone)
+
+
 def render_report_card(metric, path: str | Path | None = None) -> str:
     """Render the stand-alone HTML page of ``metric`` (an InducedMetric or an artifact path); write it to
     ``path`` when given. Returns the HTML."""
@@ -65,54 +69,14 @@ def render_report_card(metric, path: str | Path | None = None) -> str:
 
     if isinstance(metric, (str, Path)):
         metric = InducedMetric.load(metric)
-    html = _env().get_template(_TEMPLATE).render(metric=card_context(metric), standalone=True)
+    html = card_html(card_context(metric), standalone=True)
     if path is not None:
         Path(path).write_text(html, encoding="utf-8")
     return html
 
 
-METRIC_SECTION_ID = "nlgeval-induced-metrics"
-_BUILTIN_METRIC_SECTION = "nlgeval-metrics"  # the report's generic metric section, which this one replaces
-
-
-@pytest.hookimpl(optionalhook=True)  # the hook exists only while the core plugin is active
-def pytest_nlgeval_report_sections(results):
-    """Hook implementation: one report section with the card of every induced metric the session used.
-
-    The checks' ``details["artifact"]`` names the artifact; its card is rendered from the file when it is
-    readable, otherwise from the compact card stored with the check. The section replaces the report's
-    generic rendering of metric checks.
-    """
-    from markupsafe import Markup
-
-    from pytest_nlgeval.induction.artifact import ArtifactError, InducedMetric
-
-    seen: dict[str, dict] = {}
-    for check in (results or {}).get("checks", []):
-        details = check.get("details") or {}
-        if check.get("kind") != "metric" or "metric_card" not in details:
-            continue
-        key = details.get("artifact") or check.get("name")
-        seen.setdefault(key, details)
-    if not seen:
-        return []
-    env = _env()
-    cards = []
-    for details in seen.values():
-        context = None
-        if details.get("artifact"):
-            try:
-                context = card_context(InducedMetric.load(details["artifact"]))
-            except (ArtifactError, OSError):
-                context = None
-        if context is None:
-            context = _compact_context(details["metric_card"])
-        cards.append(env.get_template(_TEMPLATE).render(metric=context, standalone=False))
-    return [{"id": METRIC_SECTION_ID, "title": "Induced metrics", "html": Markup("\n".join(cards)),
-             "replaces": _BUILTIN_METRIC_SECTION}]
-
-
-def _compact_context(card: dict) -> dict:
+def stored_card_context(card: dict) -> dict:
+    """The values the template shows, from the compact card stored with a check (the artifact unreadable)."""
     comps = [{"name": c["name"], "kind": c["kind"], "weight": c["weight"], "coefficient": c["coefficient"],
               "mean": None, "scale": None, "tau_train": None, "tau_heldout": None, "criterion": None,
               "signature": ""} for c in card.get("components", [])]

@@ -5,7 +5,6 @@ error names the record, the field and the fix.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,31 +135,6 @@ def parse_records(data: Any, origin: str = "data") -> list[Record]:
 def load_records(path: str | Path) -> list[Record]:
     """Read records from a JSON list (``.json``) or JSON Lines (``.jsonl``) file, either gzip-compressed
     (``.gz``)."""
-    p = Path(path)
-    if not p.is_file():
-        raise MetaEvalError(f"{path}: no such file")
-    suffixes = p.suffixes[-2:] if p.suffix == ".gz" else p.suffixes[-1:]
-    try:
-        if p.suffix == ".gz":
-            import gzip
+    from nlgeval_runtime.jsonlines import read_rows
 
-            with gzip.open(p, "rt", encoding="utf-8") as handle:
-                text = handle.read()
-        else:
-            text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MetaEvalError(f"{path}: cannot read it ({exc}); give a UTF-8 .json/.jsonl file, optionally .gz") from None
-    try:
-        if suffixes[0] == ".jsonl":
-            data = []
-            for n, line in enumerate(text.splitlines(), 1):
-                if line.strip():
-                    try:
-                        data.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise MetaEvalError(f"{path}: line {n} is not valid JSON ({exc.msg})") from None
-        else:
-            data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MetaEvalError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    return parse_records(data, origin=str(path))
+    return parse_records([row for _, row in read_rows(path, error=MetaEvalError)], origin=str(path))

@@ -19,8 +19,6 @@ a field that identifies prompts.
 """
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,25 +67,9 @@ def mean_rating(value: Any) -> float:
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for every non-empty line of a JSONL or JSONL.gz file."""
-    file = Path(path)
-    if not file.is_file():
-        raise HumanDataError(f"{path} does not exist; pass a JSON Lines file (one object per line, .gz allowed)")
-    opener = gzip.open if file.suffix == ".gz" else open
-    try:
-        with opener(file, "rt", encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise HumanDataError(f"{path}:{lineno} is not valid JSON ({exc.msg}); the file must hold "
-                                         "one JSON object per line") from None
-                if not isinstance(row, dict):
-                    raise HumanDataError(f"{path}:{lineno} is a JSON {type(row).__name__}, not an object")
-                yield lineno, row
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HumanDataError(f"{path} cannot be read as UTF-8 JSON Lines ({exc})") from None
+    from nlgeval_runtime.jsonlines import iter_rows
+
+    return iter_rows(path, error=HumanDataError)
 
 
 def _normalise(prompt: str) -> str:

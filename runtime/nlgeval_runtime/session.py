@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from nlgeval_runtime.errors import ProviderError
+from nlgeval_runtime.modelfolder import PRECISIONS as STORED_PRECISIONS
 from nlgeval_runtime.modelfolder import ModelFolder
 
 DEVICES = ("auto", "cpu", "cuda")
-PRECISIONS = ("auto", "fp32", "fp16", "int8")
+#: the device and precision choices of every command and option (a model folder stores fp32, fp16, int8)
+PRECISIONS = ("auto", *STORED_PRECISIONS)
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
 # onnxruntime builds published under other names than the CPU wheel ``onnxruntime``; any of them may list

@@ -50,7 +50,7 @@ def test_errors_name_line_and_column(tmp_path, row, message):
 def test_invalid_json_line_and_unknown_target_and_file_type(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text('{"output": "a", "y": 1}\n{"output": "b", "y": \n', encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"line 2: invalid JSON"):
+    with pytest.raises(DatasetError, match=r"d.jsonl:2: not valid JSON"):
         load_dataset(path, target="y")
     ok = write_jsonl(tmp_path / "ok.jsonl", [{"output": "a", "y": 1}, {"output": "b", "y": 2}])
     with pytest.raises(DatasetError, match=r"no label column 'quality'"):

@@ -10,7 +10,8 @@ from pytest_nlgeval.induction import InducedMetric, induce
 from pytest_nlgeval.induction.artifact import ArtifactError
 from pytest_nlgeval.induction.dataset import build_dataset
 from pytest_nlgeval.induction.pipeline import InductionError, InductionWarning
-from pytest_nlgeval.induction.report_card import pytest_nlgeval_report_sections, render_report_card
+from pytest_nlgeval.induction.plugin import pytest_nlgeval_report_sections
+from pytest_nlgeval.induction.report_card import render_report_card
 
 # comparisons made here land in a recorder of the test's own, not in the session running these tests
 pytestmark = pytest.mark.usefixtures("recorder")
@@ -161,6 +162,6 @@ def test_card_appears_in_the_plugin_report(bank_metric, tmp_path):
     results = {"schema": "pytest-nlgeval/results", "version": 1, "created": "2026-01-01T00:00:00+00:00",
                "environment": {}, "evaluators": {}, "checks": [check],
                "summary": {"checks": 1, "passed": 1, "failed": 0}}
-    sections = collect_sections(results, plugins=["pytest_nlgeval.induction.report_card"], autoload=False)
+    sections = collect_sections(results, plugins=["pytest_nlgeval.induction.plugin"], autoload=False)
     html = render_html(results, sections=sections)
     assert "Induced metric <code>label</code>" in html and "held-out Kendall" in html

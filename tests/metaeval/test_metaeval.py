@@ -230,9 +230,9 @@ def test_load_records_json_and_jsonl(tmp_path):
     loaded = load_records(tmp_path / "d.json")[0]
     assert loaded.references == ("ref d1",) and loaded.doc_id == "d1"
     (tmp_path / "bad.json").write_text("[{,}]")
-    with pytest.raises(MetaEvalError, match="bad.json: not valid JSON"):
+    with pytest.raises(MetaEvalError, match="bad.json:1: not valid JSON"):
         load_records(tmp_path / "bad.json")
-    with pytest.raises(MetaEvalError, match="no such file"):
+    with pytest.raises(MetaEvalError, match="missing.json does not exist"):
         load_records(tmp_path / "missing.json")
 
 

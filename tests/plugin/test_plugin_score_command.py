@@ -37,9 +37,9 @@ def test_scores_match_the_python_api(tiny_t5_model, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("content, args, message", [
-    ('{"output": "fine"}\n{not json\n', [], "in.jsonl:2: not a JSON object"),
+    ('{"output": "fine"}\n{not json\n', [], "in.jsonl:2: not valid JSON"),
     ('{"text": "fine"}\n', [], "rows [0] have no 'output' field (choose the field with --output-field)"),
-    ('[1, 2]', [], "row 0 is int, expected a JSON object"),
+    ('[1, 2]', [], "row 0 is a JSON int, not an object"),
     ('', [], "holds no rows"),
     ('{"output": "A claim."}\n', ["-d", "consistency"], "rows 0-0: dimension 'consistency' (task 'summarization') "
                                                          "needs `source`"),

@@ -61,7 +61,7 @@ def test_read_ratings_errors_name_the_line_and_the_fix(tmp_path):
     with pytest.raises(HumanDataError, match="at least 3"):
         read_ratings(_write(tmp_path / "d.jsonl", [good]))
     (tmp_path / "e.jsonl").write_text('{"prompt": "p",\n')
-    with pytest.raises(HumanDataError, match=r"e.jsonl:1 is not valid JSON"):
+    with pytest.raises(HumanDataError, match=r"e.jsonl:1: not valid JSON"):
         read_ratings(tmp_path / "e.jsonl")
     with pytest.raises(HumanDataError, match="does not exist"):
         read_ratings(tmp_path / "missing.jsonl")

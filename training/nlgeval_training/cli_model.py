@@ -34,13 +34,15 @@ def cmd_evaluate(args) -> int:
 
 
 def register_evaluate(sub) -> None:
+    from nlgeval_runtime.session import PRECISIONS
+
     p = sub.add_parser("evaluate", help="held-out accuracy and AUC per dimension of a model folder (ONNX runtime)")
     p.add_argument("model", help="model folder, or 'default' for the embedded model")
     p.add_argument("--data", nargs="+", required=True, help="Boolean-QA record files (e.g. from `pseudo`)")
     p.add_argument("--fraction", type=float, default=0.1, help="held-out fraction of groups (as in training)")
     p.add_argument("--all", action="store_true", help="score every record, not only the held-out groups")
     p.add_argument("--per-dimension", type=int, default=500, help="records per dimension at most (0: all)")
-    p.add_argument("--precision", default="auto", choices=["auto", "fp32", "fp16", "int8"])
+    p.add_argument("--precision", default="auto", choices=PRECISIONS)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--json", help="also write the report to this file (input of `card`)")
     p.add_argument("--min-accuracy", type=float, default=None, help="exit 1 if the mean accuracy is lower")

@@ -11,9 +11,6 @@ Hugging Face dataset exported with ``dataset.to_json(path)``.
 """
 from __future__ import annotations
 
-import gzip
-import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -51,26 +48,10 @@ class Dialogue:
 
 def read_jsonl(path: str | Path, limit: int | None = None) -> Iterator[dict]:
     """Yield the JSON objects of a ``.jsonl`` or ``.jsonl.gz`` file, with line numbers in errors."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"data file {str(path)!r} does not exist; pass a .jsonl or .jsonl.gz file")
-    with path.open("rb") as raw:
-        magic = raw.read(2)
-    opener = gzip.open if magic == b"\x1f\x8b" else open
-    with opener(path, "rb") as handle:
-        for lineno, line in enumerate(io.TextIOWrapper(handle, encoding="utf-8"), start=1):
-            if limit is not None and lineno > limit:
-                return
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno} is not valid JSON ({exc.msg}); each line must be one object") from None
-            if not isinstance(obj, dict):
-                raise DataError(f"{path}:{lineno} is a {type(obj).__name__}, expected a JSON object")
-            yield obj
+    from nlgeval_runtime.jsonlines import iter_rows
+
+    for _, obj in iter_rows(path, error=DataError, limit=limit):
+        yield obj
 
 
 def _summary_sentences(value) -> list[str]:
