@@ -29,7 +29,11 @@ _LAZY = {
     "assert_trajectory": "pytest_nlgeval.trajectory.assertions",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [  # every lazy name, spelled out for readers and linters (a test keeps the two equal)
+    "__version__",
+    "assert_dimension", "assert_dimensions", "assert_score", "Score", "ScoreList", "Evaluator", "Dimension",
+    "DimensionRegistry", "Check", "assert_metric", "assert_metrics", "assert_trajectory",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_nlgeval.assertions import assert_dimension, assert_dimensions, assert_score

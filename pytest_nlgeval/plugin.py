@@ -104,11 +104,14 @@ def _options(config) -> dict[str, Any]:
             raise pytest.UsageError(
                 f"--nlgeval-{name.replace('_', '-')} / nlgeval_{name} must be a positive integer, got {options[name]!r}"
             ) from None
-    from nlgeval_runtime.session import DEVICES, PRECISIONS
+    for name in ("device", "precision", "source_windows"):
+        if options[name] is None:
+            continue
+        # the runtime's choices, imported only when an option is set: a suite that never scores loads no runtime
+        from nlgeval_runtime.session import DEVICES, PRECISIONS
 
-    for name, allowed in (("device", DEVICES), ("precision", PRECISIONS),
-                          ("source_windows", ("auto", "off"))):
-        if options[name] is not None and options[name] not in allowed:
+        allowed = {"device": DEVICES, "precision": PRECISIONS, "source_windows": ("auto", "off")}[name]
+        if options[name] not in allowed:
             raise pytest.UsageError(
                 f"--nlgeval-{name.replace('_', '-')} / nlgeval_{name} must be one of {', '.join(allowed)}, "
                 f"got {options[name]!r}"

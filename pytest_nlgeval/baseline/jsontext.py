@@ -11,11 +11,13 @@ import json
 import re
 from typing import Any
 
+from pytest_nlgeval.errors import NLGEvalError
+
 __all__ = ["DuplicateKey", "NonFiniteNumber", "key_pattern", "line_at", "line_of", "line_of_duplicate",
            "loads_strict", "string_pattern"]
 
 
-class DuplicateKey(ValueError):
+class DuplicateKey(NLGEvalError, ValueError):
     """An object holds the same key twice."""
 
     def __init__(self, key: str) -> None:
@@ -23,7 +25,7 @@ class DuplicateKey(ValueError):
         self.key = key
 
 
-class NonFiniteNumber(ValueError):
+class NonFiniteNumber(NLGEvalError, ValueError):
     """``NaN``, ``Infinity`` or ``-Infinity``, which JSON does not have."""
 
     def __init__(self, token: str) -> None:

@@ -30,19 +30,15 @@ Example::
 
 Modules: :mod:`~pytest_nlgeval.metaeval.records` (the human judgments), :mod:`~pytest_nlgeval.metaeval.values`
 (a metric's value per record), :mod:`~pytest_nlgeval.metaeval.statistics` (coefficients, levels, bootstrap)
-and :mod:`~pytest_nlgeval.metaeval.protocol` (the table of every metric against every dimension). Every
-name is importable from this package, as it was when meta-evaluation was one module. The meta-evaluation of
+and :mod:`~pytest_nlgeval.metaeval.protocol` (the table of every metric against every dimension). The public
+names are importable from this package. The meta-evaluation of
 trajectory scores is :mod:`pytest_nlgeval.trajectory.metaeval`.
 """
-from pytest_nlgeval.metaeval.protocol import MetaEvalResult, _dimensions, meta_evaluate
+from pytest_nlgeval.metaeval.protocol import MetaEvalResult, meta_evaluate
 from pytest_nlgeval.metaeval.records import (
     PRECOMPUTED,
     MetaEvalError,
     Record,
-    _number,
-    _optional_text,
-    _rwhere,
-    _where,
     load_records,
     parse_records,
 )
@@ -50,22 +46,11 @@ from pytest_nlgeval.metaeval.statistics import (
     COEFFICIENTS,
     LEVELS,
     Correlation,
-    _corr3,
-    _fast_corr3,
-    _groups,
-    _kendall_b_np,
-    _pearson_np,
-    _summary_per_doc,
-    _system_means,
     correlate,
 )
 from pytest_nlgeval.metaeval.values import (
     MetricSpec,
     MetricValues,
-    _literal,
-    _parallel_scores,
-    _precomputed,
-    _score_chunk,
     compute_metric_values,
     evaluator_values,
 )

@@ -32,7 +32,6 @@ def _corr3(x, y) -> tuple[float, float, float]:
 
 
 def _pearson_np(x, y) -> float:
-    import numpy as np
 
     xc = x - x.mean()
     yc = y - y.mean()

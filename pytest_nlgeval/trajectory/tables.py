@@ -127,7 +127,7 @@ def _caption(table: dict[str, Any]) -> str:
     parts.append(f"{table['resamples']} prompt-cluster bootstrap replicates (seed {table['seed']}), "
                  f"percentile {100 * table['confidence']:g}% intervals")
     if table["baseline"]:
-        parts.append(f"differences are paired within replicates; (n.s.): the interval contains 0")
+        parts.append("differences are paired within replicates; (n.s.): the interval contains 0")
     return "; ".join(parts)
 
 

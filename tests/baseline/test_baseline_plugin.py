@@ -187,7 +187,7 @@ def test_corrupted_or_missing_baseline_is_an_error_never_a_pass(recorded, tiny_t
     assert "passed" not in result.stdout.str() and "collected" not in result.stdout.str()  # nothing ran
 
     lines = text.splitlines(keepends=True)
-    number = next(i for i, l in enumerate(lines) if '"score"' in l)
+    number = next(i for i, line in enumerate(lines) if '"score"' in line)
     lines[number] = lines[number].split(":")[0] + ': "high",\n'
     path.write_text("".join(lines))
     result = run(recorded, tiny_t5_model)

@@ -1,7 +1,6 @@
 """The shipped examples: the induced metric artifact matches its dataset, and the reward example optimises
 a DSPy program offline (DummyLM)."""
 import importlib.util
-from pathlib import Path
 
 import pytest
 

@@ -37,7 +37,7 @@ def test_meta_evaluation_names_are_importable_from_the_package():
         assert hasattr(metaeval, name), name
     assert metaeval.meta_evaluate is protocol.meta_evaluate and metaeval.correlate is statistics.correlate
     assert metaeval.Record is records.Record and metaeval.evaluator_values is values.evaluator_values
-    assert metaeval._fast_corr3 is statistics._fast_corr3 and metaeval._dimensions is protocol._dimensions
+    assert not [n for n in vars(metaeval) if n.startswith("_") and not n.startswith("__")], "private names stay in their module"
 
 
 def test_the_plugin_loads_no_core_module_but_the_light_ones():
@@ -70,3 +70,14 @@ def test_every_user_facing_error_derives_from_nlgeval_error():
     assert len(found) >= 25
     outside = sorted(k for k, v in found.items() if not issubclass(v, NLGEvalError))
     assert not outside, outside
+
+
+def test_the_public_names_are_the_lazy_names_and_only_grow():
+    import pytest_nlgeval
+
+    assert set(pytest_nlgeval.__all__) == {"__version__", *pytest_nlgeval._LAZY}
+    released = {"__version__", "assert_dimension", "assert_dimensions", "Score", "ScoreList", "Evaluator",
+                "Dimension", "DimensionRegistry", "Check", "assert_metric", "assert_metrics", "assert_trajectory"}
+    assert released <= set(pytest_nlgeval.__all__), "a public name went away"
+    for name in pytest_nlgeval.__all__:
+        assert getattr(pytest_nlgeval, name) is not None

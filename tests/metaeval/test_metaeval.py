@@ -107,7 +107,7 @@ def test_bootstrap_is_deterministic_under_a_seed():
 
 @pytest.mark.parametrize("n", [5, 40, 200])
 def test_bootstrap_fast_correlations_equal_scipy(n):
-    from pytest_nlgeval.metaeval import _fast_corr3
+    from pytest_nlgeval.metaeval.statistics import _fast_corr3
 
     rng = np.random.default_rng(n)
     x = rng.integers(0, 6, size=n).astype(float)  # many ties, like resampled data

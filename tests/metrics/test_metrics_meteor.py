@@ -17,7 +17,7 @@ def _write_wordnet(folder: Path, synsets: list[list[str]], exceptions: dict[str,
     for pos in ("verb", "adj", "adv"):
         (folder / f"index.{pos}").write_text(LICENSE)
         (folder / f"data.{pos}").write_text(LICENSE)
-    data, offsets = LICENSE, {}
+    data = LICENSE
     lemma_offsets: dict[str, list[int]] = {}
     for words in synsets:
         offset = len(data.encode())
@@ -35,7 +35,7 @@ def _write_wordnet(folder: Path, synsets: list[list[str]], exceptions: dict[str,
 
 def test_reader_follows_wordnet_morphology(tmp_path):
     wn = WordNetDB(_write_wordnet(tmp_path / "wn", [["cat", "feline(p)"], ["mouse", "computer_mouse"]], {"mice": "mouse"}))
-    names = lambda w: sorted(l.name() for s in wn.synsets(w) for l in s.lemmas())  # noqa: E731
+    names = lambda w: sorted(lemma.name() for s in wn.synsets(w) for lemma in s.lemmas())  # noqa: E731
     assert names("cat") == ["cat", "feline"]       # position marker stripped
     assert names("cats") == ["cat", "feline"]      # detachment rule s -> ""
     assert names("Mice") == ["computer_mouse", "mouse"]  # exception list, lowercased

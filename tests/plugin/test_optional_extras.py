@@ -6,7 +6,6 @@ installed.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -108,8 +108,8 @@ def test_xdist_workers_merge_into_one_results_file_and_share_the_cache(pytester,
 
 
 def test_ini_keys_and_env_var(pytester, tiny_t5_model, monkeypatch):
-    pytester.makefile(".ini", pytest=f"[pytest]\nnlgeval_json = from-ini.json\nnlgeval_no_cache = true\n"
-                                     f"nlgeval_device = cpu\n")
+    pytester.makefile(".ini", pytest="[pytest]\nnlgeval_json = from-ini.json\nnlgeval_no_cache = true\n"
+                                     "nlgeval_device = cpu\n")
     pytester.makepyfile(test_suite=SUITE)
     monkeypatch.setenv("NLGEVAL_MODEL", str(tiny_t5_model))
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=5)

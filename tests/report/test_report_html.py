@@ -5,7 +5,6 @@ import copy
 import html as html_lib
 import json
 import re
-from pathlib import Path
 
 import pytest
 from markupsafe import Markup

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 
@@ -59,7 +58,7 @@ def test_untrusted_text_cannot_break_out(results):
     check = next(c for c in bad["checks"] if not c["passed"])
     check["nodeid"] = "tests/t.py::test[a|b\n<script>alert(1)</script> @octocat `x` **y**]"
     text = step_summary(bad)
-    line = next(l for l in text.splitlines() if "octocat" in l)
+    line = next(row for row in text.splitlines() if "octocat" in row)
     assert line.count("|") == 5 and "&#124;" in line  # the pipe is an entity: still four cells
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert "@octocat" not in text and "&#64;octocat" in text

@@ -26,7 +26,7 @@ def documents():
             f"Officials in {city} said the new {place} {verb} on Monday after years of planning.",
             f"About {n} {who} gathered outside the {place} as Mayor Alice Moreno gave a short speech.",
             f"The {place} cost more than {n * 10} million dollars, according to the city council of {city}.",
-            f"Critics argued that the money was not well spent, but supporters were happy with the result.",
+            "Critics argued that the money was not well spent, but supporters were happy with the result.",
             f"The {place} will be open every day except public holidays, the council said in a statement.",
             f"Local newspapers in {city} called it the biggest project of the decade for the region.",
         ]
@@ -49,7 +49,7 @@ def dialogues():
                  f"Yes, I visited the {place} there last year with my family and friends.",
                  f"Did you know the {place} has about {n} {who} every day? That is a lot of people.",
                  f"Wow, I did not know that, I only saw a few {who} when we went there.",
-                 f"It was built in the nineteenth century by local architects, which is pretty impressive."]
+                 "It was built in the nineteenth century by local architects, which is pretty impressive."]
         knowledge = [[], [], [fact], [], [fact]]
         out.append(Dialogue(id=f"dlg{i}", turns=turns, knowledge=knowledge, facts=[fact]))
     return out

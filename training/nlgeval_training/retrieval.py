@@ -10,7 +10,6 @@ queries (:meth:`BM25Index.top_many`) is one sparse matrix product.
 """
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 

@@ -17,7 +17,6 @@ checkpoints and exact resume, tqdm progress, held-out accuracy and AUC per dimen
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import shutil
