@@ -129,10 +129,7 @@ def cmd_train(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nlgeval-train", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def register_pseudo(sub) -> None:
     p = sub.add_parser("pseudo", help="build pseudo Boolean-QA data for the evaluation dimensions")
     p.add_argument("--config", help="TOML/YAML file with a [pseudo] table")
     p.add_argument("--summarization", nargs="*", help="article+summary JSONL(.gz) files")
@@ -144,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output .jsonl.gz")
     p.set_defaults(func=cmd_pseudo)
 
+
+def register_intermediate(sub) -> None:
     p = sub.add_parser("intermediate", help="convert NLI/paraphrase/opening-sentence/CoLA/BoolQ to Boolean QA")
     p.add_argument("--source", action="append", default=[], required=True,
                    help="TASK=FILE with TASK in nli, paraphrase, opening, cola, boolq (repeatable)")
@@ -152,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_intermediate)
 
+
+def register_train(sub) -> None:
     p = sub.add_parser("train", help="train from a config (continual with replay, or multitask)")
     p.add_argument("--config", help="TOML/YAML file with a [train] table")
     p.add_argument("--output-dir")
@@ -159,16 +160,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in output_dir")
     p.set_defaults(func=cmd_train)
 
-    for register in _extra_commands():
-        register(sub)
-    return parser
 
-
-def _extra_commands():
+def build_parser() -> argparse.ArgumentParser:
+    """``nlgeval-train``: every subcommand adds its parser through a ``register(sub)`` function that sets
+    ``func`` (``args -> exit code``), as the subcommands of ``nlgeval`` do."""
     from nlgeval_training import cli_model
 
-    return [cli_model.register_evaluate, cli_model.register_export, cli_model.register_declare,
-            cli_model.register_card]
+    parser = argparse.ArgumentParser(prog="nlgeval-train", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for register in (register_pseudo, register_intermediate, register_train, cli_model.register_evaluate,
+                     cli_model.register_export, cli_model.register_declare, cli_model.register_card):
+        register(sub)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
