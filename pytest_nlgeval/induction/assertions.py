@@ -118,17 +118,17 @@ def assert_metric(output: str, metric, *, input: str | None = None, references=N
                   trust: bool = False):
     """Score ``output`` with an induced metric; compare the result with a threshold to assert.
 
-    Args:
-        output: the generated text.
-        metric: the artifact path (``"metrics/helpful.json"``, relative to the working directory or to the
-            test file) or a loaded :class:`~pytest_nlgeval.induction.artifact.InducedMetric`.
-        input: the input the output answers, when the metric uses it.
-        references: reference output(s), when the metric uses them.
-        lm: a ``dspy`` LM for metrics with judge components (default: the one named in the artifact).
-        trust: load the artifact although its content hash does not match (a hand edit under review);
-            ``nlgeval metrics seal FILE`` re-seals it for good.
+    ``output`` is the generated text. ``metric`` is the artifact path (``"metrics/helpful.json"``, relative
+    to the working directory or to the test file) or a loaded
+    :class:`~pytest_nlgeval.induction.artifact.InducedMetric`. ``input`` is the input the output answers and
+    ``references`` the reference output(s), each passed when the metric uses it. ``lm`` is a ``dspy`` LM for
+    metrics with judge components (default: the one named in the artifact). ``trust`` loads the artifact
+    although its content hash does not match (a hand edit under review); ``nlgeval metrics seal FILE``
+    re-seals it for good.
 
     Returns a :class:`pytest_nlgeval.core.score.Score` (kind ``"metric"``) on the scale of the human labels.
+
+        assert_metric(answer, "metrics/helpful.json", input=question) >= 3.5
     """
     __tracebackhide__ = True
     caller = inspect.stack(0)[1].filename

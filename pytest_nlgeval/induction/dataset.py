@@ -150,17 +150,16 @@ def load_dataset(
 ) -> LabelledDataset:
     """Read a labelled dataset from ``.jsonl`` or ``.csv``.
 
-    Args:
-        path: the file. JSONL: one object per line. CSV: a header row; ``references`` may hold one string
-            or a JSON list of strings.
-        target: the label column induction predicts; it must exist in every row.
-        labels: the label columns (default: ``target`` plus every other column whose values are numbers
-            or true/false/yes/no in every row).
-        label_kinds: force the kind of a column (``{"score": "numeric"}``); otherwise it is inferred.
-        output_column, input_column, references_column: the names of the text columns.
+    ``path`` is the file: JSONL holds one object per line, CSV a header row, and its ``references`` may hold
+    one string or a JSON list of strings. ``target`` is the label column induction predicts; it must exist in
+    every row. ``labels`` names the label columns (default: ``target`` plus every other column whose values
+    are numbers or true/false/yes/no in every row). ``label_kinds`` forces the kind of a column
+    (``{"score": "numeric"}``); otherwise it is inferred. ``output_column``, ``input_column`` and
+    ``references_column`` are the names of the text columns.
 
-    Raises:
-        DatasetError: naming the file, line and column of the first problem found.
+    A problem raises :class:`DatasetError` naming the file, line and column of the first one found.
+
+        dataset = load_dataset("labels.jsonl", target="helpful")
     """
     path = Path(path)
     if not path.is_file():

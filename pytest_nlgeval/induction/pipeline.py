@@ -113,22 +113,27 @@ def induce(
 ) -> InducedMetric:
     """Induce a metric for ``target`` from ``dataset`` and return it (save it with ``.save(path)``).
 
-    Args:
-        dataset: labelled outputs (:func:`~pytest_nlgeval.induction.dataset.load_dataset`).
-        task: what the system does, in a sentence (used in prompts and in the retrieval query).
-        target: the label column to predict.
-        lm: a ``dspy`` LM for the judges (wrapped in the disk cache); ``None`` = bank metrics only.
-        n_criteria, n_rubrics, example_judge, optimizer: which judges to generate (``optimizer`` is
-            ``None``, ``"mipro"`` or ``"gepa"``).
-        use_bank: include retrieved bank metrics; default: yes without an LM, and with an LM only from
-            :data:`MIN_ROWS_FOR_BANK` labelled rows up.
-        metrics: bank metrics to consider instead of retrieving them; ``exclude_metrics`` never considered.
-        k: how many bank metrics retrieval keeps; ``rerank``: let the LM reorder them.
-        n_keep: how many candidates the regression keeps.
-        test_fraction: share of rows held out for Kendall's tau; ``seed`` fixes the split and every sample.
-        robustness: measure sensitivity and stability on the held-out rows (LLM perturbations too when
-            ``lm`` is given and ``llm_perturbations``).
-        progress: called with a line of text at each stage.
+    ``dataset`` holds the labelled outputs (:func:`~pytest_nlgeval.induction.dataset.load_dataset`).
+    ``task`` says what the system does, in a sentence (used in prompts and in the retrieval query), and
+    ``target`` is the label column to predict; an empty task or a target that is no label column raises
+    :class:`InductionError`. ``name`` is the metric's name (default: ``target``). ``lm`` is a ``dspy`` LM for
+    the judges (wrapped in the disk cache); ``None`` means bank metrics only.
+
+    ``n_criteria``, ``n_rubrics``, ``example_judge`` and ``optimizer`` choose which judges to generate
+    (``optimizer`` is ``None``, ``"mipro"`` or ``"gepa"``); ``num_threads`` is how many threads the judge
+    calls and the optimizer use. ``use_bank`` includes retrieved bank metrics; by default yes without an LM,
+    and with an LM only from :data:`MIN_ROWS_FOR_BANK` labelled rows up. ``metrics`` are bank metrics to
+    consider instead of retrieving them; ``exclude_metrics`` are never considered. ``k`` is how many bank
+    metrics retrieval keeps, and ``rerank`` lets the LM reorder them. ``n_keep`` is how many candidates the
+    regression keeps.
+
+    ``test_fraction`` is the share of rows held out for Kendall's tau (its interval from ``n_boot`` bootstrap
+    resamples); ``seed`` fixes the split and every sample. ``robustness`` measures sensitivity and stability
+    on the held-out rows (LLM perturbations too when ``lm`` is given and ``llm_perturbations``).
+    ``progress`` is called with a line of text at each stage.
+
+        metric = induce(load_dataset("labels.jsonl"), task="Answer customer questions", target="helpful")
+        metric.save("metrics/helpful.json")
     """
     import numpy as np
 

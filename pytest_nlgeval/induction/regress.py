@@ -124,14 +124,14 @@ def fit_pls(
 ) -> LinearFit:
     """Select and compose candidates by the AutoMetrics two-stage PLS procedure.
 
-    Args:
-        X: candidate values, rows x candidates (``nan`` where a value is undefined).
-        y: the human labels of the rows.
-        names: one name per candidate column.
-        generated: per column, whether it is an LLM-generated judge (only those are dropped for a negative
-            coefficient).
-        n_keep: how many candidates the second stage keeps (by |PLS weight| of the first stage).
-        drop_negative_generated: apply the final filtering step.
+    ``X`` holds the candidate values, rows x candidates (``nan`` where a value is undefined), ``y`` the human
+    labels of the rows and ``names`` one name per candidate column. ``generated`` says per column whether it
+    is an LLM-generated judge (only those are dropped for a negative coefficient). ``n_keep`` is how many
+    candidates the second stage keeps (by |PLS weight| of the first stage). ``drop_negative_generated``
+    applies the final filtering step.
+
+    :class:`RegressionError` is raised when the shapes disagree, ``n_keep`` is below 1, fewer than 5 rows
+    have every candidate defined, the labels or all candidates are constant, or the filtering leaves nothing.
     """
     import numpy as np
 

