@@ -39,6 +39,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "ray": ("ray", "ray[data]"),
     "pyarrow": ("ray", "pyarrow"),
     "numba": ("trajectory", "numba"),
+    "llama_cpp": ("llm", "llama-cpp-python"),
     "nlgeval_training": ("train", "nlgeval-training"),
 }
 

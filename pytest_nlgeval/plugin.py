@@ -12,6 +12,8 @@ Options (each has an ini key of the same name with ``_`` for ``-``, e.g. ``nlgev
     --nlgeval-cache-dir DIR      score cache folder (default .nlgeval-cache under the rootdir)
     --nlgeval-no-cache           score everything, read and write no cache
     --nlgeval-json PATH          write the results file (docs/results-schema.md)
+    --nlgeval-trajectory-lm REF  causal LM of assert_trajectory: gguf:PATH (llm extra), a causal-LM folder, or
+                                 default (default: the LM the bank was fitted with)
 
 Fixture ``nlgeval`` (session): the :class:`~pytest_nlgeval.core.evaluator.Evaluator`. Marker
 ``@pytest.mark.nlgeval(task=..., model=..., tolerance=...)``: the default task and model of a test's
@@ -52,6 +54,9 @@ _OPTIONS = [
     ("cache_dir", "string", "folder of the score cache (default .nlgeval-cache under the rootdir)"),
     ("no_cache", "bool", "read and write no score cache"),
     ("json", "string", "write the results of the session (checks, scores, evaluators) to this JSON file"),
+    ("trajectory_lm", "string", "causal LM of assert_trajectory: gguf:PATH (a GGUF file; pytest-nlgeval[llm]), a "
+                                "causal-LM folder, or default; it must be the LM the bank was fitted with (default: "
+                                "the LM the bank names)"),
 ]
 
 
@@ -122,6 +127,14 @@ def _options(config) -> dict[str, Any]:
         options["cache_dir"] = _path(config, options["cache_dir"], sourced["cache_dir"][1])
     if options["json"] is not None:
         options["json"] = _path(config, options["json"], sourced["json"][1])
+    lm = options["trajectory_lm"]
+    if lm is not None and (lm.startswith("gguf:") or lm.lower().endswith(".gguf")):
+        # a GGUF file is a path like the others: command line to the invocation directory, ini to the rootdir
+        bare = lm[len("gguf:"):] if lm.startswith("gguf:") else lm
+        if not bare:
+            raise pytest.UsageError("--nlgeval-trajectory-lm / nlgeval_trajectory_lm: gguf: needs a file path, "
+                                    "e.g. gguf:models/gemma-3-270m-q4_k_m.gguf")
+        options["trajectory_lm"] = "gguf:" + _path(config, bare, sourced["trajectory_lm"][1])
     options["cache"] = not options.pop("no_cache")
     return options
 

@@ -31,12 +31,20 @@ def register(subparsers) -> None:
         q.add_argument("--continuation-field", default="continuation",
                        help="JSON field of the continuation (default: continuation)")
         q.add_argument("--device", default="auto", choices=DEVICES)
-        q.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads (default: all cores)")
+        q.add_argument("--threads", type=int, default=None,
+                       help="ONNX Runtime or llama.cpp threads (default: all cores)")
+        q.add_argument("--cache-dir", default=".nlgeval-cache",
+                       help="folder of the cache of per-token log-probabilities (default .nlgeval-cache)")
+        q.add_argument("--no-cache", action="store_true", help="read and write no log-probability cache")
 
     fit = sub.add_parser("fit-bank", help="compute human trajectories and fit the reference distributions")
     fit.add_argument("human", metavar="HUMAN.jsonl", help="human continuations, one JSON object per line")
     fit.add_argument("-o", "--output", required=True, metavar="BANK.npz")
-    fit.add_argument("--lm", default=None, help="causal-LM model folder (default: the shipped default LM)")
+    fit.add_argument("--lm", default=None,
+                     help="causal LM: a model folder, or gguf:PATH for a GGUF file read with llama.cpp (pip install "
+                          "\"pytest-nlgeval[llm]\"); default: the shipped default LM")
+    fit.add_argument("--n-ctx", type=int, default=None,
+                     help="context of a GGUF LM in tokens (default 512); recorded in the bank")
     fit.add_argument("--horizon", type=int, default=128, help="tokens scored per continuation (default 128)")
     fit.add_argument("--seed", type=int, default=0, help="seed of the human-vs-human summary pairs")
     common(fit)
@@ -46,12 +54,26 @@ def register(subparsers) -> None:
     score.add_argument("outputs", metavar="OUTPUTS.jsonl", help="machine continuations, one JSON object per line")
     score.add_argument("--bank", required=True, metavar="BANK.npz")
     score.add_argument("-o", "--output", default=None, metavar="SCORES.jsonl", help="default: standard output")
-    score.add_argument("--lm", default=None, help="causal-LM folder (default: the LM the bank was fitted with)")
+    score.add_argument("--lm", default=None,
+                       help="causal-LM folder or gguf:PATH (default: the LM the bank was fitted with)")
     score.add_argument("--likelihood", default="gaussian", choices=("gaussian", "diagonal", "kde"))
     score.add_argument("--story-field", default=None,
                        help="field of a whole story: its first sentence is the prompt, the rest the continuation")
     common(score)
     score.set_defaults(func=_score)
+
+    ppl = sub.add_parser(
+        "perplexity", help="perplexity of a causal LM on whole human texts, per token and per word",
+        description="Perplexity of a causal LM on texts (each scored whole: BOS, then the whitespace-normalised "
+                    "prompt and continuation), per token of the LM's tokenizer and per whitespace word (which "
+                    "compares LMs with different tokenizers).")
+    ppl.add_argument("texts", metavar="TEXTS.jsonl", help="prompt/continuation rows (or --story-field)")
+    ppl.add_argument("--lm", default=None, help="causal-LM folder or gguf:PATH (default: the shipped default LM)")
+    ppl.add_argument("--n-ctx", type=int, default=None, help="context of a GGUF LM in tokens (default 512)")
+    ppl.add_argument("--story-field", default=None, help="field of a whole text instead of prompt + continuation")
+    ppl.add_argument("--format", default="text", choices=("text", "json"))
+    common(ppl)
+    ppl.set_defaults(func=_perplexity)
 
     meta = sub.add_parser(
         "meta-eval", help="every trajectory field against human ratings or pairwise preferences",
@@ -63,7 +85,8 @@ def register(subparsers) -> None:
                            "continuation_a, continuation_b, votes}); also the output of `trajectory score`")
     meta.add_argument("--bank", default=None, metavar="BANK.npz",
                       help="reference bank to score the texts against (not needed for `trajectory score` output)")
-    meta.add_argument("--lm", default=None, help="causal-LM folder (default: the LM the bank was fitted with)")
+    meta.add_argument("--lm", default=None,
+                      help="causal-LM folder or gguf:PATH (default: the LM the bank was fitted with)")
     meta.add_argument("--likelihood", default="gaussian", choices=("gaussian", "diagonal", "kde"))
     meta.add_argument("--rating", default="rating",
                       help="field of the human rating: a number or a list of judgements, averaged (default: rating)")
@@ -140,12 +163,32 @@ def _progress(label: str):
     return report
 
 
+def _cache_dir(args):
+    return None if args.no_cache else args.cache_dir
+
+
+def _load_lm(args, ref, n_ctx=None):
+    """The LM ``ref`` names (default, folder or gguf:PATH) behind the log-probability cache of ``--cache-dir``."""
+    from pytest_nlgeval.errors import UsageError
+    from pytest_nlgeval.trajectory.lm import is_gguf, load_trajectory_lm
+
+    if n_ctx is not None and not is_gguf(ref):
+        raise UsageError("--n-ctx applies to a GGUF LM (--lm gguf:PATH); a model folder fixes its own context")
+    return load_trajectory_lm(ref, device=args.device, threads=args.threads, n_ctx=n_ctx, cache_dir=_cache_dir(args))
+
+
+def _bank_lm(args, bank):
+    """The LM to score against ``bank``: ``--lm`` or the bank's, refused when it is not the bank's."""
+    from pytest_nlgeval.trajectory.lm import lm_for_bank
+
+    return lm_for_bank(bank, args.lm, device=args.device, threads=args.threads, cache_dir=_cache_dir(args))
+
+
 def _fit_bank(args) -> int:
     import hashlib
     import time
     from pathlib import Path
 
-    from nlgeval_runtime.causal_lm import load_causal_lm
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
     from pytest_nlgeval.errors import UsageError
@@ -156,7 +199,7 @@ def _fit_bank(args) -> int:
         raise UsageError(f"--horizon must be >= 1, not {args.horizon}")
     started = time.time()
     try:
-        lm = load_causal_lm(args.lm, device=args.device, threads=args.threads)
+        lm = _load_lm(args, args.lm, n_ctx=args.n_ctx)
         source = Path(args.human)
         bank = ReferenceBank.fit(prompts, conts, lm, horizon=args.horizon, seed=args.seed,
                                  meta={"source": source.name,
@@ -166,8 +209,12 @@ def _fit_bank(args) -> int:
         raise UsageError(str(exc)) from None
     bank.save(args.output)
     short = int(sum(1 for d in bank.diversity if d.size < args.horizon))
+    tokens = int(sum(d.size for d in bank.diversity))
+    elapsed = time.time() - started
+    cached = f", {lm.hits} from the cache" if getattr(lm, "hits", 0) else ""
     print(f"{args.output}: {bank.n_references} human continuations ({short} shorter than the horizon "
-          f"{args.horizon}), LM {bank.lm['model_ref']} ({bank.lm['model_id']}), {time.time() - started:.1f} s")
+          f"{args.horizon}; {tokens} tokens{cached}), LM {bank.lm['model_ref']} ({bank.lm['model_id']}), "
+          f"{elapsed:.1f} s ({tokens / max(elapsed, 1e-9):.0f} tokens/s)")
     return 0
 
 
@@ -176,7 +223,6 @@ def _score(args) -> int:
     import sys
     import time
 
-    from nlgeval_runtime.causal_lm import load_causal_lm
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
     from pytest_nlgeval.errors import UsageError
@@ -187,8 +233,7 @@ def _score(args) -> int:
     started = time.time()
     try:
         bank = ReferenceBank.load(args.bank)
-        ref = args.lm if args.lm is not None else bank.lm.get("model_ref")
-        lm = load_causal_lm(None if ref in (None, "default-lm") else ref, device=args.device, threads=args.threads)
+        lm = _bank_lm(args, bank)
         scored = score_continuations(prompts, conts, bank, lm, likelihood_kind=args.likelihood,
                                      progress=_progress("scoring continuations"))
     except (NLGEvalRuntimeError, BankError, ValueError) as exc:
@@ -207,6 +252,44 @@ def _score(args) -> int:
             out.close()
     print(f"scored {len(scored)} continuations against {bank.n_references} references in "
           f"{time.time() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _perplexity(args) -> int:
+    import json
+    import math
+    import time
+
+    from nlgeval_runtime.errors import NLGEvalRuntimeError
+
+    from pytest_nlgeval.errors import UsageError
+
+    prompts, conts, _ = _read_pairs(args.texts, args.prompt_field, args.continuation_field, args.story_field)
+    # Each text whole, as the default LM's training report measures stories: prompt and continuation
+    # joined, whitespace normalised, one BOS in front.
+    texts = [" ".join(f"{p} {c}".split()) for p, c in zip(prompts, conts)]
+    started = time.time()
+    try:
+        lm = _load_lm(args, args.lm, n_ctx=args.n_ctx)
+        res = lm.score(texts, None, progress=_progress("scoring texts"))
+    except (NLGEvalRuntimeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    nll = -float(sum(lp.sum() for lp in res.logprobs))
+    tokens = int(sum(lp.size for lp in res.logprobs))
+    words = sum(len(t.split()) for t in texts)
+    cut = int(sum(1 for n, ids in zip(res.n_tokens, res.token_ids) if n > ids.size))
+    figures = {"texts": len(texts), "tokens": tokens, "words": words, "texts_cut_to_context": cut,
+               "perplexity_per_token": round(math.exp(nll / tokens), 3),
+               "perplexity_per_word": round(math.exp(nll / words), 3), "lm": lm.model_ref, "lm_id": lm.model_id,
+               "seconds": round(time.time() - started, 1)}
+    if args.format == "json":
+        print(json.dumps(figures, indent=2, sort_keys=True))
+    else:
+        print(f"{args.texts}: {len(texts)} texts, LM {lm.model_ref} ({lm.model_id})")
+        print(f"  per token: {figures['perplexity_per_token']:.2f} ({tokens} tokens)")
+        print(f"  per word:  {figures['perplexity_per_word']:.2f} ({words} whitespace words)")
+        if cut:
+            print(f"  {cut} texts were longer than the context and were cut to it")
     return 0
 
 
@@ -230,7 +313,6 @@ def _scored_records(args, prompts: list[str], conts: list[str], key: dict) -> li
     import sys
     from pathlib import Path
 
-    from nlgeval_runtime.causal_lm import load_causal_lm
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
     from pytest_nlgeval._files import write_text_atomic
@@ -256,8 +338,7 @@ def _scored_records(args, prompts: list[str], conts: list[str], key: dict) -> li
         print(f"{args.cache} holds scores of other data, bank or options; rescoring", file=sys.stderr)
     try:
         bank = ReferenceBank.load(args.bank)
-        ref = args.lm if args.lm is not None else bank.lm.get("model_ref")
-        lm = load_causal_lm(None if ref in (None, "default-lm") else ref, device=args.device, threads=args.threads)
+        lm = _bank_lm(args, bank)
         scored = score_continuations(prompts, conts, bank, lm, likelihood_kind=args.likelihood,
                                      progress=_progress("scoring continuations"))
     except (NLGEvalRuntimeError, BankError, ValueError) as exc:

@@ -33,7 +33,7 @@ class Run:
     """Evaluators (one per model, created lazily) sharing one dimension registry and one score cache.
 
     ``options``: ``model``, ``device``, ``precision``, ``batch_size``, ``source_windows``, ``cache`` (bool),
-    ``cache_dir``.
+    ``cache_dir``, ``trajectory_lm`` (the causal LM of trajectory checks).
     ``register_dimensions(registry)`` is called once, when the registry is first needed (the plugin
     passes its ``pytest_nlgeval_register_dimensions`` hook there, after every conftest is loaded).
     ``recorder``: the :class:`~pytest_nlgeval.core.checks.CheckRecorder` of the run, or None (nothing is

@@ -19,8 +19,9 @@ distribution), the reference-free baselines ``diversity_end``, ``coherence_end``
 ``coherence_mean``, ``diversity_var``, ``coherence_var``, and the trajectory paper's fixed baselines
 ``qtext`` (Q*Text normalised on the bank) and ``pca_1``, ``pca_2`` (the bank's summary PCA).
 
-The causal LM is the bank's (the shipped default LM unless the bank was fitted with another); a
-different ``lm`` is refused unless it is the same model, tokenizer and precision the bank was fitted with.
+The causal LM is the bank's (the shipped default LM unless the bank was fitted with another, e.g. a GGUF LM
+with ``fit-bank --lm gguf:PATH``), or the run's ``--nlgeval-trajectory-lm``; a different ``lm`` is refused
+unless it is the same model, tokenizer and precision (or context) the bank was fitted with.
 """
 from __future__ import annotations
 
@@ -55,12 +56,15 @@ def load_bank(bank: str | os.PathLike | ReferenceBank) -> ReferenceBank:
     return _BANKS[key]
 
 
-def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None, precision: str | None = None):
+def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None, precision: str | None = None,
+           n_ctx: int | None = None, cache_dir: str | os.PathLike | None = None):
     """The causal-LM scorer for ``model`` (None: the default LM), created once per process and options.
 
-    ``device``/``precision`` default to the pytest session's ``--nlgeval-device``/``--nlgeval-precision``.
+    ``model``: a causal-LM folder, ``gguf:PATH`` for a GGUF LM (:mod:`.gguf_lm`, the ``llm`` extra), or None.
+    ``device``/``precision`` default to the pytest session's ``--nlgeval-device``/``--nlgeval-precision``;
+    ``n_ctx`` is a GGUF LM's context; ``cache_dir`` puts its log-probabilities in that folder's score cache.
     """
-    from nlgeval_runtime.causal_lm import load_causal_lm
+    from pytest_nlgeval.trajectory.lm import DEFAULT_REFS, load_trajectory_lm
 
     if device is None or precision is None:
         from pytest_nlgeval.core import run as _run
@@ -72,20 +76,26 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     precision = precision or "auto"
     if precision in ("fp16", "int8"):
         precision = "auto"  # causal-LM folders ship fp32 graphs; the evaluator's precision does not apply
-    key = (str(model) if model is not None else None, device, precision)
+    model = None if model in DEFAULT_REFS else model
+    key = (str(model) if model is not None else None, device, precision, n_ctx,
+           str(cache_dir) if cache_dir is not None else None)
     if key not in _LMS:
-        _LMS[key] = load_causal_lm(model, device=device, precision=precision)
+        _LMS[key] = load_trajectory_lm(model, device=device, precision=precision, n_ctx=n_ctx, cache_dir=cache_dir)
     return _LMS[key]
 
 
 def _lm_for_bank(bank: ReferenceBank, lm, options: dict):
-    """The bank's LM (or ``lm``), on the device and precision of the run's ``options``."""
+    """The bank's LM (or ``lm``, or the run's ``--nlgeval-trajectory-lm``), on the run's device and cache."""
+    from pytest_nlgeval.trajectory.lm import DEFAULT_REFS, is_gguf
+
     device, precision = options.get("device") or "auto", options.get("precision") or "auto"
-    if lm is None:
-        ref = bank.lm.get("model_ref")
-        lm = get_lm(None if ref in (None, "default-lm") else ref, device=device, precision=precision)
-    elif isinstance(lm, (str, os.PathLike)):
-        lm = get_lm(lm, device=device, precision=precision)
+    if lm is None or isinstance(lm, (str, os.PathLike)):
+        # None: the run's --nlgeval-trajectory-lm, else the bank's; "default" is the default LM, bank or not
+        ref = lm if lm is not None else (options.get("trajectory_lm") or bank.lm.get("model_ref"))
+        ref = None if ref in DEFAULT_REFS else ref
+        n_ctx = (bank.lm.get("fingerprint") or {}).get("n_ctx") if is_gguf(ref) else None
+        cache_dir = options.get("cache_dir") if options.get("cache", True) else None
+        lm = get_lm(ref, device=device, precision=precision, n_ctx=n_ctx, cache_dir=cache_dir)
     bank.check_lm(lm)
     return lm
 
@@ -281,7 +291,8 @@ def assert_trajectory(continuation: str, *, prompt: str, bank: str | os.PathLike
     """Measure ``continuation`` (given ``prompt``) and compare it with the human references of ``bank``.
 
     ``horizon`` (tokens scored) must equal the bank's (default 128, set by ``fit-bank --horizon``); None
-    takes the bank's. ``lm``: None for the bank's LM, a causal-LM folder path, or a loaded scorer.
+    takes the bank's. ``lm``: None for the bank's LM (or ``--nlgeval-trajectory-lm``), a causal-LM folder
+    path, ``gguf:PATH``, or a loaded scorer.
     ``likelihood_kind``: ``"gaussian"`` (full covariance), ``"diagonal"`` or ``"kde"``.
 
         result = assert_trajectory(story, prompt=prompt, bank="refs/stories.npz")
