@@ -21,10 +21,16 @@ the same numbers, a little slower where repacking works). ``llama_cpp.Llama`` bu
 internally and exposes no such switch, so this module uses llama.cpp's C API through llama-cpp-python's
 bindings (model, context, batch) directly.
 
+**Fixed arithmetic.** With a quantised model, llama.cpp's log-probabilities move by up to about 0.1 nat per
+token with the way a text is split into decode calls and with the attention kernel (measured on Gemma 3 270M
+Q4_K_M: one call against calls of 7 tokens, or flash attention on against off). So every text is decoded in
+one call (the batch is the whole context), flash attention is off (as in ``llama_cpp.Llama``'s default, whose
+``logits_all`` output the tests compare with), and the KV cache keeps llama.cpp's default f16.
+
 The identity a bank records: ``tokenizer_sha256`` hashes the vocabulary (every token's text, score and
 type, BOS id), ``model_id`` the file's sha256, the tokenizer hash, the context size (which decides how much
-of a long prompt is kept) and the KV-cache type. A different file, quantisation or context size is a
-different LM for :meth:`~pytest_nlgeval.trajectory.bank.ReferenceBank.check_lm`.
+of a long prompt is kept), the KV-cache type and the attention kernel. A different file, quantisation or
+context size is a different LM for :meth:`~pytest_nlgeval.trajectory.bank.ReferenceBank.check_lm`.
 """
 from __future__ import annotations
 
@@ -143,13 +149,13 @@ class GGUFTokenizer:
 class GGUFCausalLM:
     """Next-token log-probabilities of continuations from a GGUF causal LM (llama.cpp on the CPU).
 
-    One text per forward pass (``n_batch`` tokens at a time); not thread-safe (one llama.cpp context).
+    One text per forward pass, in one decode call; not thread-safe (one llama.cpp context).
     """
 
     provider = "llama.cpp-cpu"
 
     def __init__(self, path: str | os.PathLike, *, n_ctx: int = DEFAULT_N_CTX, threads: int | None = None,
-                 n_batch: int = 512, model_ref: str | None = None, verbose: bool = False):
+                 model_ref: str | None = None, verbose: bool = False):
         llama_cpp = _llama_cpp()
         path = Path(path).expanduser()
         if not path.is_file():
@@ -162,8 +168,6 @@ class GGUFCausalLM:
                             "llama.cpp model file")
         if n_ctx < 8:
             raise GGUFError(f"n_ctx must be at least 8 tokens, not {n_ctx}")
-        if n_batch < 1:
-            raise GGUFError(f"n_batch must be >= 1, not {n_batch}")
         if not verbose:
             logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
         _init_backend(llama_cpp)
@@ -171,7 +175,6 @@ class GGUFCausalLM:
         self.path = path.resolve()
         self.model_ref = model_ref or GGUF_PREFIX + str(self.path)
         self.threads = int(threads or os.cpu_count() or 1)
-        self.n_batch = int(min(n_batch, n_ctx))
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = 0
         params.use_extra_bufts = False  # see the module docstring: repacked CPU weights crash decoding
@@ -189,9 +192,12 @@ class GGUFCausalLM:
         self.max_length = int(min(n_ctx, train_ctx)) if train_ctx > 0 else int(n_ctx)
         cparams = llama_cpp.llama_context_default_params()
         cparams.n_ctx = self.max_length
+        self.n_batch = self.max_length   # one decode call per text: see "Fixed arithmetic" above
         cparams.n_batch = self.n_batch
         cparams.n_ubatch = self.n_batch
         cparams.n_seq_max = 1
+        cparams.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        self.flash_attn = False
         cparams.n_threads = self.threads
         cparams.n_threads_batch = self.threads
         self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
@@ -209,13 +215,15 @@ class GGUFCausalLM:
         self.fingerprint = {"model": self.model_ref, "kind": "causal-lm", "architecture": self.description,
                             "files": {self.path.name: self.file_sha256}, "provider": self.provider,
                             "precision": self.precision, "n_ctx": self.max_length, "kv_type": self.kv_type,
+                            "flash_attn": self.flash_attn, "decode": "one call per text",
                             "llama_cpp_version": getattr(llama_cpp, "__version__", "?")}
         from nlgeval_runtime.fingerprint import fingerprint_id
 
         self.fingerprint_id = fingerprint_id(self.fingerprint)
         #: Identity of the numbers this scorer produces: file and vocabulary hashes, context, KV type.
         self.model_id = hashlib.sha256(
-            f"gguf:{self.file_sha256}:{self.tokenizer_sha256}:{self.max_length}:{self.kv_type}".encode()
+            f"gguf:{self.file_sha256}:{self.tokenizer_sha256}:{self.max_length}:{self.kv_type}:"
+            f"fa={int(self.flash_attn)}".encode()
         ).hexdigest()[:16]
 
     def close(self) -> None:
@@ -340,9 +348,9 @@ class GGUFCausalLM:
 
 
 def load_gguf_lm(path: str | os.PathLike, *, n_ctx: int = DEFAULT_N_CTX, threads: int | None = None,
-                 n_batch: int = 512, verbose: bool = False) -> GGUFCausalLM:
+                 verbose: bool = False) -> GGUFCausalLM:
     """Load a GGUF causal LM (``path`` may carry the ``gguf:`` prefix)."""
     text = os.fspath(path)
     if text.startswith(GGUF_PREFIX):
         text = text[len(GGUF_PREFIX):]
-    return GGUFCausalLM(text, n_ctx=n_ctx, threads=threads, n_batch=n_batch, verbose=verbose)
+    return GGUFCausalLM(text, n_ctx=n_ctx, threads=threads, verbose=verbose)
