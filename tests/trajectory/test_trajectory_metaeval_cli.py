@@ -34,7 +34,7 @@ def setup(tiny_causal_lm, tmp_path_factory):
     human = _gz(work / "human.jsonl.gz", [{"prompt": p, "continuation": c} for p, c in STORIES])
     bank = work / "bank.npz"
     assert cli.main(["trajectory", "fit-bank", str(human), "-o", str(bank), "--lm", str(folder), "--horizon", "32",
-                     "--device", "cpu", "--threads", "1"]) == 0
+                     "--device", "cpu", "--threads", "1", "--no-cache"]) == 0
     ratings = []
     for k, (prompt, cont) in enumerate(STORIES):
         words = cont.split()
@@ -53,7 +53,7 @@ def setup(tiny_causal_lm, tmp_path_factory):
 
 def _run(capsys, *argv):
     capsys.readouterr()
-    code = cli.main(["trajectory", "meta-eval", *map(str, argv), "--device", "cpu", "--threads", "1"])
+    code = cli.main(["trajectory", "meta-eval", *map(str, argv), "--device", "cpu", "--threads", "1", "--no-cache"])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
