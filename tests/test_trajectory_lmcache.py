@@ -115,3 +115,31 @@ def test_trajectory_lm_option_and_ini_key(tiny, pytester, tmp_path):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nlgeval-trajectory-lm", "gguf:")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*gguf: needs a file path*"])
+
+
+def test_perplexity_command_per_token_and_per_word(tiny, tmp_path, capsys):
+    import math
+
+    folder, lm = tiny
+    rows = [{"prompt": p or "Yesterday.", "continuation": c} for p, c in zip(PROMPTS, CONTS)]
+    data = tmp_path / "texts.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["trajectory", "perplexity", str(data), "--lm", str(folder), "--device", "cpu", "--threads", "1",
+            "--format", "json", "--cache-dir", str(tmp_path / "cache")]
+    texts = [" ".join(f"{r['prompt']} {r['continuation']}".split()) for r in rows]
+    whole = lm.score(texts)
+    nll = -sum(float(lp.sum()) for lp in whole.logprobs)
+    tokens = sum(lp.size for lp in whole.logprobs)
+    assert cli.main(base) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["tokens"] == tokens and got["words"] == sum(len(t.split()) for t in texts)
+    assert got["perplexity_per_token"] == pytest.approx(math.exp(nll / tokens), rel=1e-4)
+    assert got["perplexity_per_word"] == pytest.approx(math.exp(nll / got["words"]), rel=1e-4)
+    given = lm.score([r["continuation"] for r in rows], [r["prompt"] for r in rows], max_tokens=4)
+    assert cli.main(base + ["--given-prompt", "--horizon", "4"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    nll = -sum(float(lp.sum()) for lp in given.logprobs)
+    assert got["tokens"] == 12 and got["texts_cut"] == 3 and got["scored"] == "continuation given prompt"
+    assert got["perplexity_per_token"] == pytest.approx(math.exp(nll / 12), rel=1e-4)
+    assert cli.main(base + ["--horizon", "4"]) == 2
+    assert "with --given-prompt" in capsys.readouterr().err
