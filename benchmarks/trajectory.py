@@ -114,7 +114,7 @@ def bench_tokens_per_second(lm_refs: list[str | None], threads: int) -> None:
     outputs = [gen.generate(p, n_words=120, strategy="sample" if i % 4 else "greedy", seed=i)
                for i, p in enumerate(prompts)]
 
-    def forward(lm, ps, cs, n_ids) -> int:
+    def forward(lm, ps, n_ids) -> int:
         """Tokens run through the LM: BOS, the (possibly cut) prompt and the scored continuation tokens."""
         return sum(1 + min(lm.encode(p).size, lm.max_length - 1 - n) + n for p, n in zip(ps, n_ids))
 
