@@ -33,7 +33,9 @@ ALLOWED = {
     "pytest_nlgeval.metrics.registry._EXTRA": "process registry: metrics added by register_metric",
     "pytest_nlgeval.metrics.registry._ENTRY_POINTS_LOADED": "process registry: entry points read once",
     "pytest_nlgeval.trajectory.assertions._BANKS": "memo: a reference bank loaded once per path and mtime",
-    "pytest_nlgeval.trajectory.assertions._LMS": "memo: an LM session per model, device and precision",
+    "pytest_nlgeval.trajectory.assertions._LMS": "memo: an LM per model, device, precision, context and cache",
+    "pytest_nlgeval.trajectory.gguf_lm._BACKEND_READY": "process state: llama.cpp's backend initialised once",
+    "pytest_nlgeval.trajectory.gguf_lm._HASHES": "memo: a GGUF file's sha256 per path, size and mtime",
     "pytest_nlgeval.trajectory.dtw._NUMBA_KERNEL": "memo: the compiled DTW kernel",
     "pytest_nlgeval.trajectory.dtw._NUMBA_TRIED": "memo: whether numba was tried",
 }
