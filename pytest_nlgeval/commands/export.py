@@ -13,6 +13,8 @@ def register(subparsers) -> None:
     p.add_argument("out", metavar="OUT_DIR")
     p.add_argument("--int8", action="store_true", help="also write an int8 graph (CPU; T5: static, activation scales calibrated at export)")
     p.add_argument("--fp16", action="store_true", help="also write a mixed-precision fp16 graph (CUDA)")
+    p.add_argument("--no-fp32", action="store_true",
+                   help="ship only the --int8/--fp16 graph(s): a smaller folder (fp32 parity is still measured)")
     p.add_argument("--max-length", type=int, default=None, help="max input tokens (default 1024, as UniEval)")
     p.set_defaults(func=run_export)
 
@@ -38,20 +40,24 @@ def run_export(args) -> int:
     from pytest_nlgeval.extras import require
 
     export_model = require("nlgeval_training.export", "exporting a model (nlgeval export)").export_model
+    from nlgeval_training.t5_trace import ExportProcessError
 
+    if args.no_fp32 and not (args.int8 or args.fp16):
+        raise UsageError("--no-fp32 needs --int8 or --fp16: without them the folder would have no graph")
     started = time.monotonic()
     say = _progress(started)
     local = Path(args.model)
     checkpoint = str(local) if local.exists() else _download(args.model, say)
     try:
-        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, max_length=args.max_length,
-                                source_id=args.model, progress=say)
-    except (ValueError, OSError) as exc:
+        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, keep_fp32=not args.no_fp32,
+                                max_length=args.max_length, source_id=args.model, progress=say)
+    except (ValueError, OSError, ExportProcessError) as exc:
         raise UsageError(str(exc)) from exc
     for precision, fig in manifest["export"].get("parity", {}).items():
         diff = fig.get("max_abs_diff")
         print(f"{precision}: max |diff| to PyTorch = {diff if diff is None else f'{diff:.2e}'} on {fig['n']} inputs"
-              + (f" ({fig['note']})" if fig.get("note") else ""))
+              + (f" ({fig['note']})" if fig.get("note") else "")
+              + (" (graph not shipped: --no-fp32)" if fig.get("shipped") is False else ""))
     print(f"wrote {args.out} in {time.monotonic() - started:.1f}s")
     return 0
 

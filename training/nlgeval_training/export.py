@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -25,7 +26,7 @@ import numpy as np
 
 # The folder helpers moved to folder_writer; importing them here keeps nlgeval_training.export.<name> working.
 from nlgeval_training.folder_writer import (EXTERNAL_DATA_THRESHOLD, OPSET, convert_fp16, finalize_model_folder,
-                                            measure_parity, parity_texts, quantize_int8, save_onnx)
+                                            gather_onnx, measure_parity, parity_texts, quantize_int8, save_onnx)
 
 __all__ = ["export_model", "export_t5", "t5_reference_scores", "UNIEVAL_MAX_LENGTH", "EXTERNAL_DATA_THRESHOLD",
            "OPSET", "convert_fp16", "finalize_model_folder", "measure_parity", "parity_texts", "quantize_int8",
@@ -95,8 +96,8 @@ INT8_METHODS = ("static", "dynamic")
 
 
 def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False, fp16: bool = False,
-              max_length: int | None = None, source_id: str | None = None, revision: str | None = None,
-              opset: int = OPSET, parity_inputs: Sequence[str] | None = None,
+              keep_fp32: bool = True, max_length: int | None = None, source_id: str | None = None,
+              revision: str | None = None, opset: int = OPSET, parity_inputs: Sequence[str] | None = None,
               progress: Callable[[str], None] | None = None, graph: str = "fused", int8_method: str = "static",
               calibration_inputs: Sequence[str] | None = None, int8_format: str = "qdq") -> dict[str, Any]:
     """Export a T5 Boolean-QA checkpoint (UniEval) into ``out_dir``; returns the manifest.
@@ -106,69 +107,35 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
     ``"traced"`` a trace of Hugging Face's own forward. ``int8_method``: ``"static"`` (default; scales
     calibrated on ``calibration_inputs``, by default :func:`~nlgeval_training.static_int8.pseudo_calibration_texts`,
     batch-invariant) or ``"dynamic"`` (scored one input at a time by the runtime). ``int8_format``: ``"qdq"``
-    or ``"qoperator"`` for the static graph.
+    or ``"qoperator"`` for the static graph. ``keep_fp32=False`` (with ``int8`` or ``fp16``) ships only those
+    graphs; the fp32 parity is still measured and recorded.
+
+    Memory: PyTorch runs in a child process (:mod:`nlgeval_training.t5_trace`) that exits before the weights
+    are gathered into ``model.onnx.data`` (streamed, never all in memory), quantised and scored for parity, so
+    the peak is the larger of the two halves rather than their sum (docs/scale.md, "UniEval on CI").
     """
     if graph not in GRAPHS:
         raise ValueError(f"graph must be one of {GRAPHS}, not {graph!r}")
     if int8_method not in INT8_METHODS:
         raise ValueError(f"int8_method must be one of {INT8_METHODS}, not {int8_method!r}")
-    import torch
-    import transformers
-    from transformers import AutoTokenizer, T5ForConditionalGeneration
+    if not keep_fp32 and not (int8 or fp16):
+        raise ValueError("keep_fp32=False needs int8=True or fp16=True, otherwise the folder would have no graph")
+    from nlgeval_training.t5_trace import RAW_GRAPH, trace_in_child
 
     say = progress or (lambda _msg: None)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    say(f"loading {checkpoint}")
-    tokenizer = AutoTokenizer.from_pretrained(str(checkpoint), use_fast=True)
-    if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"{checkpoint}: a fast (tokenizers) tokenizer is needed to write tokenizer.json")
-    # Eager attention traces into plain ONNX ops; the trace is then exact for any padding pattern.
-    model = T5ForConditionalGeneration.from_pretrained(str(checkpoint), dtype=torch.float32,
-                                                       attn_implementation="eager").eval()
-    yes_id, no_id = _first_piece(tokenizer, "Yes"), _first_piece(tokenizer, "No")
-    if yes_id == no_id:
-        raise ValueError(f"{checkpoint}: 'Yes' and 'No' map to the same token id {yes_id}")
-    eos = tokenizer.eos_token or "</s>"
     max_length = int(max_length or UNIEVAL_MAX_LENGTH)
-
-    if graph == "traced":
-        module, custom_opsets = _t5_scoring_module(model, yes_id, no_id), None
-    else:
-        from nlgeval_training.t5_graph import CONTRIB_OPSET, T5ScoringGraph
-
-        module = T5ScoringGraph(model, yes_id=yes_id, no_id=no_id, max_length=max_length,
-                                fused_attention=graph == "fused").eval()
-        custom_opsets = CONTRIB_OPSET if graph == "fused" else None
-    # A short and a long input, cut to the model's length as the runtime cuts them.
-    sample = tokenizer([f"question: Is this a fluent paragraph? {eos} paragraph: Yes.", parity_texts(2)[1]],
-                       padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-    # Tracing with a padded batch keeps the attention-mask path in the graph (an unpadded trace could
-    # specialise it away).
-    assert int(sample.attention_mask.min()) == 0, "the tracing sample must contain padding"
-    graph_path = out / "model.onnx"
-    say("exporting the ONNX graph")
+    texts = list(parity_inputs) if parity_inputs is not None else parity_texts()
     raw = out / ".raw"
-    raw.mkdir(exist_ok=True)
-    raw_graph = raw / "model.onnx"
-    import warnings
-
-    with torch.no_grad(), warnings.catch_warnings():
-        # The tracer warns about Python-level branches; they are constant for a one-step decoder and a
-        # padded tracing batch (checked above), and parity below is the real check.
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            module, (sample.input_ids, sample.attention_mask), str(raw_graph),
-            input_names=["input_ids", "attention_mask"], output_names=["p_yes"],
-            dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
-                          "p_yes": {0: "batch"}},
-            opset_version=opset, dynamo=False, do_constant_folding=True, custom_opsets=custom_opsets,
-        )
-    import onnx
-
-    external = {"model.onnx": save_onnx(onnx.load(str(raw_graph), load_external_data=True), graph_path)}
+    facts = trace_in_child(checkpoint, raw, graph=graph, max_length=max_length, opset=opset, parity_inputs=texts,
+                           progress=say)
+    eos = facts["separator_token"]
+    graph_path = out / "model.onnx"
+    say("writing model.onnx")
+    external = {"model.onnx": gather_onnx(raw / RAW_GRAPH, graph_path)}
+    os.replace(raw / "tokenizer.json", out / "tokenizer.json")
     shutil.rmtree(raw, ignore_errors=True)
-    tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
     variants = {"fp32": "model.onnx"}
     if int8 and int8_method == "static":
         from nlgeval_training.static_int8 import (calibration_feeds, constant_weight_matmuls,
@@ -196,23 +163,29 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
         "kind": "boolqa",
         "architecture": "t5",
         "input": {"separator": "</s>", "separator_token": eos, "max_length": max_length,
-                  "pad_token_id": int(model.config.pad_token_id)},
-        "yes_token_id": yes_id,
-        "no_token_id": no_id,
+                  "pad_token_id": facts["pad_token_id"]},
+        "yes_token_id": facts["yes_token_id"],
+        "no_token_id": facts["no_token_id"],
         "variants": variants,
         "quantization": {"int8": int8_method} if int8 else {},
         "external_data": {k: v for k, v in external.items() if v},
         "source": {"checkpoint": source_id or str(checkpoint), "revision": revision},
-        "export": {"exporter": f"nlgeval_training {_version()}", "torch": torch.__version__,
-                   "transformers": transformers.__version__, "opset": opset, "graph": graph,
+        "export": {"exporter": f"nlgeval_training {_version()}", "torch": facts["torch"],
+                   "transformers": facts["transformers"], "opset": opset, "graph": graph,
                    "date": _dt.date.today().isoformat()},
     }
     finalize_model_folder(out, manifest)
 
     say("measuring parity with PyTorch")
-    texts = list(parity_inputs) if parity_inputs is not None else parity_texts()
-    reference = t5_reference_scores(model, tokenizer, texts, max_length=max_length, yes_id=yes_id, no_id=no_id)
-    manifest["export"]["parity"] = measure_parity(out, texts, reference, variants)
+    reference = np.asarray(facts["reference"], dtype=np.float64)
+    parity = manifest["export"]["parity"] = measure_parity(out, texts, reference, variants)
+    if not keep_fp32:
+        for name in [graph_path.name, *external.pop(graph_path.name, [])]:
+            (out / name).unlink()
+        variants.pop("fp32")
+        parity["fp32"]["shipped"] = False
+        manifest["variants"] = variants
+        manifest["external_data"] = {k: v for k, v in external.items() if v}
     return finalize_model_folder(out, manifest)
 
 

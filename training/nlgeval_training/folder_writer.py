@@ -106,6 +106,71 @@ def save_onnx(model_proto: Any, path: Path) -> list[str]:
     return []
 
 
+_COPY_CHUNK = 64 << 20
+
+
+def gather_onnx(src: str | Path, dst: str | Path) -> list[str]:
+    """Write the graph ``src`` as ``dst`` the way :func:`save_onnx` would, without loading its weights.
+
+    ``torch.onnx.export`` writes a graph past 2 GB with every weight in a file of its own beside it. Here
+    those bytes are copied, a chunk at a time, into the one data file ``dst.name + ".data"`` (weights that
+    ``src`` holds inline and that are at least 1 KiB go there too), and only the graph structure is held in
+    memory. A ``src`` without external data is small and is saved through :func:`save_onnx`.
+    Returns the names of ``dst``'s external data files (empty when self-contained).
+    """
+    import onnx
+    from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_external_data
+
+    src, dst = Path(src), Path(dst)
+    model = onnx.load(str(src), load_external_data=False)
+    tensors = _graph_tensors(model.graph)
+    if not any(uses_external_data(t) for t in tensors):
+        return save_onnx(model, dst)
+    data_name = dst.name + ".data"
+    with open(dst.parent / data_name, "wb") as data:
+        for tensor in tensors:
+            offset = data.tell()
+            if uses_external_data(tensor):
+                info = ExternalDataInfo(tensor)
+                source = (src.parent / info.location).resolve()
+                if src.parent.resolve() not in source.parents:
+                    raise ValueError(f"{src}: tensor {tensor.name!r} points outside its folder ({info.location!r})")
+                with open(source, "rb") as fh:
+                    fh.seek(info.offset or 0)
+                    left = info.length if info.length is not None else source.stat().st_size - (info.offset or 0)
+                    while left > 0:
+                        chunk = fh.read(min(left, _COPY_CHUNK))
+                        if not chunk:
+                            raise ValueError(f"{source}: external data of {tensor.name!r} ends early")
+                        data.write(chunk)
+                        left -= len(chunk)
+            elif tensor.HasField("raw_data") and len(tensor.raw_data) >= 1024:
+                data.write(tensor.raw_data)
+                tensor.ClearField("raw_data")
+                tensor.data_location = onnx.TensorProto.EXTERNAL
+            else:
+                continue
+            del tensor.external_data[:]
+            set_external_data(tensor, data_name, offset, data.tell() - offset)
+    onnx.save_model(model, str(dst))
+    return [data_name]
+
+
+def _graph_tensors(graph: Any) -> list[Any]:
+    """Every TensorProto of ``graph``: initializers and tensor attributes (subgraphs included)."""
+    tensors = list(graph.initializer)
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                tensors.append(attribute.t)
+            tensors.extend(attribute.tensors)
+            if attribute.HasField("g"):
+                tensors.extend(_graph_tensors(attribute.g))
+            for subgraph in attribute.graphs:
+                tensors.extend(_graph_tensors(subgraph))
+    return tensors
+
+
 def _proto_size_known(model_proto: Any) -> bool:
     try:
         model_proto.ByteSize()
@@ -161,7 +226,9 @@ def measure_parity(folder: str | Path, texts: Sequence[str], reference: np.ndarr
 
     folder_obj = ModelFolder.open(folder)
     figures: dict[str, Any] = {}
+    session = None
     for precision in variants:
+        session = None  # one graph in memory at a time: the previous variant's session goes before the next loads
         if precision == "fp16" and not cuda_listed():
             figures[precision] = {"max_abs_diff": None, "n": 0, "note": "not measured: no CUDA at export time"}
             continue
