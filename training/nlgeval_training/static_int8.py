@@ -25,6 +25,7 @@ import numpy as np
 from nlgeval_training.folder_writer import EXTERNAL_DATA_THRESHOLD
 
 FORMATS = ("qdq", "qoperator")
+CALIBRATIONS = ("auto", "streamed", "onnxruntime")
 
 # Sentences for calibration inputs, kept apart from the parity sentences (folder_writer) so that the drift
 # recorded at export is measured on inputs the scales were not fitted to.
@@ -134,22 +135,35 @@ def constant_weight_matmuls(model_path: str | Path, prefix: str = "") -> list[st
 
 
 def quantize_static_int8(src: str | Path, dst: str | Path, feeds: Sequence[dict[str, np.ndarray]], *,
-                         nodes: Sequence[str] | None = None, quant_format: str = "qdq") -> list[str]:
+                         nodes: Sequence[str] | None = None, quant_format: str = "qdq",
+                         calibration: str = "auto") -> list[str]:
     """``src`` (fp32) -> ``dst``: static int8 MatMuls calibrated (min/max) on ``feeds``.
 
-    ``nodes``: the MatMul nodes to quantise (default: every MatMul with a constant weight). Returns the
-    external data file names of ``dst`` (empty when self-contained).
+    ``nodes``: the MatMul nodes to quantise (default: every MatMul with a constant weight).
+    ``calibration``: ``"streamed"`` measures the activation ranges with :func:`calibrate_min_max` (one ONNX
+    Runtime session over the graph on disk, never a copy of its weights in Python) and hands them to ONNX
+    Runtime's ``quantize_static`` as a calibration cache; ``"onnxruntime"`` lets ``quantize_static`` calibrate
+    itself (it holds the graph twice more while it does); ``"auto"`` (default) is ``"streamed"`` where the
+    installed ONNX Runtime takes a calibration cache. Both give the same ranges, hence the same graph.
+    Returns the external data file names of ``dst`` (empty when self-contained).
     """
+    import inspect
+
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
     if quant_format not in FORMATS:
         raise ValueError(f"quant_format must be one of {FORMATS}, not {quant_format!r}")
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, not {calibration!r}")
     if not feeds:
         raise ValueError("static quantisation needs at least one calibration input")
+    takes_cache = "calibration_cache_path" in inspect.signature(quantize_static).parameters
+    if calibration == "streamed" and not takes_cache:
+        raise ValueError("calibration='streamed' needs an ONNX Runtime whose quantize_static takes "
+                         "calibration_cache_path; upgrade onnxruntime or use calibration='onnxruntime'")
     src, dst = Path(src), Path(dst)
     large = sum(p.stat().st_size for p in src.parent.glob(src.name + "*")) > EXTERNAL_DATA_THRESHOLD
-    quantize_static(
-        str(src), str(dst), _Feeds(feeds),
+    options = dict(
         quant_format=QuantFormat.QDQ if quant_format == "qdq" else QuantFormat.QOperator,
         op_types_to_quantize=["MatMul"], per_channel=True, reduce_range=False,
         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
@@ -157,6 +171,77 @@ def quantize_static_int8(src: str | Path, dst: str | Path, feeds: Sequence[dict[
         use_external_data_format=large, calibrate_method=CalibrationMethod.MinMax,
         extra_options={"MatMulConstBOnly": True, "WeightSymmetric": True},
     )
+    if calibration == "onnxruntime" or not takes_cache:
+        quantize_static(str(src), str(dst), _Feeds(feeds), **options)
+    else:
+        import tempfile
+
+        from onnxruntime.quantization.calibrate import TensorsData, save_tensors_data
+
+        ranges = calibrate_min_max(src, feeds, op_types=options["op_types_to_quantize"])
+        with tempfile.TemporaryDirectory(prefix="nlgeval-calibration-") as tmp:
+            cache = Path(tmp) / "ranges.json"
+            save_tensors_data(TensorsData(CalibrationMethod.MinMax, ranges), cache)
+            quantize_static(str(src), str(dst), None, calibration_cache_path=str(cache), **options)
     if large:
         return sorted(p.name for p in dst.parent.glob(dst.name + "*") if p.name != dst.name)
     return []
+
+
+def calibrate_min_max(graph: str | Path, feeds: Iterable[dict[str, np.ndarray]], *,
+                      op_types: Sequence[str] = ("MatMul",)) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The minimum and maximum of every float activation that enters or leaves an ``op_types`` node, over
+    ``feeds`` (read one at a time), as ONNX Runtime's MinMax calibrator measures them.
+
+    The tensors are the calibrator's (``select_tensors_to_calibrate``: node inputs and outputs with a float
+    type after ONNX shape inference, weights excluded), each reduced over all its elements; NaN is ignored.
+    Only the graph's structure is loaded into Python: a ``ReduceMin``/``ReduceMax`` pair per tensor is added
+    to it and saved beside ``graph`` so that ONNX Runtime reads the weights from the same files on disk.
+    Returns ``{tensor: (min, max)}`` with float32 arrays of shape ``(1,)``.
+    """
+    import onnx
+    import onnxruntime as ort
+
+    graph = Path(graph)
+    model = onnx.load(str(graph), load_external_data=False)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {vi.name: vi for vi in (*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input)}
+    weights = {init.name for init in model.graph.initializer}
+    floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16}
+    wanted = sorted({name for node in model.graph.node if node.op_type in op_types
+                     for name in (*node.input, *node.output)
+                     if name in types and name not in weights and types[name].type.HasField("tensor_type")
+                     and types[name].type.tensor_type.elem_type in floats})
+    if not wanted:
+        raise ValueError(f"{graph}: no float activation enters or leaves a node of type {list(op_types)}")
+    del model.graph.output[:]
+    outputs = []
+    for i, name in enumerate(wanted):
+        for op in ("ReduceMin", "ReduceMax"):
+            out = f"nlgeval_calibration_{i}_{op}"
+            model.graph.node.append(onnx.helper.make_node(op, [name], [out], keepdims=1, name=out))
+            model.graph.output.append(onnx.helper.make_tensor_value_info(
+                out, types[name].type.tensor_type.elem_type, None))
+            outputs.append(out)
+    augmented = graph.parent / f".{graph.stem}.calibration.onnx"
+    onnx.save_model(model, str(augmented))
+    try:
+        options = ort.SessionOptions()
+        # As ONNX Runtime's calibrator: no graph optimisation, so the measured tensors are the graph's own.
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.log_severity_level = 3
+        session = ort.InferenceSession(str(augmented), sess_options=options, providers=["CPUExecutionProvider"])
+        low = np.full(len(wanted), np.nan, dtype=np.float32)
+        high = np.full(len(wanted), np.nan, dtype=np.float32)
+        seen = 0
+        for feed in feeds:
+            values = session.run(outputs, feed)
+            low = np.fmin(low, np.array([np.min(v) for v in values[0::2]], dtype=np.float32))
+            high = np.fmax(high, np.array([np.max(v) for v in values[1::2]], dtype=np.float32))
+            seen += 1
+        del session
+    finally:
+        augmented.unlink(missing_ok=True)
+    if not seen:
+        raise ValueError("static quantisation needs at least one calibration input")
+    return {name: (low[i:i + 1].copy(), high[i:i + 1].copy()) for i, name in enumerate(wanted)}
