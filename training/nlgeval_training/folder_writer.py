@@ -119,7 +119,7 @@ def gather_onnx(src: str | Path, dst: str | Path) -> list[str]:
     Returns the names of ``dst``'s external data files (empty when self-contained).
     """
     import onnx
-    from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_external_data
+    from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
     src, dst = Path(src), Path(dst)
     model = onnx.load(str(src), load_external_data=False)
@@ -147,11 +147,13 @@ def gather_onnx(src: str | Path, dst: str | Path) -> list[str]:
             elif tensor.HasField("raw_data") and len(tensor.raw_data) >= 1024:
                 data.write(tensor.raw_data)
                 tensor.ClearField("raw_data")
-                tensor.data_location = onnx.TensorProto.EXTERNAL
             else:
                 continue
             del tensor.external_data[:]
-            set_external_data(tensor, data_name, offset, data.tell() - offset)
+            for key, value in (("location", data_name), ("offset", offset), ("length", data.tell() - offset)):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, str(value)
+            tensor.data_location = onnx.TensorProto.EXTERNAL
     onnx.save_model(model, str(dst))
     return [data_name]
 
