@@ -124,13 +124,15 @@ def test_gather_refuses_a_weight_file_outside_the_graphs_folder(tiny_t5_model, t
         gather_onnx(tmp_path / "raw" / "model.onnx", tmp_path / "model.onnx")
 
 
-def test_no_fp32_ships_the_int8_graph_alone_with_the_same_parity(tiny_t5_checkpoint, tiny_t5_model, tmp_path):
+def test_no_fp32_ships_the_int8_graph_alone_with_the_same_parity(tiny_t5_checkpoint, tiny_t5_model, tmp_path, capsys):
     from nlgeval_runtime import load_boolqa
-    from nlgeval_training.export import export_t5
     from nlgeval_training.folder_writer import parity_texts
+    from pytest_nlgeval.cli import main
 
     out = tmp_path / "int8-only"
-    manifest = export_t5(tiny_t5_checkpoint, out, int8=True, keep_fp32=False, max_length=48)
+    assert main(["export", str(tiny_t5_checkpoint), str(out), "--int8", "--no-fp32", "--max-length", "48"]) == 0
+    assert "(graph not shipped: --no-fp32)" in capsys.readouterr().out
+    manifest = json.loads((out / "nlgeval.json").read_text())
     full = json.loads((tiny_t5_model / "nlgeval.json").read_text())
     assert manifest["variants"] == {"int8": "model.int8.onnx"}
     assert not (out / "model.onnx").exists() and "model.onnx" not in manifest["files"]
@@ -187,3 +189,18 @@ def test_a_pytorch_process_that_dies_is_a_named_error_with_its_last_output(tmp_p
     assert expected in str(info.value)
     if "boom" in how:
         assert "RuntimeError: boom" in str(info.value)
+
+
+def test_nlgeval_train_export_passes_no_fp32_to_a_t5_export(tiny_t5_checkpoint, tmp_path, monkeypatch):
+    import nlgeval_training.export as export
+    from nlgeval_training.cli import main
+
+    seen = {}
+
+    def fake_export_model(checkpoint, out, **kwargs):
+        seen.update(kwargs)
+        return {"export": {"parity": {}}, "variants": {"int8": "model.int8.onnx"}}
+
+    monkeypatch.setattr(export, "export_model", fake_export_model)
+    assert main(["export", str(tiny_t5_checkpoint), str(tmp_path / "out"), "--int8", "--no-fp32"]) == 0
+    assert seen["keep_fp32"] is False and seen["int8"] is True

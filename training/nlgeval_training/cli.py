@@ -175,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from nlgeval_training.t5_trace import ExportProcessError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"nlgeval-train: error: {exc}", file=sys.stderr)
         return 2
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, ExportProcessError) as exc:
         print(f"nlgeval-train {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -68,8 +68,8 @@ def cmd_export(args) -> int:
         if args.int8_method == "compressed":
             raise UsageError("--int8-method compressed is for encoder classifiers; T5 takes static or dynamic")
         method = {} if args.int8_method is None else {"int8_method": args.int8_method}
-        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, max_length=args.max_length,
-                                progress=lambda m: print(m, flush=True), **method)
+        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, keep_fp32=not args.no_fp32,
+                                max_length=args.max_length, progress=lambda m: print(m, flush=True), **method)
     for precision, fig in manifest.get("export", {}).get("parity", {}).items():
         print(f"parity {precision}: max |diff| {fig.get('max_abs_diff')} on {fig.get('n')} inputs")
     print(f"wrote {args.out} ({', '.join(manifest['variants'].values())})")
