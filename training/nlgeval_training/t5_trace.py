@@ -143,8 +143,8 @@ def trace_in_child(checkpoint: str | Path, raw_dir: str | Path, *, graph: str, m
     last = "\n".join(list(tail)[-15:]) or "(no output)"
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-        hint = (" (SIGKILL: most likely the out-of-memory killer; exporting t5-v1_1-large needs about 8 GB "
-                "of free memory)" if -code == signal.SIGKILL else "")
+        hint = (" (SIGKILL: most likely the out-of-memory killer; its PyTorch half peaks at about 4.5 GB "
+                "for t5-v1_1-large)" if -code == signal.SIGKILL else "")
         raise ExportProcessError(f"the PyTorch export of {checkpoint} was killed by signal {name}{hint}; "
                                  f"its last output:\n{last}")
     raise ExportProcessError(f"the PyTorch export of {checkpoint} failed in its child process (exit status "
