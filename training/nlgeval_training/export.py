@@ -28,6 +28,10 @@ import numpy as np
 from nlgeval_training.folder_writer import (EXTERNAL_DATA_THRESHOLD, OPSET, convert_fp16, finalize_model_folder,
                                             gather_onnx, measure_parity, parity_texts, quantize_int8, save_onnx)
 
+# The PyTorch side (UniEval's reference scores, the traced module) lives in t5_trace, which runs it in a child
+# process; t5_reference_scores stays importable from here.
+from nlgeval_training.t5_trace import RAW_GRAPH, t5_reference_scores, trace_in_child
+
 __all__ = ["export_model", "export_t5", "t5_reference_scores", "UNIEVAL_MAX_LENGTH", "EXTERNAL_DATA_THRESHOLD",
            "OPSET", "convert_fp16", "finalize_model_folder", "measure_parity", "parity_texts", "quantize_int8",
            "save_onnx"]
@@ -40,56 +44,6 @@ def _wo_node(name: str) -> bool:
 
 
 # -- T5 ------------------------------------------------------------------------------------------
-
-def _t5_scoring_module(model: Any, yes_id: int, no_id: int) -> Any:
-    import torch
-
-    config = model.config
-    scale = getattr(config, "scale_decoder_outputs", getattr(config, "tie_word_embeddings", False))
-    head = model.lm_head.weight.detach()[[yes_id, no_id]].clone()  # (2, d_model)
-
-    class T5BoolQA(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.encoder = model.get_encoder()
-            self.decoder = model.get_decoder()
-            self.register_buffer("head", head)
-            self.start = int(config.decoder_start_token_id)
-            self.scale = float(config.d_model) ** -0.5 if scale else 1.0
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-            start = torch.full((input_ids.shape[0], 1), self.start, dtype=input_ids.dtype, device=input_ids.device)
-            out = self.decoder(input_ids=start, encoder_hidden_states=hidden, encoder_attention_mask=attention_mask,
-                               use_cache=False).last_hidden_state[:, 0, :]
-            logits = (out * self.scale) @ self.head.t()  # (batch, 2): Yes, No
-            return torch.sigmoid(logits[:, 0] - logits[:, 1])
-
-    return T5BoolQA().eval()
-
-
-def t5_reference_scores(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int,
-                        yes_id: int, no_id: int, batch_size: int = 8) -> np.ndarray:
-    """UniEval's own computation in PyTorch: full forward, softmax over the vocabulary, batch 8, fp32."""
-    import torch
-
-    scores = []
-    with torch.no_grad():
-        for i in range(0, len(texts), batch_size):
-            enc = tokenizer(list(texts[i:i + batch_size]), max_length=max_length, truncation=True, padding=True,
-                            return_tensors="pt")
-            start = torch.full((enc.input_ids.shape[0], 1), model.config.decoder_start_token_id, dtype=torch.long)
-            logits = model(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
-                           decoder_input_ids=start).logits[:, 0, :]
-            probs = torch.softmax(logits.double(), dim=-1)
-            scores.append((probs[:, yes_id] / (probs[:, yes_id] + probs[:, no_id])).numpy())
-    return np.concatenate(scores) if scores else np.zeros(0)
-
-
-def _first_piece(tokenizer: Any, word: str) -> int:
-    ids = tokenizer(word).input_ids
-    return int(ids[0])
-
 
 GRAPHS = ("fused", "plain", "traced")
 INT8_METHODS = ("static", "dynamic")
@@ -120,7 +74,6 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
         raise ValueError(f"int8_method must be one of {INT8_METHODS}, not {int8_method!r}")
     if not keep_fp32 and not (int8 or fp16):
         raise ValueError("keep_fp32=False needs int8=True or fp16=True, otherwise the folder would have no graph")
-    from nlgeval_training.t5_trace import RAW_GRAPH, trace_in_child
 
     say = progress or (lambda _msg: None)
     out = Path(out_dir)

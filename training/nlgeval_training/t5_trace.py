@@ -27,6 +27,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 REQUEST = "trace_request.json"
 RESULT = "trace_result.json"
 RAW_GRAPH = "model.onnx"
@@ -53,7 +55,6 @@ def trace_t5(checkpoint: str | Path, raw_dir: str | Path, *, graph: str, max_len
     import transformers
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-    from nlgeval_training.export import _first_piece, _t5_scoring_module, t5_reference_scores
     from nlgeval_training.folder_writer import parity_texts
 
     say = progress or (lambda _msg: None)
@@ -104,6 +105,56 @@ def trace_t5(checkpoint: str | Path, raw_dir: str | Path, *, graph: str, max_len
     return {"yes_token_id": yes_id, "no_token_id": no_id, "separator_token": eos,
             "pad_token_id": int(model.config.pad_token_id), "reference": [float(x) for x in reference],
             "torch": torch.__version__, "transformers": transformers.__version__}
+
+
+def _t5_scoring_module(model: Any, yes_id: int, no_id: int) -> Any:
+    import torch
+
+    config = model.config
+    scale = getattr(config, "scale_decoder_outputs", getattr(config, "tie_word_embeddings", False))
+    head = model.lm_head.weight.detach()[[yes_id, no_id]].clone()  # (2, d_model)
+
+    class T5BoolQA(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = model.get_encoder()
+            self.decoder = model.get_decoder()
+            self.register_buffer("head", head)
+            self.start = int(config.decoder_start_token_id)
+            self.scale = float(config.d_model) ** -0.5 if scale else 1.0
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            start = torch.full((input_ids.shape[0], 1), self.start, dtype=input_ids.dtype, device=input_ids.device)
+            out = self.decoder(input_ids=start, encoder_hidden_states=hidden, encoder_attention_mask=attention_mask,
+                               use_cache=False).last_hidden_state[:, 0, :]
+            logits = (out * self.scale) @ self.head.t()  # (batch, 2): Yes, No
+            return torch.sigmoid(logits[:, 0] - logits[:, 1])
+
+    return T5BoolQA().eval()
+
+
+def t5_reference_scores(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int,
+                        yes_id: int, no_id: int, batch_size: int = 8) -> np.ndarray:
+    """UniEval's own computation in PyTorch: full forward, softmax over the vocabulary, batch 8, fp32."""
+    import torch
+
+    scores = []
+    with torch.no_grad():
+        for i in range(0, len(texts), batch_size):
+            enc = tokenizer(list(texts[i:i + batch_size]), max_length=max_length, truncation=True, padding=True,
+                            return_tensors="pt")
+            start = torch.full((enc.input_ids.shape[0], 1), model.config.decoder_start_token_id, dtype=torch.long)
+            logits = model(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
+                           decoder_input_ids=start).logits[:, 0, :]
+            probs = torch.softmax(logits.double(), dim=-1)
+            scores.append((probs[:, yes_id] / (probs[:, yes_id] + probs[:, no_id])).numpy())
+    return np.concatenate(scores) if scores else np.zeros(0)
+
+
+def _first_piece(tokenizer: Any, word: str) -> int:
+    ids = tokenizer(word).input_ids
+    return int(ids[0])
 
 
 def trace_in_child(checkpoint: str | Path, raw_dir: str | Path, *, graph: str, max_length: int, opset: int,
