@@ -19,7 +19,7 @@ import argparse
 import json
 from pathlib import Path
 
-from nlgeval_training.default_lm import corpus_documents
+from nlgeval_training.data import corpus_documents
 
 HERE = Path(__file__).resolve().parent
 

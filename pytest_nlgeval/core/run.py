@@ -48,6 +48,7 @@ class Run:
         self._evaluators: dict[str | None, Any] = {}
         self._cache = None
         self._recorders: list[Any] = [recorder]
+        self._resources: dict[tuple, Any] = {}
 
     @property
     def recorder(self):
@@ -111,14 +112,26 @@ class Run:
             self._evaluators[key] = evaluator
         return evaluator
 
+    def resource(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """What this run keeps for its length beside evaluators (a trajectory LM session, a loaded reference
+        bank): made by ``make()`` on first use of ``key``, closed with the run when it has a ``close()``."""
+        if key not in self._resources:
+            self._resources[key] = make()
+        return self._resources[key]
+
     @property
     def evaluators(self) -> list:
         return list(self._evaluators.values())
 
     def close(self) -> None:
-        """Release every evaluator's model session and close the cache."""
+        """Release every evaluator's model session and the run's other resources, and close the cache."""
         for evaluator in self._evaluators.values():
             evaluator.close()
+        for resource in self._resources.values():
+            close = getattr(resource, "close", None)
+            if callable(close):
+                close()
+        self._resources.clear()
         if self._cache is not None:
             self._cache.close()
 

@@ -41,24 +41,24 @@ __all__ = ["assert_trajectory", "TrajectoryResult", "load_bank", "get_lm"]
 BAND_PERCENTILES = (5.0, 50.0, 95.0)
 #: Share of the bank's human continuations that stay inside the envelope of ``assert_not_degenerate``.
 ENVELOPE_COVERAGE = 0.95
-_BANKS: dict[tuple[str, float], ReferenceBank] = {}
-_LMS: dict[tuple, Any] = {}
 
 
-def load_bank(bank: str | os.PathLike | ReferenceBank) -> ReferenceBank:
-    """A :class:`ReferenceBank` from a path (loaded once per process and file version) or as given."""
+def load_bank(bank: str | os.PathLike | ReferenceBank, *, run=None) -> ReferenceBank:
+    """A :class:`ReferenceBank` from a path, or as given. With ``run``
+    (:class:`~pytest_nlgeval.core.run.Run`), a bank file is loaded once per run and file version."""
     if isinstance(bank, ReferenceBank):
         return bank
     path = Path(bank).expanduser().resolve()
-    key = (str(path), path.stat().st_mtime if path.exists() else 0.0)
-    if key not in _BANKS:
-        _BANKS[key] = ReferenceBank.load(path)
-    return _BANKS[key]
+    key = ("trajectory-bank", str(path), path.stat().st_mtime if path.exists() else 0.0)
+    if run is None:
+        return ReferenceBank.load(path)
+    return run.resource(key, lambda: ReferenceBank.load(path))
 
 
 def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None, precision: str | None = None,
-           n_ctx: int | None = None, cache_dir: str | os.PathLike | None = None):
-    """The causal-LM scorer for ``model`` (None: the default LM), created once per process and options.
+           n_ctx: int | None = None, cache_dir: str | os.PathLike | None = None, run=None):
+    """The causal-LM scorer for ``model`` (None: the default LM), created once per run and options and closed
+    with the run (``run``: default the current one, :mod:`pytest_nlgeval.core.run`).
 
     ``model``: a causal-LM folder, ``gguf:PATH`` for a GGUF LM (:mod:`.gguf_lm`, the ``llm`` extra), or None.
     ``device``/``precision`` default to the pytest session's ``--nlgeval-device``/``--nlgeval-precision``;
@@ -66,10 +66,12 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     """
     from pytest_nlgeval.trajectory.lm import DEFAULT_REFS, load_trajectory_lm
 
-    if device is None or precision is None:
+    if run is None:
         from pytest_nlgeval.core import run as _run
 
-        options = _run.active().options
+        run = _run.active()
+    if device is None or precision is None:
+        options = run.options
         device = device or options.get("device")
         precision = precision or options.get("precision")
     device = device or "auto"
@@ -77,17 +79,17 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     if precision in ("fp16", "int8"):
         precision = "auto"  # causal-LM folders ship fp32 graphs; the evaluator's precision does not apply
     model = None if model in DEFAULT_REFS else model
-    key = (str(model) if model is not None else None, device, precision, n_ctx,
+    key = ("trajectory-lm", str(model) if model is not None else None, device, precision, n_ctx,
            str(cache_dir) if cache_dir is not None else None)
-    if key not in _LMS:
-        _LMS[key] = load_trajectory_lm(model, device=device, precision=precision, n_ctx=n_ctx, cache_dir=cache_dir)
-    return _LMS[key]
+    return run.resource(key, lambda: load_trajectory_lm(model, device=device, precision=precision, n_ctx=n_ctx,
+                                                        cache_dir=cache_dir))
 
 
-def _lm_for_bank(bank: ReferenceBank, lm, options: dict):
+def _lm_for_bank(bank: ReferenceBank, lm, run):
     """The bank's LM (or ``lm``, or the run's ``--nlgeval-trajectory-lm``), on the run's device and cache."""
     from pytest_nlgeval.trajectory.lm import DEFAULT_REFS, is_gguf
 
+    options = run.options
     device, precision = options.get("device") or "auto", options.get("precision") or "auto"
     if lm is None or isinstance(lm, (str, os.PathLike)):
         # None: the run's --nlgeval-trajectory-lm, else the bank's; "default" is the default LM, bank or not
@@ -95,7 +97,7 @@ def _lm_for_bank(bank: ReferenceBank, lm, options: dict):
         ref = None if ref in DEFAULT_REFS else ref
         n_ctx = (bank.lm.get("fingerprint") or {}).get("n_ctx") if is_gguf(ref) else None
         cache_dir = options.get("cache_dir") if options.get("cache", True) else None
-        lm = get_lm(ref, device=device, precision=precision, n_ctx=n_ctx, cache_dir=cache_dir)
+        lm = get_lm(ref, device=device, precision=precision, n_ctx=n_ctx, cache_dir=cache_dir, run=run)
     bank.check_lm(lm)
     return lm
 
@@ -306,11 +308,11 @@ def assert_trajectory(continuation: str, *, prompt: str, bank: str | os.PathLike
     from pytest_nlgeval.core import run as _run
 
     run = _run.active()  # looked up once: the device options and the recorder go down as arguments
-    ref_bank = load_bank(bank)
+    ref_bank = load_bank(bank, run=run)
     if horizon is not None and horizon != ref_bank.horizon:
         raise ValueError(f"the bank was fitted at horizon {ref_bank.horizon}; pass horizon={ref_bank.horizon} "
                          f"or refit it with `nlgeval trajectory fit-bank ... --horizon {horizon}`")
-    scorer = _lm_for_bank(ref_bank, lm, run.options)
+    scorer = _lm_for_bank(ref_bank, lm, run)
     result = scorer.score([continuation], [prompt], max_tokens=ref_bank.horizon)
     tr = Trajectory.from_tokens(result.token_ids[0], result.logprobs[0], ref_bank.horizon)
     scores = score_trajectory(tr, ref_bank, prompt, likelihood_kind=likelihood_kind)

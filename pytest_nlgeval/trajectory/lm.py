@@ -104,6 +104,13 @@ class CachedLM:
     def __getattr__(self, name: str):
         return getattr(self.lm, name)
 
+    def close(self) -> None:
+        """Close the cache, and the LM when it holds a native session."""
+        close = getattr(self.lm, "close", None)
+        if callable(close):
+            close()
+        self.cache.close()
+
     def _key(self, prompt: str, continuation: str, max_tokens: int | None) -> str:
         payload = json.dumps([prompt, continuation, max_tokens], ensure_ascii=False)
         return f"{_KEY_PREFIX}{self.lm.fingerprint_id}:{hashlib.sha256(payload.encode('utf-8')).hexdigest()}"

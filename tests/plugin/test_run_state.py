@@ -32,8 +32,6 @@ ALLOWED = {
     "pytest_nlgeval.induction.llmcache._CLASS": "memo: the caching LM class, built once dspy is imported",
     "pytest_nlgeval.metrics.registry._EXTRA": "process registry: metrics added by register_metric",
     "pytest_nlgeval.metrics.registry._ENTRY_POINTS_LOADED": "process registry: entry points read once",
-    "pytest_nlgeval.trajectory.assertions._BANKS": "memo: a reference bank loaded once per path and mtime",
-    "pytest_nlgeval.trajectory.assertions._LMS": "memo: an LM per model, device, precision, context and cache",
     "pytest_nlgeval.trajectory.gguf_lm._BACKEND_READY": "process state: llama.cpp's backend initialised once",
     "pytest_nlgeval.trajectory.gguf_lm._HASHES": "memo: a GGUF file's sha256 per path, size and mtime",
     "pytest_nlgeval.trajectory.dtw._NUMBA_KERNEL": "memo: the compiled DTW kernel",
@@ -283,3 +281,19 @@ def test_the_core_imports_form_no_circle():
 
     for module in modules:
         visit(module)
+
+
+def test_the_run_keeps_its_resources_and_closes_them_with_it():
+    class Session:
+        closed = 0
+
+        def close(self):
+            self.closed += 1
+
+    run, made = Run({"cache": False}), []
+    first = run.resource(("trajectory-lm", "x"), lambda: made.append(1) or Session())
+    assert run.resource(("trajectory-lm", "x"), lambda: made.append(1) or Session()) is first and made == [1]
+    plain = run.resource(("trajectory-bank", "b"), lambda: {"no": "close"})  # kept, nothing to close
+    run.close()
+    assert first.closed == 1 and plain == {"no": "close"}
+    assert run.resource(("trajectory-lm", "x"), Session) is not first  # a closed run starts afresh

@@ -7,7 +7,7 @@ in the right shape some of the time and in the wrong shape the rest, quickly, of
   on the synthetic labelled rows, laid out by the same chat template the GGUF carries;
 * the answers are well-formed field blocks, except that about a quarter give a score that is not 1-5
   ("excellent") or stop before the score, so greedy decoding and sampling both meet unparseable answers;
-* the tokenizer is :func:`nlgeval_training.default_lm.train_tokenizer` (byte-level BPE), the model a 2-layer
+* the tokenizer is :func:`nlgeval_training.lm_trainer.train_tokenizer` (byte-level BPE), the model a 2-layer
   ``LlamaForCausalLM`` (width 64) trained for a few hundred steps on the answers (loss on answer tokens only),
   and :func:`nlgeval_training.export_gguf.export_llama_gguf` writes the file.
 
@@ -87,7 +87,7 @@ def train_tiny_judge(path: Path) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from nlgeval_training.default_lm import train_tokenizer
+    from nlgeval_training.lm_trainer import train_tokenizer
     from nlgeval_training.export_gguf import export_llama_gguf
 
     r = RECIPE

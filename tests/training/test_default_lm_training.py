@@ -12,7 +12,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from nlgeval_training import default_lm  # noqa: E402
+from nlgeval_training import data as lm_data  # noqa: E402
+from nlgeval_training import lm_trainer  # noqa: E402
+from nlgeval_training.cli import main as train_cli  # noqa: E402
+from nlgeval_training.errors import UsageError  # noqa: E402
 from nlgeval_training.data import DataError  # noqa: E402
 
 NEWS = [
@@ -54,23 +57,23 @@ def kit(tmp_path):
 
 def test_split_stories_keeps_rated_prompts_and_one_half_unseen(kit):
     _, stories, rated = kit
-    exclude = default_lm.excluded_prompts(rated)
+    exclude = lm_data.excluded_prompts(rated)
     assert exclude == {"[MALE] went to the market on day 3 .", "[MALE] went to the market on day 4 ."}
-    train, unseen = default_lm.split_stories(stories, exclude)
+    train, unseen = lm_data.split_stories(stories, exclude)
     assert len(train) + len(unseen) == 40
     train_prompts = {r["prompt"] for r in train}
     assert not train_prompts & exclude
     assert exclude <= {r["prompt"] for r in unseen}
     assert not train_prompts & {r["prompt"] for r in unseen}
     assert 8 <= len(train) <= 32  # a hash split, roughly half of 40
-    assert default_lm.split_stories(stories, exclude) == (train, unseen)
+    assert lm_data.split_stories(stories, exclude) == (train, unseen)
 
 
 def test_split_stories_command_writes_the_unseen_half(kit, tmp_path, capsys):
     _, stories, rated = kit
     out = tmp_path / "bank" / "unseen.jsonl.gz"
-    default_lm.main(["split-stories", str(stories), "--exclude-prompts", str(rated), "-o", str(out)])
-    _, unseen = default_lm.split_stories(stories, default_lm.excluded_prompts(rated))
+    train_cli(["default-lm", "split-stories", str(stories), "--exclude-prompts", str(rated), "-o", str(out)])
+    _, unseen = lm_data.split_stories(stories, lm_data.excluded_prompts(rated))
     assert [json.loads(line) for line in gzip.open(out, "rt")] == unseen
     assert f"{len(unseen)} stories never trained on" in capsys.readouterr().out
 
@@ -78,16 +81,16 @@ def test_split_stories_command_writes_the_unseen_half(kit, tmp_path, capsys):
 def test_story_inputs_with_missing_fields_are_named(tmp_path, capsys):
     bad = _write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "a .", "continuation": "b ."}, {"prompt": "a ."}])
     with pytest.raises(DataError, match=r"bad.jsonl row 2: .*'prompt' and 'continuation'"):
-        default_lm.split_stories(bad)
+        lm_data.split_stories(bad)
     rated = _write_jsonl(tmp_path / "rated.jsonl", [{"id": "x", "rating": 3}])
     with pytest.raises(DataError, match=r"rated.jsonl row 1: neither 'prompt' nor 'story'"):
-        default_lm.excluded_prompts(rated)
+        lm_data.excluded_prompts(rated)
     with pytest.raises(DataError, match="does not exist"):
-        default_lm.split_stories(tmp_path / "missing.jsonl")
+        lm_data.split_stories(tmp_path / "missing.jsonl")
     # The command line prints the same message, without a traceback, and exits 2.
-    with pytest.raises(SystemExit) as exit_info:
-        default_lm.main(["train", "--data", str(tmp_path), "--out", str(tmp_path / "out"), "--stories", str(bad)])
-    assert exit_info.value.code == 2
+    code = train_cli(["default-lm", "train", "--data", str(tmp_path), "--out", str(tmp_path / "out"),
+                      "--stories", str(bad)])
+    assert code == 2
     assert "bad.jsonl row 2" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -96,8 +99,8 @@ def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
     data, stories, rated = kit
     kwargs = dict(steps=6, threads=1, vocab_size=300, n_embd=32, n_layer=1, n_head=2, block=32, batch_size=4,
                   stories=stories, exclude_prompts=rated, story_share=0.25, log=lambda m: None)
-    first = default_lm.train_default_lm(data, tmp_path / "a", bank_out=tmp_path / "bank.jsonl.gz", **kwargs)
-    second = default_lm.train_default_lm(data, tmp_path / "b", **kwargs)
+    first = lm_trainer.train_default_lm(data, tmp_path / "a", bank_out=tmp_path / "bank.jsonl.gz", **kwargs)
+    second = lm_trainer.train_default_lm(data, tmp_path / "b", **kwargs)
     assert first["steps"] == second["steps"] == 6
     assert first["tokens_seen"] == 6 * 4 * 32
     assert first["stories"]["sequences_per_batch"] == 1
@@ -106,7 +109,7 @@ def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
     assert (tmp_path / "a" / "model.onnx").read_bytes() == (tmp_path / "b" / "model.onnx").read_bytes()
 
     bank = [json.loads(line) for line in gzip.open(tmp_path / "bank.jsonl.gz", "rt")]
-    _, unseen = default_lm.split_stories(stories, default_lm.excluded_prompts(rated))
+    _, unseen = lm_data.split_stories(stories, lm_data.excluded_prompts(rated))
     assert bank == unseen and first["stories"]["unseen"] == len(bank)
 
     card = (tmp_path / "a" / "CARD.md").read_text()
@@ -115,7 +118,7 @@ def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
     assert "--steps 6" in card
     assert "--stories DATA_DIR/human/human.jsonl.gz --exclude-prompts DATA_DIR/human/rated.jsonl" in card
 
-    figures = default_lm.report_folder(tmp_path / "a", data, tmp_path / "bank.jsonl.gz")
+    figures = lm_trainer.lm_report(tmp_path / "a", data, tmp_path / "bank.jsonl.gz")
     assert np.isclose(figures["story_perplexity_onnx"], first["stories"]["unseen_perplexity_torch"], rtol=1e-3)
     assert np.isclose(figures["heldout_perplexity_onnx"], first["heldout_perplexity_torch"], rtol=1e-3)
     # Per word: the same total log-likelihood over fewer units (the byte-level tokens outnumber the words).
@@ -129,7 +132,7 @@ def test_a_kit_without_held_out_documents_is_refused_before_training(tmp_path):
     _write_jsonl(data / "cnndm.jsonl.gz", [{"id": "1", "article": NEWS[0]}])
     logged: list[str] = []
     with pytest.raises(DataError, match="no held-out documents"):
-        default_lm.train_default_lm(data, tmp_path / "out", steps=2, vocab_size=300, n_embd=32, n_layer=1,
+        lm_trainer.train_default_lm(data, tmp_path / "out", steps=2, vocab_size=300, n_embd=32, n_layer=1,
                                     n_head=2, block=32, batch_size=2, log=logged.append)
     assert not any(m.startswith("model:") for m in logged)   # refused before a model was built
     assert not (tmp_path / "out").exists()
@@ -137,18 +140,18 @@ def test_a_kit_without_held_out_documents_is_refused_before_training(tmp_path):
 
 def test_word_perplexity_is_the_token_likelihood_per_word():
     # 6 tokens at perplexity e (total NLL 6) over 3 words: exp(6 / 3).
-    assert np.isclose(default_lm.word_perplexity(np.e, 6, ["a b", "c"]), np.exp(2.0))
+    assert np.isclose(lm_trainer.word_perplexity(np.e, 6, ["a b", "c"]), np.exp(2.0))
 
 
 def test_bad_step_counts_and_shares_are_refused(kit, tmp_path):
     data, _, rated = kit
-    with pytest.raises(SystemExit, match="apply to --stories"):
-        default_lm.train_default_lm(data, tmp_path / "x", steps=1, bank_out=tmp_path / "bank.jsonl")
-    with pytest.raises(SystemExit, match="apply to --stories"):
-        default_lm.train_default_lm(data, tmp_path / "x", steps=1, exclude_prompts=rated)
+    with pytest.raises(UsageError, match="apply to stories"):
+        lm_trainer.train_default_lm(data, tmp_path / "x", steps=1, bank_out=tmp_path / "bank.jsonl")
+    with pytest.raises(UsageError, match="apply to stories"):
+        lm_trainer.train_default_lm(data, tmp_path / "x", steps=1, exclude_prompts=rated)
     with pytest.raises(DataError, match="no words"):
-        default_lm.word_perplexity(10.0, 5, ["", "  "])
-    with pytest.raises(SystemExit, match="--steps must be at least 1"):
-        default_lm.train_default_lm(data, tmp_path / "x", steps=0)
-    with pytest.raises(SystemExit, match=r"--story-share must be in \[0, 1\)"):
-        default_lm.train_default_lm(data, tmp_path / "x", steps=1, story_share=1.0)
+        lm_trainer.word_perplexity(10.0, 5, ["", "  "])
+    with pytest.raises(UsageError, match="steps must be at least 1"):
+        lm_trainer.train_default_lm(data, tmp_path / "x", steps=0)
+    with pytest.raises(UsageError, match=r"story_share must be in \[0, 1\)"):
+        lm_trainer.train_default_lm(data, tmp_path / "x", steps=1, story_share=1.0)

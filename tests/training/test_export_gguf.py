@@ -14,7 +14,7 @@ TEXTS = ["The committee met on Tuesday to discuss the budget.", "Is this a fluen
 def tiny_llama(tmp_path_factory):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from nlgeval_training.default_lm import train_tokenizer
+    from nlgeval_training.lm_trainer import train_tokenizer
     from nlgeval_training.export_gguf import export_llama_gguf
 
     tok = train_tokenizer(TEXTS * 20, vocab_size=300)

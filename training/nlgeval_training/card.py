@@ -234,3 +234,59 @@ def write_card(folder: str | Path, evaluation: dict[str, Any], training: dict | 
     (folder / "CARD.md").write_text(render_card(manifest, evaluation, training, comparison, command, title, human,
                                                 probe, probe_command, text_evaluation), encoding="utf-8")
     return finalize_model_folder(folder, manifest)
+
+
+# -- the default causal LM ---------------------------------------------------------------------------------------
+
+def write_lm_card(out: Path, report: dict) -> None:
+    """Write the default causal LM's ``CARD.md`` from its training report (every figure in it is a measured one)."""
+    cfg = report["config"]
+    stories = report.get("stories")
+    kit_rows = report["batch_size"] - (stories["sequences_per_batch"] if stories else 0)
+    epochs = report["steps"] * kit_rows * report["block"] / report["train_tokens"]
+    data_row = (f"{report['train_documents']:,} documents ({report['train_tokens']:,} tokens): CNN/DailyMail and BBC "
+                "news articles, SciTLDR abstracts, Topical-Chat conversations")
+    story_rows = ""
+    story_args = ""
+    if stories:
+        data_row += (f"; plus {stories['trained']:,} human short stories ({stories['train_tokens']:,} tokens in packed "
+                     f"blocks, {stories['sequences_per_batch']} of {report['batch_size']} sequences per batch)")
+        if stories.get("unseen_perplexity_torch") is not None:
+            story_rows = (f"| unseen-story perplexity | {stories['unseen_perplexity_torch']:.2f} (PyTorch) on "
+                          f"{stories['unseen_tokens']:,} tokens of the {stories['unseen']:,} stories never trained "
+                          "on (the other half by prompt hash, and every prompt of the rated stories) |\n")
+        story_args = f" \\\n        --stories DATA_DIR/human/{stories.get('file', 'STORIES')}"
+        if stories.get("exclude_prompts", "RATED"):
+            story_args += f" --exclude-prompts DATA_DIR/human/{stories.get('exclude_prompts', 'RATED')}"
+        story_args += f" \\\n        --story-share {stories['story_share']} --bank-out BANK_STORIES.jsonl.gz"
+    card = f"""# Default causal LM of pytest-nlgeval
+
+A tiny GPT-2 trained from scratch, offline, so that trajectory checks (coherence) work without a download.
+It is a measuring instrument for next-token predictability, not a text generator, and a weak one: it was
+trained for a fixed number of steps on the CPU, so it saw {epochs:.2f} epochs of the kit's text and its
+perplexity is high. For better coherence signals export a larger model
+(`nlgeval_training.export_causal.export_causal_lm("gpt2", DIR)`) and fit banks with it (`--lm DIR`).
+
+| | |
+|---|---|
+| architecture | GPT-2, {cfg['n_layer']} layers, width {cfg['n_embd']}, {cfg['n_head']} heads, {cfg['n_positions']} positions, tied embeddings |
+| tokenizer | byte-level BPE, {cfg['vocab_size']} tokens, trained on the same training documents; BOS = `<|endoftext|>` |
+| parameters | {report['parameters']:,} |
+| training data | {data_row} |
+| training | {report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens ({report['tokens_seen']:,} tokens seen, {epochs:.2f} epochs of the kit's text), AdamW lr {report['lr']} with warm-up and a cosine schedule; {report['torch_threads']} torch thread(s), seed {report['seed']} |
+| training time | {report['train_seconds'] / 60:.1f} minutes of training ({report['total_seconds'] / 60:.1f} minutes with tokenizer, evaluation and export) |
+| held-out perplexity | {report['heldout_perplexity_torch']:.2f} (PyTorch) on {report['heldout_tokens']:,} tokens of {report['heldout_documents']} held-out documents (3% of documents by id hash) |
+{story_rows}| ONNX parity | max abs diff of token log-probs vs PyTorch {report['parity_max_abs_diff']:.2g} |
+
+Reproduce the figures from this folder (ONNX Runtime, recomputes the held-out perplexity):
+
+    nlgeval-train default-lm report runtime/nlgeval_runtime/default_lm --data DATA_DIR
+
+Retrain (about {report['total_seconds'] / 60:.0f} minutes with {report['torch_threads']} thread(s); bounded by the step count, not the wall clock):
+
+    nlgeval-train default-lm train --data DATA_DIR --out runtime/nlgeval_runtime/default_lm \\
+        --steps {report['steps']} --batch-size {report['batch_size']} --lr {report['lr']} --seed {report['seed']}{story_args}
+
+Licences of the text: see the data kit's SOURCES.md (news text: research use).
+"""
+    (out / "CARD.md").write_text(card, encoding="utf-8")

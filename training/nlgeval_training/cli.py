@@ -161,6 +161,76 @@ def register_train(sub) -> None:
     p.set_defaults(func=cmd_train)
 
 
+def cmd_default_lm(args) -> int:
+    import json
+
+    from nlgeval_training.data import DataError, excluded_prompts, split_stories
+    from nlgeval_training.pseudo.build import write_records
+
+    try:
+        if args.lm_command == "train":
+            from nlgeval_training.lm_trainer import train_default_lm
+
+            report = train_default_lm(args.data, args.out, steps=args.steps, threads=args.threads, seed=args.seed,
+                                      batch_size=args.batch_size, lr=args.lr, stories=args.stories,
+                                      exclude_prompts=args.exclude_prompts, story_share=args.story_share,
+                                      bank_out=args.bank_out, log=lambda m: print(m, flush=True))
+            print(json.dumps(report, indent=2, sort_keys=True))
+        elif args.lm_command == "split-stories":
+            exclude = excluded_prompts(args.exclude_prompts) if args.exclude_prompts else set()
+            train, unseen = split_stories(args.stories, exclude)
+            write_records(unseen, args.output)
+            print(f"{args.output}: {len(unseen)} stories never trained on ({len(train)} trained on, "
+                  f"{len(exclude)} excluded prompts)")
+        elif args.lm_command == "card":
+            from nlgeval_training.card import write_lm_card
+
+            folder = Path(args.folder)
+            report_file = folder / "training_report.json"
+            if not report_file.is_file():
+                raise UsageError(f"{report_file} does not exist; the card is written from the report of "
+                                 "`nlgeval-train default-lm train`")
+            write_lm_card(folder, json.loads(report_file.read_text()))
+            print((folder / "CARD.md").read_text())
+        else:
+            from nlgeval_training.lm_trainer import lm_report
+
+            print(json.dumps(lm_report(args.folder, args.data, args.stories), indent=2, sort_keys=True))
+    except DataError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def register_default_lm(sub) -> None:
+    p = sub.add_parser("default-lm", help="train, report on and card the small default causal LM of the "
+                                          "trajectory checks")
+    lm = p.add_subparsers(dest="lm_command", required=True, metavar="ACTION")
+    tr = lm.add_parser("train", help="train and export the default causal LM")
+    tr.add_argument("--data", required=True, help="folder with the data kit's .jsonl.gz files (docs/data.md)")
+    tr.add_argument("--out", required=True, help="model folder to write")
+    tr.add_argument("--steps", type=int, default=4000, help="optimiser steps (default 4000)")
+    tr.add_argument("--threads", type=int, default=2)
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--batch-size", type=int, default=8, help="sequences per step (default 8)")
+    tr.add_argument("--lr", type=float, default=2e-3)
+    tr.add_argument("--stories", default=None, help="human stories to learn from too (prompt/continuation rows)")
+    tr.add_argument("--exclude-prompts", default=None,
+                    help="rated texts whose prompts (or first sentences) must never be trained on")
+    tr.add_argument("--story-share", type=float, default=0.125, help="share of each batch drawn from stories")
+    tr.add_argument("--bank-out", default=None, help="write the stories never trained on here (a bank to fit)")
+    sp = lm.add_parser("split-stories", help="write the stories a training run with --stories never sees")
+    sp.add_argument("stories", help="human stories (prompt/continuation rows)")
+    sp.add_argument("--exclude-prompts", default=None, help="as for train")
+    sp.add_argument("-o", "--output", required=True, help="where to write the unseen stories (a bank to fit)")
+    cd = lm.add_parser("card", help="rewrite CARD.md of an exported folder from its training_report.json")
+    cd.add_argument("folder")
+    rp = lm.add_parser("report", help="print the figures of an exported folder (recomputes perplexity)")
+    rp.add_argument("folder")
+    rp.add_argument("--data", required=True)
+    rp.add_argument("--stories", default=None, help="also the perplexity of these stories (prompt/continuation rows)")
+    p.set_defaults(func=cmd_default_lm)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """``nlgeval-train``: every subcommand adds its parser through a ``register(sub)`` function that sets
     ``func`` (``args -> exit code``), as the subcommands of ``nlgeval`` do."""
@@ -169,7 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nlgeval-train", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for register in (register_pseudo, register_intermediate, register_train, cli_model.register_evaluate,
-                     cli_model.register_export, cli_model.register_declare, cli_model.register_card):
+                     cli_model.register_export, cli_model.register_declare, cli_model.register_card,
+                     register_default_lm):
         register(sub)
     return parser
 

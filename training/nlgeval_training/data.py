@@ -11,6 +11,8 @@ Hugging Face dataset exported with ``dataset.to_json(path)``.
 """
 from __future__ import annotations
 
+import re
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -112,3 +114,87 @@ def load_dialogues(path: str | Path, *, turns_field: str = "turns", text_field: 
         out.append(Dialogue(id=str(obj.get(id_field, f"{Path(path).name}:{lineno}")), turns=turns,
                             knowledge=knowledge, facts=facts))
     return out
+
+
+# -- the default causal LM's corpus and the human stories it may learn from -----------------------------------
+
+#: Share of documents (by id hash) kept out of training for perplexity and for example reference banks.
+HELDOUT_PERCENT = 3
+
+# (file, how to turn a row into text, corpus label)
+_SOURCES = (
+    ("cnndm.jsonl.gz", lambda r: r.get("article", ""), "cnndm"),
+    ("bbc_news_summary.jsonl.gz", lambda r: r.get("article", ""), "bbc"),
+    ("scitldr.jsonl.gz", lambda r: r.get("article", ""), "scitldr"),
+    ("topicalchat.jsonl.gz", lambda r: "\n".join(t.get("text", "") for t in r.get("turns", [])), "topicalchat"),
+)
+
+
+def is_heldout(doc_id: str) -> bool:
+    """True for the documents kept out of training (a stable hash of the id, about 3% of them)."""
+    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest()[:8], 16) % 100 < HELDOUT_PERCENT
+
+
+def corpus_documents(data_dir: str | Path, split: str = "train") -> Iterator[tuple[str, str, str]]:
+    """Yield ``(corpus, id, text)`` of the kit's documents of ``split`` (``"train"`` or ``"heldout"``)."""
+    data = Path(data_dir)
+    for name, to_text, label in _SOURCES:
+        path = data / name
+        if not path.is_file():
+            continue
+        for lineno, row in enumerate(read_jsonl(path), start=1):
+            doc_id = f"{label}:{row.get('id', lineno)}"
+            if is_heldout(doc_id) != (split == "heldout"):
+                continue
+            text = to_text(row).replace("\r", "").strip()
+            if len(text) >= 200:
+                yield label, doc_id, text
+
+
+# The sentence end of pytest_nlgeval.trajectory.humandata.split_story (training may not import the plugin), so
+# that a rated story's prompt here is the prompt `nlgeval trajectory meta-eval` reads from it.
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
+
+
+def _normalise(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _first_sentence(story: str) -> str:
+    text = _normalise(story)
+    match = _SENTENCE_END.search(text + " ")
+    return text[: match.end()].strip() if match else text
+
+
+def excluded_prompts(path: str | Path, story_field: str = "story", prompt_field: str = "prompt") -> set[str]:
+    """The prompts of a file of rated texts: its ``prompt`` field, or else the first sentence of ``story``."""
+    prompts = set()
+    for n, row in enumerate(read_jsonl(path), start=1):
+        if row.get(prompt_field):
+            prompts.add(_normalise(row[prompt_field]))
+        elif row.get(story_field):
+            prompts.add(_first_sentence(row[story_field]))
+        else:
+            raise DataError(f"{path} row {n}: neither {prompt_field!r} nor {story_field!r}; "
+                             "--exclude-prompts reads rated texts with a prompt or a story field")
+    return prompts
+
+
+def split_stories(path: str | Path, exclude: set[str] = frozenset()) -> tuple[list[dict], list[dict]]:
+    """``(train, unseen)`` halves of a file of human stories (``{"prompt", "continuation"}`` rows).
+
+    A story is trained on when the sha256 of its normalised prompt is even and the prompt is not in
+    ``exclude``; every story of one prompt goes to the same half. The unseen half keeps the rows as read.
+    """
+    train, unseen = [], []
+    for n, row in enumerate(read_jsonl(path), start=1):
+        if not isinstance(row.get("prompt"), str) or not isinstance(row.get("continuation"), str):
+            raise DataError(f"{path} row {n}: a story row needs string fields 'prompt' and 'continuation'")
+        prompt = _normalise(row["prompt"])
+        even = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16) % 2 == 0
+        (train if even and prompt not in exclude else unseen).append(row)
+    return train, unseen
+
+
+def story_text(row: dict) -> str:
+    return _normalise(row["prompt"] + " " + row["continuation"])

@@ -20,121 +20,44 @@ export gpt2 ...``) give better coherence signals and are a drop-in replacement.
 Train and export (bounded by a step count, not the wall clock, so that a rerun with the same threads gives the
 same model; figures go to ``training_report.json`` and the folder's ``CARD.md``)::
 
-    python -m nlgeval_training.default_lm train --data /path/to/data --out runtime/nlgeval_runtime/default_lm \\
+    nlgeval-train default-lm train --data /path/to/data --out runtime/nlgeval_runtime/default_lm \\
         --steps 4000 --stories human_stories.jsonl.gz --exclude-prompts rated_stories.jsonl.gz \\
         --bank-out runs/bank_stories.jsonl.gz
 
 The same unseen half, without training (for fitting a bank that the shipped LM never saw)::
 
-    python -m nlgeval_training.default_lm split-stories human_stories.jsonl.gz \\
+    nlgeval-train default-lm split-stories human_stories.jsonl.gz \\
         --exclude-prompts rated_stories.jsonl.gz -o runs/bank_stories.jsonl.gz
 
 Print the card's figures again from the exported folder with ONNX Runtime (held-out perplexity is
 recomputed, not copied)::
 
-    python -m nlgeval_training.default_lm report runtime/nlgeval_runtime/default_lm --data /path/to/data \\
+    nlgeval-train default-lm report runtime/nlgeval_runtime/default_lm --data /path/to/data \\
         [--stories runs/bank_stories.jsonl.gz]
 """
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import math
 import random
-import re
-import sys
 import time
 from pathlib import Path
-from typing import Iterator
 
-from nlgeval_training.data import DataError, read_jsonl
+from nlgeval_training.data import (
+    DataError,
+    corpus_documents,
+    read_jsonl,
+    excluded_prompts,
+    split_stories,
+    story_text,
+)
+from nlgeval_training.card import write_lm_card
+from nlgeval_training.errors import UsageError
 from nlgeval_training.pseudo.build import write_records
 
-__all__ = ["corpus_documents", "split_stories", "train_tokenizer", "train_default_lm",
-           "heldout_perplexity", "word_perplexity", "main"]
+__all__ = ["BOS", "heldout_perplexity", "lm_report", "train_default_lm", "train_tokenizer", "word_perplexity"]
 
 BOS = "<|endoftext|>"
-#: Share of documents (by id hash) kept out of training for perplexity and for example reference banks.
-HELDOUT_PERCENT = 3
-
-# (file, how to turn a row into text, corpus label)
-_SOURCES = (
-    ("cnndm.jsonl.gz", lambda r: r.get("article", ""), "cnndm"),
-    ("bbc_news_summary.jsonl.gz", lambda r: r.get("article", ""), "bbc"),
-    ("scitldr.jsonl.gz", lambda r: r.get("article", ""), "scitldr"),
-    ("topicalchat.jsonl.gz", lambda r: "\n".join(t.get("text", "") for t in r.get("turns", [])), "topicalchat"),
-)
-
-
-def is_heldout(doc_id: str) -> bool:
-    """True for the documents kept out of training (a stable hash of the id, about 3% of them)."""
-    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest()[:8], 16) % 100 < HELDOUT_PERCENT
-
-
-def corpus_documents(data_dir: str | Path, split: str = "train") -> Iterator[tuple[str, str, str]]:
-    """Yield ``(corpus, id, text)`` of the kit's documents of ``split`` (``"train"`` or ``"heldout"``)."""
-    data = Path(data_dir)
-    for name, to_text, label in _SOURCES:
-        path = data / name
-        if not path.is_file():
-            continue
-        for lineno, row in enumerate(read_jsonl(path), start=1):
-            doc_id = f"{label}:{row.get('id', lineno)}"
-            if is_heldout(doc_id) != (split == "heldout"):
-                continue
-            text = to_text(row).replace("\r", "").strip()
-            if len(text) >= 200:
-                yield label, doc_id, text
-
-
-# The sentence end of pytest_nlgeval.trajectory.humandata.split_story (training may not import the plugin), so
-# that a rated story's prompt here is the prompt `nlgeval trajectory meta-eval` reads from it.
-_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
-
-
-def _normalise(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def _first_sentence(story: str) -> str:
-    text = _normalise(story)
-    match = _SENTENCE_END.search(text + " ")
-    return text[: match.end()].strip() if match else text
-
-
-def excluded_prompts(path: str | Path, story_field: str = "story", prompt_field: str = "prompt") -> set[str]:
-    """The prompts of a file of rated texts: its ``prompt`` field, or else the first sentence of ``story``."""
-    prompts = set()
-    for n, row in enumerate(read_jsonl(path), start=1):
-        if row.get(prompt_field):
-            prompts.add(_normalise(row[prompt_field]))
-        elif row.get(story_field):
-            prompts.add(_first_sentence(row[story_field]))
-        else:
-            raise DataError(f"{path} row {n}: neither {prompt_field!r} nor {story_field!r}; "
-                             "--exclude-prompts reads rated texts with a prompt or a story field")
-    return prompts
-
-
-def split_stories(path: str | Path, exclude: set[str] = frozenset()) -> tuple[list[dict], list[dict]]:
-    """``(train, unseen)`` halves of a file of human stories (``{"prompt", "continuation"}`` rows).
-
-    A story is trained on when the sha256 of its normalised prompt is even and the prompt is not in
-    ``exclude``; every story of one prompt goes to the same half. The unseen half keeps the rows as read.
-    """
-    train, unseen = [], []
-    for n, row in enumerate(read_jsonl(path), start=1):
-        if not isinstance(row.get("prompt"), str) or not isinstance(row.get("continuation"), str):
-            raise DataError(f"{path} row {n}: a story row needs string fields 'prompt' and 'continuation'")
-        prompt = _normalise(row["prompt"])
-        even = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16) % 2 == 0
-        (train if even and prompt not in exclude else unseen).append(row)
-    return train, unseen
-
-
-def story_text(row: dict) -> str:
-    return _normalise(row["prompt"] + " " + row["continuation"])
 
 
 def train_tokenizer(texts: list[str], vocab_size: int = 8192):
@@ -237,11 +160,11 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     from nlgeval_training.export_causal import export_causal_lm
 
     if steps < 1:
-        raise SystemExit(f"--steps must be at least 1 (got {steps})")
+        raise UsageError(f"steps must be at least 1 (got {steps})")
     if not 0.0 <= story_share < 1.0:
-        raise SystemExit(f"--story-share must be in [0, 1) (got {story_share})")
+        raise UsageError(f"story_share must be in [0, 1) (got {story_share})")
     if stories is None and (bank_out is not None or exclude_prompts is not None):
-        raise SystemExit("--bank-out and --exclude-prompts apply to --stories; pass the human stories with --stories")
+        raise UsageError("bank_out and exclude_prompts apply to stories; pass the human stories with stories=... (--stories)")
     started = time.time()
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -342,70 +265,17 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
         "max_abs_diff"]
     report["total_seconds"] = round(time.time() - started, 1)
     (out / "training_report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    write_card(out, report)
+    write_lm_card(out, report)
     return report
 
 
-def write_card(out: Path, report: dict) -> None:
-    """Write ``CARD.md`` from the training report (every figure in it is a measured one)."""
-    cfg = report["config"]
-    stories = report.get("stories")
-    kit_rows = report["batch_size"] - (stories["sequences_per_batch"] if stories else 0)
-    epochs = report["steps"] * kit_rows * report["block"] / report["train_tokens"]
-    data_row = (f"{report['train_documents']:,} documents ({report['train_tokens']:,} tokens): CNN/DailyMail and BBC "
-                "news articles, SciTLDR abstracts, Topical-Chat conversations")
-    story_rows = ""
-    story_args = ""
-    if stories:
-        data_row += (f"; plus {stories['trained']:,} human short stories ({stories['train_tokens']:,} tokens in packed "
-                     f"blocks, {stories['sequences_per_batch']} of {report['batch_size']} sequences per batch)")
-        if stories.get("unseen_perplexity_torch") is not None:
-            story_rows = (f"| unseen-story perplexity | {stories['unseen_perplexity_torch']:.2f} (PyTorch) on "
-                          f"{stories['unseen_tokens']:,} tokens of the {stories['unseen']:,} stories never trained "
-                          "on (the other half by prompt hash, and every prompt of the rated stories) |\n")
-        story_args = f" \\\n        --stories DATA_DIR/human/{stories.get('file', 'STORIES')}"
-        if stories.get("exclude_prompts", "RATED"):
-            story_args += f" --exclude-prompts DATA_DIR/human/{stories.get('exclude_prompts', 'RATED')}"
-        story_args += f" \\\n        --story-share {stories['story_share']} --bank-out BANK_STORIES.jsonl.gz"
-    card = f"""# Default causal LM of pytest-nlgeval
-
-A tiny GPT-2 trained from scratch, offline, so that trajectory checks (coherence) work without a download.
-It is a measuring instrument for next-token predictability, not a text generator, and a weak one: it was
-trained for a fixed number of steps on the CPU, so it saw {epochs:.2f} epochs of the kit's text and its
-perplexity is high. For better coherence signals export a larger model
-(`nlgeval_training.export_causal.export_causal_lm("gpt2", DIR)`) and fit banks with it (`--lm DIR`).
-
-| | |
-|---|---|
-| architecture | GPT-2, {cfg['n_layer']} layers, width {cfg['n_embd']}, {cfg['n_head']} heads, {cfg['n_positions']} positions, tied embeddings |
-| tokenizer | byte-level BPE, {cfg['vocab_size']} tokens, trained on the same training documents; BOS = `<|endoftext|>` |
-| parameters | {report['parameters']:,} |
-| training data | {data_row} |
-| training | {report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens ({report['tokens_seen']:,} tokens seen, {epochs:.2f} epochs of the kit's text), AdamW lr {report['lr']} with warm-up and a cosine schedule; {report['torch_threads']} torch thread(s), seed {report['seed']} |
-| training time | {report['train_seconds'] / 60:.1f} minutes of training ({report['total_seconds'] / 60:.1f} minutes with tokenizer, evaluation and export) |
-| held-out perplexity | {report['heldout_perplexity_torch']:.2f} (PyTorch) on {report['heldout_tokens']:,} tokens of {report['heldout_documents']} held-out documents (3% of documents by id hash) |
-{story_rows}| ONNX parity | max abs diff of token log-probs vs PyTorch {report['parity_max_abs_diff']:.2g} |
-
-Reproduce the figures from this folder (ONNX Runtime, recomputes the held-out perplexity):
-
-    python -m nlgeval_training.default_lm report runtime/nlgeval_runtime/default_lm --data DATA_DIR
-
-Retrain (about {report['total_seconds'] / 60:.0f} minutes with {report['torch_threads']} thread(s); bounded by the step count, not the wall clock):
-
-    python -m nlgeval_training.default_lm train --data DATA_DIR --out runtime/nlgeval_runtime/default_lm \\
-        --steps {report['steps']} --batch-size {report['batch_size']} --lr {report['lr']} --seed {report['seed']}{story_args}
-
-Licences of the text: see the data kit's SOURCES.md (news text: research use).
-"""
-    (out / "CARD.md").write_text(card, encoding="utf-8")
-
-
-def report_folder(folder: str | Path, data_dir: str | Path, stories: str | Path | None = None) -> dict:
+def lm_report(folder: str | Path, data_dir: str | Path, stories: str | Path | None = None) -> dict:
     """Recompute the held-out perplexity of an exported folder with ONNX Runtime and print the card figures."""
     import numpy as np
     from tokenizers import Tokenizer
 
     from nlgeval_runtime.causal_lm import load_causal_lm
+
 
     folder = Path(folder)
     manifest = json.loads((folder / "nlgeval.json").read_text())
@@ -432,58 +302,3 @@ def report_folder(folder: str | Path, data_dir: str | Path, stories: str | Path 
                         "story_tokens": story_n,
                         "story_word_perplexity_onnx": round(word_perplexity(story_ppl, story_n, story_texts), 3)})
     return figures
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgeval_training.default_lm", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    tr = sub.add_parser("train", help="train and export the default causal LM")
-    tr.add_argument("--data", required=True, help="folder with the data kit's .jsonl.gz files")
-    tr.add_argument("--out", required=True, help="model folder to write")
-    tr.add_argument("--steps", type=int, default=4000, help="optimiser steps (default 4000)")
-    tr.add_argument("--threads", type=int, default=2)
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--batch-size", type=int, default=8, help="sequences per step (default 8)")
-    tr.add_argument("--lr", type=float, default=2e-3)
-    tr.add_argument("--stories", default=None, help="human stories to learn from too (prompt/continuation rows)")
-    tr.add_argument("--exclude-prompts", default=None,
-                    help="rated texts whose prompts (or first sentences) must never be trained on")
-    tr.add_argument("--story-share", type=float, default=0.125, help="share of each batch drawn from stories")
-    tr.add_argument("--bank-out", default=None, help="write the stories never trained on here (a bank to fit)")
-    sp = sub.add_parser("split-stories", help="write the stories a training run with --stories never sees")
-    sp.add_argument("stories", help="human stories (prompt/continuation rows)")
-    sp.add_argument("--exclude-prompts", default=None, help="as for train")
-    sp.add_argument("-o", "--output", required=True, help="where to write the unseen stories (a bank to fit)")
-    cd = sub.add_parser("card", help="rewrite CARD.md of an exported folder from its training_report.json")
-    cd.add_argument("folder")
-    rp = sub.add_parser("report", help="print the figures of an exported folder (recomputes perplexity)")
-    rp.add_argument("folder")
-    rp.add_argument("--data", required=True)
-    rp.add_argument("--stories", default=None, help="also the perplexity of these stories (prompt/continuation rows)")
-    args = parser.parse_args(argv)
-    try:
-        if args.cmd == "train":
-            report = train_default_lm(args.data, args.out, steps=args.steps, threads=args.threads, seed=args.seed,
-                                      batch_size=args.batch_size, lr=args.lr, stories=args.stories,
-                                      exclude_prompts=args.exclude_prompts, story_share=args.story_share,
-                                      bank_out=args.bank_out, log=lambda m: print(m, flush=True))
-            print(json.dumps(report, indent=2, sort_keys=True))
-        elif args.cmd == "split-stories":
-            exclude = excluded_prompts(args.exclude_prompts) if args.exclude_prompts else set()
-            train, unseen = split_stories(args.stories, exclude)
-            write_records(unseen, args.output)
-            print(f"{args.output}: {len(unseen)} stories never trained on ({len(train)} trained on, "
-                  f"{len(exclude)} excluded prompts)")
-        elif args.cmd == "card":
-            folder = Path(args.folder)
-            write_card(folder, json.loads((folder / "training_report.json").read_text()))
-            print((folder / "CARD.md").read_text())
-        else:
-            print(json.dumps(report_folder(args.folder, args.data, args.stories), indent=2, sort_keys=True))
-    except DataError as exc:
-        parser.exit(2, f"error: {exc}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
