@@ -122,7 +122,7 @@ def main() -> int:
     yes, no = tokenizer("Yes").input_ids[0], tokenizer("No").input_ids[0]
 
     rows = []
-    ref_seconds, ref = timed(lambda: reference_cuda(model, tokenizer, texts, yes, no), args.rounds)
+    ref_seconds, ref = timed(lambda m=model: reference_cuda(m, tokenizer, texts, yes, no), args.rounds)
     rows.append(("pytorch-reference fp32 b8", ref_seconds, ref, "torch cuda"))
     del model
     torch.cuda.empty_cache()
