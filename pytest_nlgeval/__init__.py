@@ -27,12 +27,17 @@ _LAZY = {
     "assert_metric": "pytest_nlgeval.induction.assertions",
     "assert_metrics": "pytest_nlgeval.induction.assertions",
     "assert_trajectory": "pytest_nlgeval.trajectory.assertions",
+    "assert_judged": "pytest_nlgeval.judged",
+    "JudgedParseError": "pytest_nlgeval.judged",
+    "samples": "pytest_nlgeval.sampling",
+    "Samples": "pytest_nlgeval.sampling",
 }
 
 __all__ = [  # every lazy name, spelled out for readers and linters (a test keeps the two equal)
     "__version__",
     "assert_dimension", "assert_dimensions", "assert_score", "Score", "ScoreList", "Evaluator", "Dimension",
-    "DimensionRegistry", "Check", "assert_metric", "assert_metrics", "assert_trajectory",
+    "DimensionRegistry", "Check", "assert_metric", "assert_metrics", "assert_trajectory", "assert_judged",
+    "JudgedParseError", "samples", "Samples",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,6 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_nlgeval.core.dimensions import Dimension, DimensionRegistry
     from pytest_nlgeval.core.evaluator import Evaluator
     from pytest_nlgeval.core.score import Score, ScoreList
+    from pytest_nlgeval.judged import JudgedParseError, assert_judged
+    from pytest_nlgeval.sampling import Samples, samples
 
 
 def __getattr__(name: str):

@@ -34,26 +34,31 @@ def _resolve(task: str | None, evaluator):
 
 def assert_dimension(output: str, dimension: str, *, source: str | None = None, reference: str | None = None,
                      context: str | Sequence[str] | None = None, fact: str | Sequence[str] | None = None,
-                     task: str | None = None, evaluator=None) -> Score:
+                     task: str | None = None, evaluator=None, question: str | None = None,
+                     contexts: Sequence[str] | None = None) -> Score:
     """Score ``output`` on ``dimension``; compare the result with a threshold to assert.
 
     ``source`` is the document (summarization ``coherence``/``consistency``, ``fact``), ``reference`` a
     reference text (``relevance``, data2text ``informativeness``), ``context`` the dialogue history (a
     string or a list of turns), ``fact`` the knowledge of a dialogue turn. ``dimension="overall"`` is the
-    mean of the task's dimensions.
+    mean of the task's dimensions. The rag task takes ``question`` and ``contexts`` (the retrieved passages),
+    and ``reference`` for ``context_recall``.
 
         assert_dimension(summary, "consistency", source=article) > 0.7
+        assert_dimension(answer, "faithfulness", task="rag", question=q, contexts=passages) > 0.7
     """
     __tracebackhide__ = hide_user_errors
     task, evaluator, recorder = _resolve(task, evaluator)
+    extra = {k: v for k, v in (("question", question), ("contexts", contexts)) if v is not None}
     return evaluator.score(output, dimension, source=source, reference=reference, context=context, fact=fact,
-                           task=task, recorder=recorder)
+                           task=task, recorder=recorder, **extra)
 
 
 def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequence | None = None,
                       references: Sequence | None = None, contexts: Sequence | None = None,
                       facts: Sequence | None = None, source=None, reference=None, context=None, fact=None,
-                      task: str | None = None, evaluator=None) -> ScoreList:
+                      task: str | None = None, evaluator=None, questions: Sequence | None = None,
+                      question=None) -> ScoreList:
     """Score many outputs on ``dimension`` in one batched call; assert on an aggregate.
 
     Per-output inputs are lists (``sources=[...]``), an input shared by all outputs a single value
@@ -61,12 +66,20 @@ def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequen
 
         assert_dimensions(summaries, "consistency", sources=articles).mean() > 0.8
         assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
+        assert_dimensions(answers, "faithfulness", task="rag", contexts=retrieved).mean() > 0.8
+
+    In the rag task ``contexts=`` holds each output's list of retrieved passages, ``questions=`` its question.
     """
     __tracebackhide__ = hide_user_errors
     task, evaluator, recorder = _resolve(task, evaluator)
-    return evaluator.evaluate(outputs, dimension, sources=sources, references=references, contexts=contexts,
-                              facts=facts, source=source, reference=reference, context=context, fact=fact,
-                              task=task, recorder=recorder)
+    extra = {k: v for k, v in (("questions", questions), ("question", question)) if v is not None}
+    result = evaluator.evaluate(outputs, dimension, sources=sources, references=references, contexts=contexts,
+                                facts=facts, source=source, reference=reference, context=context, fact=fact,
+                                task=task, recorder=recorder, **extra)
+    describe = getattr(outputs, "describe", None)
+    if describe is not None:  # repeated samples of one call (pytest_nlgeval.samples): the spread is recorded
+        result.samples = describe()
+    return result
 
 
 def assert_score(value: float, name: str, *, kind: str = "metric", task: str | None = None,

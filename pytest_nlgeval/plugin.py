@@ -14,8 +14,13 @@ Options (each has an ini key of the same name with ``_`` for ``-``, e.g. ``nlgev
     --nlgeval-json PATH          write the results file (docs/results-schema.md)
     --nlgeval-trajectory-lm REF  causal LM of assert_trajectory: gguf:PATH (llm extra), a causal-LM folder, or
                                  default (default: the LM the bank was fitted with)
+    --nlgeval-judge-lm ID        LLM of assert_judged (dspy.LM id, e.g. openai/MODEL; env NLGEVAL_JUDGE_LM)
+    --nlgeval-judge-api-base URL its OpenAI-compatible server (env NLGEVAL_JUDGE_API_BASE); further judge
+                                 settings: --nlgeval-judge-{temperature,samples,max-tokens,timeout,logprobs,
+                                 on-parse-failure} (docs/judges.md)
 
-Fixture ``nlgeval`` (session): the :class:`~pytest_nlgeval.core.evaluator.Evaluator`. Marker
+Fixture ``nlgeval`` (session): the :class:`~pytest_nlgeval.core.evaluator.Evaluator`; fixture ``judged``
+(session): the criterion judge (:class:`~pytest_nlgeval.judged.CriterionJudge`). Marker
 ``@pytest.mark.nlgeval(task=..., model=..., tolerance=...)``: the default task and model of a test's
 assertions, and the tolerance recorded with its checks for the baseline comparison.
 
@@ -57,7 +62,24 @@ _OPTIONS = [
     ("trajectory_lm", "string", "causal LM of assert_trajectory: gguf:PATH (a GGUF file; pytest-nlgeval[llm]), a "
                                 "causal-LM folder, or default; it must be the LM the bank was fitted with (default: "
                                 "the LM the bank names)"),
+    ("judge_lm", "string", "LLM of assert_judged, a dspy.LM / LiteLLM model id such as openai/MODEL "
+                           "(env NLGEVAL_JUDGE_LM)"),
+    ("judge_api_base", "string", "base URL of the judge's OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+                                 "(env NLGEVAL_JUDGE_API_BASE)"),
+    ("judge_temperature", "string", "sampling temperature of the judge (default 0; env NLGEVAL_JUDGE_TEMPERATURE)"),
+    ("judge_samples", "string", "answers per judgment, averaged; more than 1 needs a temperature above 0 "
+                                "(default 1; env NLGEVAL_JUDGE_SAMPLES)"),
+    ("judge_max_tokens", "string", "most tokens of one judge answer (default 256; env NLGEVAL_JUDGE_MAX_TOKENS)"),
+    ("judge_timeout", "string", "seconds one judge request may take (default 120; env NLGEVAL_JUDGE_TIMEOUT)"),
+    ("judge_logprobs", "string", "on: weight the score by the log-probabilities of the scale's tokens where the "
+                                 "server returns them; off: use the written score (default on; env "
+                                 "NLGEVAL_JUDGE_LOGPROBS)"),
+    ("judge_on_parse_failure", "string", "error: a judge answer with no score (asked twice) fails the test; skip: "
+                                         "it skips the test (default error; env NLGEVAL_JUDGE_ON_PARSE_FAILURE)"),
 ]
+#: options that an environment variable sets when the command line does not (before the ini file)
+_ENV = {"model": "NLGEVAL_MODEL", **{name: "NLGEVAL_" + name.upper() for name, _, _ in _OPTIONS
+                                     if name.startswith("judge_")}}
 
 
 def pytest_addhooks(pluginmanager) -> None:
@@ -81,8 +103,9 @@ def _option(config, name: str) -> tuple[Any, str]:
     value = config.getoption(f"nlgeval_{name}")
     if value is not None:
         return value, "cli"
-    if name == "model" and os.environ.get("NLGEVAL_MODEL"):
-        return os.environ["NLGEVAL_MODEL"], "env"
+    env = _ENV.get(name)
+    if env and os.environ.get(env):
+        return os.environ[env], "env"
     value = config.getini(f"nlgeval_{name}")
     return (value, "ini") if value not in ("", None) else (None, "default")
 
@@ -136,6 +159,14 @@ def _options(config) -> dict[str, Any]:
                                     "e.g. gguf:models/gemma-3-270m-q4_k_m.gguf")
         options["trajectory_lm"] = "gguf:" + _path(config, bare, sourced["trajectory_lm"][1])
     options["cache"] = not options.pop("no_cache")
+    if any(options[name] is not None for name in options if name.startswith("judge_")):
+        from pytest_nlgeval.errors import NLGEvalError
+        from pytest_nlgeval.judged import judge_options
+
+        try:
+            judge_options(options)
+        except NLGEvalError as exc:
+            raise pytest.UsageError(str(exc)) from None
     return options
 
 
@@ -203,6 +234,17 @@ def nlgeval(request):
     return request.config.stash[_state_key].run.evaluator()
 
 
+@pytest.fixture(scope="session")
+def judged(request):
+    """The session's criterion judge (:class:`pytest_nlgeval.judged.CriterionJudge`, configured by
+    ``--nlgeval-judge-lm`` and friends); calling it is ``assert_judged`` without the import.
+
+        def test_answer(judged, bot):
+            assert judged(bot("Where is my parcel?"), "The reply asks for the order number.") >= 4
+    """
+    return request.config.stash[_state_key].run.judge()
+
+
 def pytest_assertrepr_compare(config, op, left, right):
     """Explain a failed ``assert score == x`` (threshold comparisons raise their own message)."""
     from_score = None
@@ -267,7 +309,13 @@ class NLGEvalSession:
         with the reason and the checkpoint that can, instead of failing it."""
         outcome = yield
         excinfo = outcome.excinfo
-        if excinfo is None or _marker_options(item).get("refused") != "skip":
+        if excinfo is None:
+            return
+        if type(excinfo[1]).__name__ == "JudgedParseError" and \
+                (self.options.get("judge_on_parse_failure") or "error") == "skip":
+            outcome.force_exception(pytest.skip.Exception(str(excinfo[1]), _use_item_location=True))
+            return
+        if _marker_options(item).get("refused") != "skip":
             return
         from pytest_nlgeval.core.dimensions import DimensionNotServedError
 
@@ -280,11 +328,15 @@ class NLGEvalSession:
         for evaluator in self.run.evaluators:
             for key in stats:
                 stats[key] += evaluator.stats[key]
-        return {
+        data = {
             "checks": [c.to_dict() for c in self.recorder.checks],
             "evaluators": dict(self.recorder.evaluators),
             "scoring": stats,
         }
+        judges = self.run.judge_report()
+        if judges is not None:
+            data["judges"] = judges
+        return data
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         data = self.local_data()
@@ -303,7 +355,7 @@ class NLGEvalSession:
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         results = config.stash.get(results_key, None)
-        if not results or not results["checks"]:
+        if not results or not (results["checks"] or results.get("judges")):
             return
         write_summary(terminalreporter, results, self.results_path)
 
@@ -332,17 +384,22 @@ def build_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
     checks: list[dict] = []
     evaluators: dict[str, dict] = {}
     scoring = {"scored": 0, "cached": 0, "sessions": 0}
+    judges: dict[str, int] | None = None
     for part in parts:
         checks.extend(part["checks"])
         evaluators.update(part["evaluators"])
         for key in scoring:
             scoring[key] += part.get("scoring", {}).get(key, 0)
+        if part.get("judges"):
+            judges = judges or {}
+            for key, value in part["judges"].items():
+                judges[key] = judges.get(key, 0) + int(value)
     # Workers finish in any order; a stable sort by test keeps each test's checks in their own order.
     checks.sort(key=lambda c: c["nodeid"])
     passed = sum(1 for c in checks if c["passed"])
     # A check that fails inside an xfail test is the expected outcome: counted apart, never as a failure.
     xfailed = sum(1 for c in checks if not c["passed"] and c.get("xfail"))
-    return {
+    results = {
         "schema": RESULTS_SCHEMA,
         "version": RESULTS_VERSION,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -358,6 +415,9 @@ def build_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
                     "xfailed": xfailed},
         "scoring": scoring,
     }
+    if judges is not None:
+        results["judges"] = judges
+    return results
 
 
 def _package_versions() -> dict[str, str]:
@@ -398,8 +458,19 @@ def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None
                 f"{failed:>6} {mean} {low}")
         tr.write_line(line, red=bool(failed), green=not failed)
     for fid, fp in sorted(results["evaluators"].items()):
-        tr.write_line(f"evaluator {fid}: {fp.get('model')} ({fp.get('provider')}, {fp.get('precision')})")
+        if fp.get("kind") == "judge":
+            criterion = " ".join(str(fp.get("criterion", "")).split())
+            tr.write_line(f"judge {fid}: {fp.get('model')}, scale {'-'.join(map(str, fp.get('scale', [])))}, "
+                          f"criterion {criterion[:60]!r}")
+        else:
+            tr.write_line(f"evaluator {fid}: {fp.get('model')} ({fp.get('provider')}, {fp.get('precision')})")
     scoring = results.get("scoring", {})
     tr.write_line(f"scored {scoring.get('scored', 0)} evaluator inputs, {scoring.get('cached', 0)} from the cache")
+    judges = results.get("judges")
+    if judges:
+        tr.write_line(f"judged {judges.get('judged', 0)} outputs: {judges.get('calls', 0) + judges.get('cache_hits', 0)} "
+                      f"LLM calls ({judges.get('cache_hits', 0)} from cache), {judges.get('prompt_tokens', 0)} prompt + "
+                      f"{judges.get('completion_tokens', 0)} completion tokens; {judges.get('retries', 0)} answers "
+                      f"asked again, {judges.get('parse_failures', 0)} without a score (parse failures)")
     if results_path:
         tr.write_line(f"results: {results_path}")

@@ -31,6 +31,7 @@ __all__ = [
     "DimensionRegistry",
     "InputError",
     "OVERALL",
+    "UNITS",
     "builtin_dimensions",
     "prepare_fields",
     "prepare_inputs",
@@ -40,8 +41,12 @@ __all__ = [
 DEFAULT_TASK = "summarization"
 OVERALL = "overall"
 
-#: The keyword arguments of ``assert_dimension`` that feed a field after the output.
-ARGUMENTS = ("source", "reference", "context", "fact")
+#: The keyword arguments of ``assert_dimension`` that feed a field after the output. ``context`` is the
+#: dialogue history in the dialogue task and the retrieved passages (a list) in the rag task.
+ARGUMENTS = ("source", "reference", "context", "fact", "question")
+#: What a unit of a dimension is: the whole output, each sentence of the output, each retrieved context
+#: (``context=``), or each sentence of the reference (``reference=``).
+UNITS = ("whole", "sentence", "context", "reference_sentence")
 
 # Which argument fills a field when a custom dimension does not say (field label -> argument).
 _FIELD_ARGUMENT = {
@@ -54,6 +59,8 @@ _FIELD_ARGUMENT = {
     "context": "context",
     "fact": "fact",
     "knowledge": "fact",
+    "question": "question",
+    "passages": "context",
 }
 
 
@@ -68,7 +75,7 @@ class DimensionNotServedError(DimensionError):
 
 #: The released UniEval checkpoint (Zhong et al., 2022) that answers each task's questions.
 RELEASED = {"summarization": "MingZhong/unieval-sum", "data2text": "MingZhong/unieval-sum",
-            "dialogue": "MingZhong/unieval-dialog", "fact": "MingZhong/unieval-fact"}
+            "dialogue": "MingZhong/unieval-dialog", "fact": "MingZhong/unieval-fact", "rag": "MingZhong/unieval-fact"}
 
 
 def released_checkpoint(task: str) -> str:
@@ -107,7 +114,7 @@ class Dimension:
     fields: tuple[str, ...]
     #: None: derived from the fields by __post_init__, which always leaves a tuple here
     arguments: tuple[str, ...] = None  # type: ignore[assignment]
-    unit: str = "whole"  # "whole" or "sentence"
+    unit: str = "whole"  # one of UNITS
     aggregation: str = "mean"  # how sentence scores combine: "mean" or "sum"
     description: str = ""
     builtin: bool = field(default=False, compare=False)
@@ -148,8 +155,8 @@ class Dimension:
             if bad:
                 raise DimensionError(f"{where}: unknown argument(s) {bad}; use {', '.join(ARGUMENTS)}")
             object.__setattr__(self, "arguments", arguments)
-        if self.unit not in ("whole", "sentence"):
-            raise DimensionError(f"{where}: unit must be 'whole' or 'sentence', got {self.unit!r}")
+        if self.unit not in UNITS:
+            raise DimensionError(f"{where}: unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.aggregation not in ("mean", "sum"):
             raise DimensionError(f"{where}: aggregation must be 'mean' or 'sum', got {self.aggregation!r}")
         if self.window is not None and self.window not in self.arguments:
@@ -174,8 +181,9 @@ class Dimension:
         return " </s> ".join(parts)
 
 
-def _builtin(task, name, question, fields, unit="whole", aggregation="mean", description="", window=None):
-    return Dimension(task=task, name=name, question=question, fields=fields, unit=unit,
+def _builtin(task, name, question, fields, unit="whole", aggregation="mean", description="", window=None,
+             arguments=None):
+    return Dimension(task=task, name=name, question=question, fields=fields, unit=unit, arguments=arguments,
                      aggregation=aggregation, description=description, builtin=True, window=window)
 
 
@@ -209,11 +217,24 @@ def builtin_dimensions() -> list[Dimension]:
                  ("sentence", "reference"), description="the text carries the reference's information"),
         _builtin("fact", "consistency", "Is this claim consistent with the document?", ("claim", "document"),
                  unit="sentence", window="source", description="every sentence is supported by the document"),
+        # Retrieval-augmented answers (the RAG triad of question, contexts and answer, plus the reference for
+        # recall). Faithfulness and recall ask UniEval's consistency question of each sentence against the
+        # retrieved passages; the two relevance dimensions ask a relevance question.
+        _builtin("rag", "faithfulness", "Is this claim consistent with the document?", ("claim", "document"),
+                 unit="sentence", window="context", arguments=("context",),
+                 description="every sentence of the answer is supported by the retrieved contexts"),
+        _builtin("rag", "answer_relevance", "Is this answer relevant to the question?", ("answer", "question"),
+                 description="the answer addresses the question"),
+        _builtin("rag", "context_relevance", "Is this document relevant to the question?", ("document", "question"),
+                 unit="context", description="mean over the retrieved contexts: each is relevant to the question"),
+        _builtin("rag", "context_recall", "Is this claim consistent with the document?", ("claim", "document"),
+                 unit="reference_sentence", window="context", arguments=("context",),
+                 description="every sentence of the reference answer is supported by the retrieved contexts"),
     ]
 
 
 # Tasks whose catalogue has no overall score (the reference code computes none for fact checking).
-_NO_OVERALL = frozenset({"fact"})
+_NO_OVERALL = frozenset({"fact", "rag"})
 
 
 class DimensionRegistry:
@@ -340,13 +361,46 @@ def prepare_inputs(dimension: Dimension, output, values: Mapping[str, object], *
     __tracebackhide__ = hide_user_errors
     text = _check_text(output, label)
     prepared = prepare_fields(dimension, values, label=label)
-    if dimension.unit == "sentence":
+    if dimension.unit in ("sentence", "reference_sentence"):
         if split is None:
             from nlgeval_runtime.sentences import split_sentences as split
+        if dimension.unit == "reference_sentence":
+            text = _check_text(_needed(dimension, values, "reference", label), _what("reference", label))
         units = split(text) or [text.strip()]
+    elif dimension.unit == "context":
+        units = _passages(_needed(dimension, values, "context", label), _what("context", label))
     else:
         units = [text]
     return units, [dimension.input_text(unit, prepared) for unit in units]
+
+
+def _what(argument: str, label: str) -> str:
+    return f"`{argument}=`" if label == "output" else f"`{argument}` of {label}"
+
+
+def _needed(dimension: Dimension, values: Mapping[str, object], argument: str, label: str):
+    """The argument whose text a dimension's units come from (contexts, the reference), or InputError."""
+    __tracebackhide__ = hide_user_errors
+    value = values.get(argument)
+    if value is None:
+        what = "the retrieved contexts" if argument == "context" else "the reference answer"
+        how = f"pass {argument}=..." if label == "output" else \
+            f"pass {argument}s=[...] (one per output) or {argument}=... (shared by all)"
+        raise InputError(f"dimension {dimension.name!r} (task {dimension.task!r}) scores {what}: {how}")
+    return value
+
+
+def _passages(value, what: str) -> list[str]:
+    """Retrieved contexts: a list of passages (a single string is one passage)."""
+    __tracebackhide__ = hide_user_errors
+    if isinstance(value, str):
+        return [_check_text(value, what).strip()]
+    if not isinstance(value, (list, tuple)):
+        raise InputError(f"{what} must be a list of retrieved passages (strings), got {type(value).__name__}")
+    items = [_check_text(t, f"{what} item {i}").strip() for i, t in enumerate(value)]
+    if not items:
+        raise InputError(f"{what} is an empty list: there is no retrieved context to score")
+    return items
 
 
 def prepare_fields(dimension: Dimension, values: Mapping[str, object], *, label: str = "output") -> dict[str, str]:
@@ -366,6 +420,8 @@ def prepare_fields(dimension: Dimension, values: Mapping[str, object], *, label:
             )
         if argument == "context" and dimension.task == "dialogue":
             prepared[argument] = _dialogue_history(value, what)
+        elif argument == "context" and dimension.task == "rag":
+            prepared[argument] = "\n".join(_passages(value, what))
         elif argument == "fact" and dimension.task == "dialogue":
             prepared[argument] = _fact(value, what)
         else:

@@ -264,10 +264,12 @@ class Evaluator:
 
     def evaluate(self, outputs: Sequence[str], dimension: str, *, sources=None, references=None, contexts=None,
                  facts=None, task: str | None = None, source=None, reference=None, context=None,
-                 fact=None, recorder=None) -> ScoreList:
+                 fact=None, questions=None, question=None, recorder=None) -> ScoreList:
         """Score many outputs on one dimension in one batched call; returns a :class:`ScoreList`.
 
         Per-case inputs are lists (``sources=[...]``); one shared input is a single value (``source=...``).
+        In the rag task ``contexts=[[...], ...]`` holds each output's retrieved passages and ``context=[...]``
+        passages shared by all.
         ``recorder``: where comparisons of the scores are recorded (None: the evaluator's own, see
         :class:`Evaluator`).
         """
@@ -281,7 +283,8 @@ class Evaluator:
         if len(outputs) == 0:
             raise InputError("outputs is an empty list: there is nothing to score")
         per_case = _per_case_values(len(outputs), sources=(sources, source), references=(references, reference),
-                                    contexts=(contexts, context), facts=(facts, fact))
+                                    contexts=(contexts, context), facts=(facts, fact),
+                                    questions=(questions, question))
         return self._evaluate(outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))],
                               self._recorder(recorder))
 
@@ -342,17 +345,33 @@ class Evaluator:
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 
     def score(self, output: str, dimension: str, *, source=None, reference=None, context=None, fact=None,
-              task: str | None = None, recorder=None) -> Score:
+              task: str | None = None, question=None, contexts=None, recorder=None) -> Score:
         """Score one output; compare the returned :class:`Score` with a threshold to assert.
+
+        ``question`` and ``contexts`` (the retrieved passages, a list) are the inputs of the rag task.
 
         ``recorder``: where the comparison is recorded (``assert_dimension`` hands in its run's); None, the
         default, means the evaluator's own (see :class:`Evaluator`).
         """
         __tracebackhide__ = hide_user_errors
-        values = {"source": source, "reference": reference, "context": context, "fact": fact}
+        if contexts is not None:
+            if context is not None:
+                raise InputError("pass the retrieved passages once: contexts=[...] (or context=...), not both")
+            if isinstance(contexts, str):
+                raise InputError("contexts= is a list of retrieved passages; wrap a single passage: contexts=[text]")
+            context = contexts
+        values = {"source": source, "reference": reference, "context": context, "fact": fact, "question": question}
         per_case = [{k: v for k, v in values.items() if v is not None}]
         return self._evaluate([output], dimension, self._task(task), per_case, ["output"],
                               self._recorder(recorder))[0]
+
+    @staticmethod
+    def samples(fn, *args, n: int = 5, **kwargs):
+        """``fn(*args, **kwargs)`` called ``n`` times: :func:`pytest_nlgeval.sampling.samples`, offered on the
+        ``nlgeval`` fixture (``nlgeval.samples(app, question, n=5)``)."""
+        from pytest_nlgeval.sampling import samples
+
+        return samples(fn, *args, n=n, **kwargs)
 
     def score_batch(self, outputs: Sequence[str], dimension: str, **inputs) -> list[float]:
         """Plain numbers for many outputs (one batched call); same arguments as :meth:`evaluate`."""
@@ -414,7 +433,7 @@ class Evaluator:
                 passage = None
                 if mode != "sentences":
                     passage = (self._unit_windows(dim, unit, per_case[i]) if n > planner.max_length
-                               else ([Window(0, 1, 0, 0, per_case[i].get(dim.window) or "")],
+                               else ([Window(0, 1, 0, 0, self._source_parts(dim, per_case[i])[1])],
                                      [text]))
                 if mode == "windows":
                     out.append(passage)
@@ -621,7 +640,7 @@ def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid
         if len(parts) == 1:
             details["aggregation"] = dim.aggregation
             details["unit"] = dim.unit
-            if dim.unit == "sentence":
+            if dim.unit != "whole":
                 details["units"] = [{"text": u, "score": s, **({"window": supports[k]} if supports[k] else {})}
                                     for k, (u, s) in enumerate(zip(units, unit_scores))]
             elif windowed:

@@ -175,17 +175,19 @@ class Score:
         """Lines describing how the score came about (per-sentence scores, the weakest sentence)."""
         lines: list[str] = []
         units = self.units
+        noun = {"context": "retrieved context", "reference_sentence": "reference sentence"}.get(
+            self.details.get("unit"), "sentence")
         if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
             how = self.details.get("aggregation", "mean")
-            lines.append(f"per-sentence scores ({how} of {len(units)}):")
+            lines.append(f"per-{noun} scores ({how} of {len(units)}):")
             weakest = min(range(len(units)), key=lambda i: units[i]["score"])
             for i, unit in enumerate(units):
                 mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
                 lines.append(f"  [{i + 1}] {unit['score']:.4f}  {_clip(unit['text'])}{mark}")
-            lines.append(f"weakest sentence ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
+            lines.append(f"weakest {noun} ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
             window = units[weakest].get("window")
         elif units:
-            lines.append(f"sentence: {_clip(units[0]['text'])!r}")
+            lines.append(f"{noun}: {_clip(units[0]['text'])!r}")
             window = units[0].get("window")
         else:
             output = (self.details.get("inputs") or {}).get("output")
@@ -226,8 +228,11 @@ class ScoreList(Sequence[Score]):
     """
 
     def __init__(self, scores: Iterable[Score], *, name: str, task: str | None = None,
-                 labels: Sequence[str] | None = None) -> None:
+                 labels: Sequence[str] | None = None, samples: dict | None = None) -> None:
         self._scores = list(scores)
+        #: set when the outputs are repeated samples of one call (:func:`pytest_nlgeval.samples`): what
+        #: they were; the aggregates then record the spread of the scores
+        self.samples = samples
         self.name = name
         self.task = task
         self.labels = list(labels) if labels is not None else [
@@ -268,6 +273,10 @@ class ScoreList(Sequence[Score]):
     def _aggregate(self, func: str, value: float, explain, extra: dict | None = None) -> Score:
         first = self._scores[0]
         details = {"aggregate": func, "n": len(self), "cases": [self._case(i) for i in range(len(self))]}
+        if self.samples:
+            from pytest_nlgeval.sampling import spread
+
+            details["samples"] = {**self.samples, **spread(self.values)}
         details.update(extra or {})
         return Score(value, name=f"{func}({self.name})", kind="aggregate", task=self.task, details=details,
                      evaluator_id=first.evaluator_id, evaluator_fingerprint=first.evaluator_fingerprint,

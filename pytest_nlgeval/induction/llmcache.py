@@ -82,10 +82,13 @@ def _server_error(exc: Exception, model: str, api_base: str | None) -> JudgeServ
     detail = " ".join(str(exc).split())[:300]
     status = getattr(exc, "status", None)
     lowered = detail.lower()
-    if isinstance(exc, dx.LMTimeoutError) or (isinstance(exc, dx.LMTransportError) and "timed out" in lowered):
+    # LiteLLM reports a read time-out as a timeout, a transport error or (after its own retries, depending on
+    # the client it reuses) an InternalServerError saying "timed out": all of them are the server's slowness.
+    if isinstance(exc, dx.LMTimeoutError) or "timed out" in lowered:
         return JudgeServerTimeout(model, api_base, detail)
     # LiteLLM reports a refused connection as an InternalServerError (status 500) saying "Connection error."
-    if isinstance(exc, dx.LMTransportError) or "connection error" in lowered or "failed to connect" in lowered:
+    if isinstance(exc, dx.LMTransportError) or "connection error" in lowered or "failed to connect" in lowered \
+            or "connection refused" in lowered:
         return JudgeServerUnreachable(model, api_base, detail)
     if isinstance(exc, dx.LMProviderError) and (status is None or int(status) >= 500):
         return JudgeServerHTTPError(model, api_base, detail, status=None if status is None else int(status))
@@ -167,16 +170,30 @@ def _jsonable(value):
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
+def _plain_logprobs(value):
+    """Log-probabilities as plain JSON (the client returns pydantic objects)."""
+    def plain(obj):
+        if hasattr(obj, "model_dump") and not isinstance(obj, type):
+            return obj.model_dump()
+        return str(obj)
+
+    if hasattr(value, "model_dump") and not isinstance(value, type):
+        value = value.model_dump()
+    return json.loads(json.dumps(value, default=plain))
+
+
 class _DiskStore:
     """One JSON file per key under ``root/ab/abcdef....json``; written atomically (safe under xdist)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+    def __init__(self, root: Path | None) -> None:
+        self.root = None if root is None else Path(root)  # None: reads nothing, writes nothing
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str):
+        if self.root is None:
+            return None
         path = self._path(key)
         try:
             return json.loads(path.read_text(encoding="utf-8"))
@@ -184,6 +201,8 @@ class _DiskStore:
             return None
 
     def put(self, key: str, entry: dict) -> None:
+        if self.root is None:
+            return
         path = self._path(key)
         try:
             blob = json.dumps(entry, ensure_ascii=False)
@@ -215,7 +234,7 @@ def _cached_lm_class():
             self.kwargs = dict(getattr(inner, "kwargs", {}) or {})
             self.inner = inner
             self.identity = ident
-            self.cache_dir = Path(cache_dir)
+            self.cache_dir = None if cache_dir is False else Path(cache_dir)
             self.store = _DiskStore(self.cache_dir)
             self.usage = usage or LLMUsage()
             self.api_base = (getattr(inner, "kwargs", {}) or {}).get("api_base")
@@ -245,6 +264,10 @@ def _cached_lm_class():
             history = getattr(self.inner, "history", None) or []
             usage = history[-1].get("usage") if len(history) > before else None
             self.usage.add_call(usage)
+            # Log-probabilities arrive as the client's objects: stored (and returned) as plain JSON, so an
+            # answer from the cache is the same data as the answer that was cached.
+            outputs = [{**o, "logprobs": _plain_logprobs(o["logprobs"])} if isinstance(o, dict) and o.get("logprobs")
+                       is not None else o for o in outputs]
             self.store.put(key, {"model": self.identity["model"], "outputs": list(outputs),
                                  "usage": _jsonable(usage or {})})
             return list(outputs)
@@ -299,11 +322,14 @@ def _cached_lm_class():
 def cached_lm(lm, cache_dir: str | Path | None = None, usage: LLMUsage | None = None):
     """Wrap ``lm`` (any ``dspy.BaseLM``, including ``dspy.utils.DummyLM``) with the disk cache.
 
-    An LM that is already wrapped is returned as is. ``cache_dir`` defaults to :func:`default_cache_dir`.
+    An LM that is already wrapped is returned as is. ``cache_dir`` defaults to :func:`default_cache_dir`;
+    ``False`` reads and writes no cache (the calls are still counted).
     """
     cls = _cached_lm_class()
     if isinstance(lm, cls):
         return lm
+    if cache_dir is False:
+        return cls(lm, False, usage)
     return cls(lm, Path(cache_dir) if cache_dir is not None else default_cache_dir(), usage)
 
 

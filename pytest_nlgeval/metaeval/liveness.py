@@ -13,6 +13,10 @@ original and a damaged copy, and counts the pairs where the damaged copy scores 
 | dialogue coherence, groundedness | the reply of another dialogue |
 | dialogue engagingness | a generic reply that says nothing |
 | data2text informativeness | the utterance of other data |
+| rag faithfulness | a number of the answer changed; the answer to another question |
+| rag answer relevance | the answer to another question; an evasive reply |
+| rag context relevance | the passage retrieved for another question; a passage on the same subject that does not answer |
+| rag context recall | the passages retrieved for another question |
 
 It also measures the standard deviation of each dimension's scores over all texts of its pairs (a varied
 set): a dimension whose scores barely move is dead even when it ranks pairs by a hair.
@@ -47,6 +51,8 @@ FLUENCY_FAMILY = ("summarization/fluency", "dialogue/naturalness", "dialogue/und
                   "data2text/naturalness")
 DULL_REPLIES = ("Yeah, I guess so.", "Okay.", "I don't know.", "Hmm, maybe.", "That's nice.", "Cool.", "Sure.",
                 "I see.")
+EVASIVE_ANSWERS = ("I'm not sure about that, sorry.", "Please check our website for more information.",
+                   "That is a good question.", "I can't help with that right now.")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 
 
@@ -65,14 +71,15 @@ class ProbeTextError(NLGEvalError, ValueError):
 
 
 def load_texts(path: str | Path | None = None) -> dict[str, list[dict]]:
-    """The probe texts: ``{"documents": [...], "dialogues": [...], "utterances": [...]}``."""
+    """The probe texts: ``{"documents": [...], "dialogues": [...], "utterances": [...], "rag": [...]}``."""
     path = Path(path) if path is not None else TEXTS
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProbeTextError(f"cannot read probe texts {str(path)!r}: {exc}") from None
     need = {"documents": ("document", "summary"), "dialogues": ("history", "fact", "reply"),
-            "utterances": ("data", "reference", "utterance")}
+            "utterances": ("data", "reference", "utterance"),
+            "rag": ("question", "contexts", "answer", "reference")}
     out: dict[str, list[dict]] = {}
     for section, keys in need.items():
         rows = data.get(section, []) if isinstance(data, dict) else None
@@ -86,7 +93,7 @@ def load_texts(path: str | Path | None = None) -> dict[str, list[dict]]:
             raise ProbeTextError(f"{path}: {section!r} needs at least two entries (damage borrows from another)")
         out[section] = rows
     if not any(out.values()):
-        raise ProbeTextError(f"{path} holds no documents, dialogues or utterances")
+        raise ProbeTextError(f"{path} holds no documents, dialogues, utterances or rag items")
     return out
 
 
@@ -207,6 +214,32 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
         fluency("data2text/naturalness", utterance)
         add("data2text/informativeness", "utterance of other data",
             {"output": utterance, "reference": row["reference"].strip()}, other["utterance"].strip())
+
+    def swap(dim: str, kind: str, good: dict, **bad_inputs) -> None:
+        """A pair whose output stays and whose inputs are damaged (retrieval went wrong, not the answer)."""
+        pairs.setdefault(dim, []).append(Pair(dim, kind, good, {**good, **bad_inputs}))
+
+    items = texts.get("rag", [])
+    for k, row in enumerate(items):
+        other = _other(items, k, rng)
+        answer, contexts = row["answer"].strip(), [c.strip() for c in row["contexts"]]
+        good = {"output": answer, "context": contexts}
+        changed = _change_number(answer, rng)
+        if changed is not None:
+            add("rag/faithfulness", "number changed", good, changed)
+        add("rag/faithfulness", "answer to another question", good, other["answer"].strip())
+        asked = {"output": answer, "question": row["question"]}
+        add("rag/answer_relevance", "answer to another question", asked, other["answer"].strip())
+        add("rag/answer_relevance", "evasive reply", asked, EVASIVE_ANSWERS[k % len(EVASIVE_ANSWERS)])
+        passage = {"output": answer, "question": row["question"], "context": contexts[:1]}
+        swap("rag/context_relevance", "passage retrieved for another question", passage,
+             context=[other["contexts"][0].strip()])
+        if len(contexts) > 1:
+            swap("rag/context_relevance", "passage on the same subject that does not answer", passage,
+                 context=contexts[1:2])
+        swap("rag/context_recall", "passages retrieved for another question",
+             {"output": answer, "reference": row["reference"].strip(), "context": contexts},
+             context=[c.strip() for c in other["contexts"]])
     return pairs
 
 
@@ -265,7 +298,8 @@ class ProbeReport:
         return "\n".join(lines)
 
 
-_PLURAL = {"source": "sources", "reference": "references", "context": "contexts", "fact": "facts"}
+_PLURAL = {"source": "sources", "reference": "references", "context": "contexts", "fact": "facts",
+           "question": "questions"}
 
 
 def probe(evaluator, pairs: dict[str, list[Pair]] | None = None,

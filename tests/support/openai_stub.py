@@ -2,7 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` the way the chosen mode says: ``rule`` answers with
 :class:`induction_fakes.RuleLM` (a cooperative judge, with an unparseable answer for outputs marked
-UNPARSEABLE), ``error`` answers HTTP 500, ``slow`` waits ``delay`` seconds before answering. Every request is
+UNPARSEABLE) or with a ``responder`` function that sees the request (and may return log-probabilities),
+``error`` answers HTTP 500, ``slow`` waits ``delay`` seconds before answering. Every request is
 counted, so a test can tell what reached the server and what the disk cache answered.
 
     with OpenAIStub(mode="rule") as server:
@@ -18,9 +19,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class OpenAIStub:
-    def __init__(self, mode: str = "rule", delay: float = 30.0) -> None:
+    def __init__(self, mode: str = "rule", delay: float = 30.0, responder=None) -> None:
         self.mode = mode
         self.delay = delay
+        #: ``responder(request) -> (content, logprobs or None)`` answers instead of RuleLM when given
+        self.responder = responder
+        self.bodies: list[dict] = []
         self.requests = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -64,18 +68,25 @@ class OpenAIStub:
                     return
                 with stub._lock:
                     stub.requests += 1
+                    stub.bodies.append(request)
                 if stub.mode == "error":
                     self._send(500, {"error": {"message": "the model crashed", "type": "server_error"}})
                     return
                 if stub.mode == "slow":
                     stub._stop.wait(stub.delay)
                 messages = request.get("messages") or []
-                content = judge.answer(messages[-1]["content"] if messages else "", {})
+                logprobs = None
+                if stub.responder is not None:
+                    content, logprobs = stub.responder(request)
+                else:
+                    content = judge.answer(messages[-1]["content"] if messages else "", {})
+                choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                if logprobs is not None:
+                    choice["logprobs"] = logprobs
                 self._send(200, {
                     "id": f"stub-{stub.requests}", "object": "chat.completion", "created": int(time.time()),
                     "model": request.get("model", "stub"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                 "finish_reason": "stop"}],
+                    "choices": [choice],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
                 })
 
