@@ -27,7 +27,7 @@ _LAZY = {
     "assert_metric": "pytest_nlgeval.induction.assertions",
     "assert_metrics": "pytest_nlgeval.induction.assertions",
     "assert_trajectory": "pytest_nlgeval.trajectory.assertions",
-    "assert_judged": "pytest_nlgeval.judged",
+    "assert_judged": "pytest_nlgeval.assertions",
     "JudgedParseError": "pytest_nlgeval.judged",
     "samples": "pytest_nlgeval.sampling",
     "Samples": "pytest_nlgeval.sampling",
@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_nlgeval.core.dimensions import Dimension, DimensionRegistry
     from pytest_nlgeval.core.evaluator import Evaluator
     from pytest_nlgeval.core.score import Score, ScoreList
-    from pytest_nlgeval.judged import JudgedParseError, assert_judged
+    from pytest_nlgeval.assertions import assert_judged
+    from pytest_nlgeval.judged import JudgedParseError
     from pytest_nlgeval.sampling import Samples, samples
 
 

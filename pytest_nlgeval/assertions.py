@@ -1,11 +1,12 @@
-"""``assert_dimension``, ``assert_dimensions`` and ``assert_score``: the assertions of the DSL.
+"""``assert_dimension``, ``assert_dimensions``, ``assert_judged`` and ``assert_score``: the assertions of the DSL.
 
-    from pytest_nlgeval import assert_dimension, assert_dimensions, assert_score
+    from pytest_nlgeval import assert_dimension, assert_dimensions, assert_judged, assert_score
 
     assert_dimension(summary, "consistency", source=article) > 0.7
     assert_dimension(reply, "groundedness", task="dialogue", fact=knowledge) >= 0.6
     assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
     assert_score(len(answer.split()), "answer_words") <= 120     # a number of your own, recorded as a check
+    assert_judged(answer, "The answer names the refund deadline.", input=question) >= 4   # an LLM judge
 
 The task comes from ``task=``, else from the test's ``@pytest.mark.nlgeval(task=...)``, else
 ``summarization``; the evaluator from ``evaluator=``, else the session's (the marker's ``model=`` picks
@@ -19,7 +20,7 @@ from pytest_nlgeval.core import run as _run
 from pytest_nlgeval.core.dimensions import DEFAULT_TASK, hide_user_errors
 from pytest_nlgeval.core.score import Score, ScoreList
 
-__all__ = ["assert_dimension", "assert_dimensions", "assert_score"]
+__all__ = ["assert_dimension", "assert_dimensions", "assert_judged", "assert_score"]
 
 
 def _resolve(task: str | None, evaluator):
@@ -95,3 +96,37 @@ def assert_score(value: float, name: str, *, kind: str = "metric", task: str | N
     __tracebackhide__ = hide_user_errors
     recorder = _run.active().recorder
     return Score(value, name=name, kind=kind, task=task, details=details, recorder=recorder)
+
+
+def assert_judged(output, criterion: str, *, input: str | None = None, context=None, reference: str | None = None,
+                  scale=(1, 5), lm=None, name: str | None = None):
+    """Judge ``output`` on ``criterion`` with the configured LLM judge; compare the result with a threshold.
+
+    ``criterion``: a sentence saying what a good output does, or a built-in criterion of
+    :data:`pytest_nlgeval.judged.RAG_CRITERIA` (``"rag/faithfulness"``, ``"rag/answer_relevance"``, ``"rag/context_relevance"``,
+    ``"rag/context_recall"``). ``input``: what the application was asked; ``context``: the retrieved
+    passages (a string or a list); ``reference``: a reference answer. ``scale``: the integer scale
+    ``(low, high)``. ``lm``: a ``dspy`` LM or a model id instead of the configured judge
+    (``--nlgeval-judge-lm``). ``name``: the check's name (default: the criterion's first words).
+
+    ``output`` may be a list of outputs (e.g. :func:`pytest_nlgeval.samples`); the result is then a
+    :class:`~pytest_nlgeval.core.score.ScoreList` for ``.mean()`` / ``.fraction(above=...)``.
+
+        assert_judged(answer, "The answer is polite and names the refund deadline.", input=question) >= 4
+    """
+    __tracebackhide__ = True
+    run = _run.active()
+    judge = run.judge(lm)
+    recorder = run.recorder
+    if isinstance(output, (list, tuple)):
+        from pytest_nlgeval.core.score import ScoreList
+
+        if not output:
+            raise TypeError("assert_judged: the list of outputs is empty; there is nothing to judge")
+        scores = [judge.score(o, criterion, input=input, context=context, reference=reference, scale=scale,
+                              name=name, recorder=recorder) for o in output]
+        describe = getattr(output, "describe", None)
+        return ScoreList(scores, name=scores[0].name, task=scores[0].task, labels=[str(o) for o in output],
+                         samples=describe() if describe is not None else None)
+    return judge.score(output, criterion, input=input, context=context, reference=reference, scale=scale,
+                       name=name, recorder=recorder)

@@ -45,7 +45,7 @@ from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.induction.artifact import JudgeParseError
 
 __all__ = ["CriterionJudge", "JudgeNotConfigured", "JudgedParseError", "JudgeStats", "Judgment", "RAG_CRITERIA",
-           "assert_judged", "judge_options"]
+           "build_judge", "judge_options"]
 
 #: bump when a prompt changes: it is part of every judge's fingerprint
 PROMPT_VERSION = 1
@@ -311,6 +311,13 @@ def _text(value, what: str) -> str | None:
     return value
 
 
+def _needed_text(value, what: str) -> str:
+    text = _text(value, what)
+    if text is None:
+        raise TypeError(f"assert_judged: {what} is required")
+    return text
+
+
 def _slug(criterion: str) -> str:
     head = criterion.split(":")[0] if ":" in criterion[:40] else criterion
     words = re.findall(r"[a-z0-9]+", head.lower())[:6] or ["criterion"]
@@ -351,6 +358,9 @@ class CriterionJudge:
         self.on_parse_failure = on_parse_failure
         self.temperature = temperature
         self.stats = stats or JudgeStats()
+        #: where scores record their comparisons when a call names no recorder: a recorder, a function that
+        #: gives one (a pytest run's judge), or None (nothing is recorded)
+        self.recorder = None
         self._steps: dict[tuple[str, tuple[int, int]], list[str]] = {}
         self._lock = threading.Lock()
 
@@ -434,12 +444,13 @@ class CriterionJudge:
               reference: str | None = None, scale=DEFAULT_SCALE) -> Judgment:
         """Judge one output; raises :class:`JudgedParseError` when an answer does not parse twice."""
         scale = _check_scale(scale)
-        output = _text(output, "output")
-        criterion = _text(criterion, "criterion")
+        output = _needed_text(output, "output")
+        criterion = _needed_text(criterion, "criterion")
         steps = self.steps(criterion, scale)
         prompt = form_prompt(criterion, steps, scale, output, input=_text(input, "input="),
                              context=_texts(context, "context"), reference=_text(reference, "reference="))
-        samples, answers = [], []
+        samples: list[Sample] = []
+        answers: list[str] = []
         for k in range(self.samples):
             sample = self._sample(prompt, scale, k, answers)
             if sample is None:
@@ -471,6 +482,8 @@ class CriterionJudge:
 
         from pytest_nlgeval.core.score import Score
 
+        if recorder is None:
+            recorder = self.recorder() if callable(self.recorder) else self.recorder
         criterion, needs, name, task = _named_criterion(criterion, name, task)
         missing = [n for n in needs if {"input": input, "context": context, "reference": reference}[n] is None]
         if missing:
@@ -478,7 +491,7 @@ class CriterionJudge:
                             ", ".join(f"{m}=" for m in missing))
         judgment = self.judge(output, criterion, input=input, context=context, reference=reference, scale=scale)
         fingerprint = self.fingerprint(criterion, judgment.steps, judgment.scale)
-        inputs = {"output": output}
+        inputs: dict[str, Any] = {"output": output}
         for key, value in (("input", input), ("context", context), ("reference", reference)):
             if value is not None:
                 inputs[key] = [value] if key == "context" and isinstance(value, str) else \
@@ -587,7 +600,7 @@ def build_judge(settings: dict[str, Any], *, lm=None, cache_dir=None, cache: boo
             "http://HOST:PORT/v1 for an OpenAI-compatible server (or the ini keys nlgeval_judge_lm / "
             "nlgeval_judge_api_base, or the environment variables NLGEVAL_JUDGE_LM / NLGEVAL_JUDGE_API_BASE), "
             "or give lm= to the assertion")
-    where = cache_dir if cache else False
+    where: Any = cache_dir if cache else False  # False: no disk cache
     if isinstance(model, str):
         model = make_lm(model, api_base=settings.get("judge_api_base"), temperature=settings["judge_temperature"],
                         max_tokens=settings["judge_max_tokens"], timeout=settings["judge_timeout"], cache_dir=where)
@@ -597,39 +610,3 @@ def build_judge(settings: dict[str, Any], *, lm=None, cache_dir=None, cache: boo
         model = cached_lm(model, where, usage)
     return CriterionJudge(model, samples=settings["judge_samples"], logprobs=settings["judge_logprobs"],
                           on_parse_failure=settings["judge_on_parse_failure"], stats=stats, cache=False)
-
-
-def assert_judged(output, criterion: str, *, input: str | None = None, context=None, reference: str | None = None,
-                  scale=DEFAULT_SCALE, lm=None, name: str | None = None):
-    """Judge ``output`` on ``criterion`` with the configured LLM judge; compare the result with a threshold.
-
-    ``criterion``: a sentence saying what a good output does, or a built-in criterion of
-    :data:`RAG_CRITERIA` (``"rag/faithfulness"``, ``"rag/answer_relevance"``, ``"rag/context_relevance"``,
-    ``"rag/context_recall"``). ``input``: what the application was asked; ``context``: the retrieved
-    passages (a string or a list); ``reference``: a reference answer. ``scale``: the integer scale
-    ``(low, high)``. ``lm``: a ``dspy`` LM or a model id instead of the configured judge
-    (``--nlgeval-judge-lm``). ``name``: the check's name (default: the criterion's first words).
-
-    ``output`` may be a list of outputs (e.g. :func:`pytest_nlgeval.samples`); the result is then a
-    :class:`~pytest_nlgeval.core.score.ScoreList` for ``.mean()`` / ``.fraction(above=...)``.
-
-        assert_judged(answer, "The answer is polite and names the refund deadline.", input=question) >= 4
-    """
-    __tracebackhide__ = True
-    from pytest_nlgeval.core import run as _run
-
-    run = _run.active()
-    judge = run.judge(lm)
-    recorder = run.recorder
-    if isinstance(output, (list, tuple)):
-        from pytest_nlgeval.core.score import ScoreList
-
-        if not output:
-            raise TypeError("assert_judged: the list of outputs is empty; there is nothing to judge")
-        scores = [judge.score(o, criterion, input=input, context=context, reference=reference, scale=scale,
-                              name=name, recorder=recorder) for o in output]
-        describe = getattr(output, "describe", None)
-        return ScoreList(scores, name=scores[0].name, task=scores[0].task, labels=[str(o) for o in output],
-                         samples=describe() if describe is not None else None)
-    return judge.score(output, criterion, input=input, context=context, reference=reference, scale=scale,
-                       name=name, recorder=recorder)

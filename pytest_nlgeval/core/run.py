@@ -148,6 +148,7 @@ class Run:
                 cache_dir = os.path.join(os.fspath(self.options.get("cache_dir") or DEFAULT_CACHE_DIR), "llm")
             judge = build_judge(settings, lm=lm, cache_dir=cache_dir, cache=cache, stats=self._judge_stats,
                                 usage=self._judge_usage)
+            judge.recorder = lambda: self.recorder  # the judged fixture's scores are this run's checks
             self._judges[key] = judge
         return judge
 

@@ -176,7 +176,7 @@ class Score:
         lines: list[str] = []
         units = self.units
         noun = {"context": "retrieved context", "reference_sentence": "reference sentence"}.get(
-            self.details.get("unit"), "sentence")
+            str(self.details.get("unit")), "sentence")
         if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
             how = self.details.get("aggregation", "mean")
             lines.append(f"per-{noun} scores ({how} of {len(units)}):")

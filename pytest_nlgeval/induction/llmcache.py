@@ -26,6 +26,7 @@ import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.extras import MissingExtraError
@@ -319,7 +320,7 @@ def _cached_lm_class():
     return CachedLM
 
 
-def cached_lm(lm, cache_dir: str | Path | None = None, usage: LLMUsage | None = None):
+def cached_lm(lm, cache_dir: str | Path | Literal[False] | None = None, usage: LLMUsage | None = None):
     """Wrap ``lm`` (any ``dspy.BaseLM``, including ``dspy.utils.DummyLM``) with the disk cache.
 
     An LM that is already wrapped is returned as is. ``cache_dir`` defaults to :func:`default_cache_dir`;
@@ -337,7 +338,7 @@ ENGINES = ("litellm", "auto", "lm15")
 
 
 def make_lm(model: str, *, api_base: str | None = None, api_key: str | None = None, temperature: float = 0.0,
-            max_tokens: int = 1000, cache_dir: str | Path | None = None, timeout: float | None = 120.0,
+            max_tokens: int = 1000, cache_dir: str | Path | Literal[False] | None = None, timeout: float | None = 120.0,
             num_retries: int = 2, engine: str = "litellm", **params):
     """Build a cached ``dspy.LM`` for any LiteLLM model id (``openai/<model>`` with ``api_base`` for an
     OpenAI-compatible server such as vLLM or llama.cpp; ``ollama_chat/<model>``).
