@@ -191,7 +191,8 @@ def form_prompt(criterion: str, steps: Sequence[str], scale: tuple[int, int], ou
 
 _STEP_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s*(.+?)\s*$")
 _SCORE = re.compile(r"\bscore\b\**\s*[:=\-]?\s*\**\s*(\d+)", re.I)
-_LEADING = re.compile(r"^\W{0,3}(\d+)\b")
+# a bare number alone on the answer's first line ("4", "4/5"); not "1. Read the output" (an echoed list)
+_LEADING = re.compile(r"^\W{0,3}(\d+)[ \t]*(?:/[ \t]*\d+)?[ \t]*(?:\n|$)")
 _REASON = re.compile(r"\breason\b\**\s*[:=\-]\s*\**\s*(.+)", re.I | re.S)
 
 
@@ -207,7 +208,7 @@ def parse_steps(text: str) -> list[str]:
 
 def parse_score(text: str, scale: tuple[int, int]) -> tuple[int, int, str | None] | None:
     """``(score, offset of its digits in text, rationale)`` of a form answer; None when no score in the
-    scale is written (``Score: N`` anywhere, or a number opening the answer)."""
+    scale is written (``Score: N`` anywhere, or a number alone on the answer's first line)."""
     text = str(text or "")
     m = _SCORE.search(text) or _LEADING.match(text)
     if m is None:

@@ -13,10 +13,10 @@ original and a damaged copy, and counts the pairs where the damaged copy scores 
 | dialogue coherence, groundedness | the reply of another dialogue |
 | dialogue engagingness | a generic reply that says nothing |
 | data2text informativeness | the utterance of other data |
-| rag faithfulness | a number of the answer changed; the answer to another question |
+| rag faithfulness | a number of the answer changed; the answer to another question; a sentence of another answer added |
 | rag answer relevance | the answer to another question; an evasive reply |
 | rag context relevance | the passage retrieved for another question; a passage on the same subject that does not answer |
-| rag context recall | the passages retrieved for another question |
+| rag context recall | the passages retrieved for another question; only the passage that does not answer |
 
 It also measures the standard deviation of each dimension's scores over all texts of its pairs (a varied
 set): a dimension whose scores barely move is dead even when it ranks pairs by a hair.
@@ -228,6 +228,7 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
         if changed is not None:
             add("rag/faithfulness", "number changed", good, changed)
         add("rag/faithfulness", "answer to another question", good, other["answer"].strip())
+        add("rag/faithfulness", "sentence of another answer added", good, f"{answer} {other['answer'].strip()}")
         asked = {"output": answer, "question": row["question"]}
         add("rag/answer_relevance", "answer to another question", asked, other["answer"].strip())
         add("rag/answer_relevance", "evasive reply", asked, EVASIVE_ANSWERS[k % len(EVASIVE_ANSWERS)])
@@ -237,9 +238,11 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
         if len(contexts) > 1:
             swap("rag/context_relevance", "passage on the same subject that does not answer", passage,
                  context=contexts[1:2])
-        swap("rag/context_recall", "passages retrieved for another question",
-             {"output": answer, "reference": row["reference"].strip(), "context": contexts},
+        recall = {"output": answer, "reference": row["reference"].strip(), "context": contexts}
+        swap("rag/context_recall", "passages retrieved for another question", recall,
              context=[c.strip() for c in other["contexts"]])
+        if len(contexts) > 1:
+            swap("rag/context_recall", "only the passage that does not answer", recall, context=contexts[1:])
     return pairs
 
 

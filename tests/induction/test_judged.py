@@ -243,6 +243,8 @@ def test_parse_score_reads_the_form_and_refuses_what_is_not_in_the_scale():
     assert parse_score("Score: 4\nReason: clear and short.", (1, 5)) == (4, 7, "clear and short")
     assert parse_score("**Score:** 2 - Reason: vague", (1, 5))[0] == 2
     assert parse_score("3\nThe answer is fine.", (1, 5))[:2] == (3, 0)
+    assert parse_score("4/5", (1, 5))[0] == 4
+    assert parse_score("1. Read the output.\n2. Judge it.", (1, 5)) is None  # an echoed list is no score
     assert parse_score("Score: 7", (1, 5)) is None
     assert parse_score("excellent", (1, 5)) is None
     assert parse_score("Score: 10", (1, 10))[0] == 10

@@ -161,11 +161,13 @@ def test_pairs_are_fixed_by_the_seed_and_cover_every_builtin_dimension():
     assert {"summarization/fluency", "summarization/coherence", "summarization/consistency",
             "summarization/relevance", "dialogue/naturalness", "dialogue/coherence", "dialogue/engagingness",
             "dialogue/groundedness", "dialogue/understandability", "data2text/naturalness",
-            "data2text/informativeness", "fact/consistency"} <= keys
+            "data2text/informativeness", "fact/consistency", "rag/faithfulness", "rag/answer_relevance",
+            "rag/context_relevance", "rag/context_recall"} <= keys
     if builtin is not None:
         assert builtin <= keys
     for key, pairs in first.items():
-        assert all(p.good["output"] != p.bad["output"] for p in pairs), key
+        # the damage is in the output, or (rag retrieval) in the inputs the output is judged against
+        assert all(p.good != p.bad for p in pairs), key
 
 
 def test_bad_probe_texts_are_named(tmp_path):

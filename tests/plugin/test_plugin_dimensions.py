@@ -28,11 +28,21 @@ CATALOGUE = {
     ("data2text", "informativeness"): ("Is this sentence informative according to the reference?", ("sentence", "reference"), "whole", "mean"),
     ("fact", "consistency"): ("Is this claim consistent with the document?", ("claim", "document"), "sentence", "mean"),
 }
+# The rag task is this project's own (not UniEval's): consistency questions for faithfulness and recall, relevance
+# questions for the answer and each retrieved context.
+RAG = {
+    ("rag", "faithfulness"): ("Is this claim consistent with the document?", ("claim", "document"), "sentence", "mean"),
+    ("rag", "answer_relevance"): ("Is this answer relevant to the question?", ("answer", "question"), "whole", "mean"),
+    ("rag", "context_relevance"): ("Is this document relevant to the question?", ("document", "question"), "context",
+                                   "mean"),
+    ("rag", "context_recall"): ("Is this claim consistent with the document?", ("claim", "document"),
+                                "reference_sentence", "mean"),
+}
 
 
 def test_catalogue_matches_the_reference_exactly():
     got = {(d.task, d.name): (d.question, d.fields, d.unit, d.aggregation) for d in builtin_dimensions()}
-    assert got == CATALOGUE
+    assert got == {**CATALOGUE, **RAG}
 
 
 def test_input_text_format_whole_and_per_sentence():
@@ -80,7 +90,7 @@ def test_unknown_dimension_lists_valid_ones_and_other_tasks():
     msg = str(info.value)
     assert "coherence, consistency, fluency, relevance, overall" in msg
     assert "'dialogue'" in msg and "task=" in msg
-    with pytest.raises(DimensionError, match="unknown task 'summary'; valid tasks: data2text, dialogue, fact, summarization"):
+    with pytest.raises(DimensionError, match="unknown task 'summary'; valid tasks: data2text, dialogue, fact, rag, summarization"):
         reg.get("fluency", "summary")
 
 
@@ -126,7 +136,7 @@ def test_custom_dimension_fields_map_to_arguments():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(fields=("summary", "weird")), "cannot tell which argument fills field 'weird'"),
     (dict(fields=("summary", "weird"), arguments=("sauce",)), r"unknown argument\(s\) \['sauce'\]"),
-    (dict(fields=("summary",), unit="paragraph"), "unit must be 'whole' or 'sentence'"),
+    (dict(fields=("summary",), unit="paragraph"), "unit must be one of whole, sentence, context, reference_sentence"),
     (dict(fields=("summary",), aggregation="max"), "aggregation must be 'mean' or 'sum'"),
     (dict(fields=()), "`fields` must be non-empty"),
     (dict(fields=("summary",), question=""), "`question` must be a non-empty string"),
@@ -145,3 +155,28 @@ def test_new_task_through_custom_dimension():
                       fields=("answer", "passage"), arguments=("source",)))
     assert "qa" in reg.tasks()
     assert reg.names("qa") == ["answerability"]  # custom-only tasks have no overall
+
+
+def test_rag_units_are_sentences_contexts_and_reference_sentences():
+    reg = DimensionRegistry()
+    passages = ["Paris is the capital of France.", "France is in Europe."]
+    units, texts = prepare_inputs(reg.get("faithfulness", "rag"), "It is Paris. It has a tower.", {"context": passages})
+    assert units == ["It is Paris.", "It has a tower."]
+    assert texts[0] == ("question: Is this claim consistent with the document? </s> claim: It is Paris. </s> "
+                        "document: Paris is the capital of France.\nFrance is in Europe.")
+    units, texts = prepare_inputs(reg.get("context_relevance", "rag"), "Paris.",
+                                  {"context": passages, "question": "What is the capital of France?"})
+    assert units == passages
+    assert texts[1] == ("question: Is this document relevant to the question? </s> document: France is in Europe. "
+                        "</s> question: What is the capital of France?")
+    units, _ = prepare_inputs(reg.get("context_recall", "rag"), "Paris.",
+                              {"context": passages, "reference": "Paris is the capital. It is in France."})
+    assert units == ["Paris is the capital.", "It is in France."]
+    with pytest.raises(InputError, match="context_recall.*scores the reference answer: pass reference="):
+        prepare_inputs(reg.get("context_recall", "rag"), "Paris.", {"context": passages})
+    with pytest.raises(InputError, match="needs `question=`"):
+        prepare_inputs(reg.get("answer_relevance", "rag"), "Paris.", {})
+    with pytest.raises(InputError, match="empty list"):
+        prepare_inputs(reg.get("context_relevance", "rag"), "Paris.", {"context": [], "question": "Q?"})
+    with pytest.raises(DimensionError, match="task 'rag' has no 'overall'"):
+        reg.overall_members("rag")
