@@ -183,16 +183,17 @@ def form_prompt(criterion: str, steps: Sequence[str], scale: tuple[int, int], ou
         parts += [f"Reference answer:\n{_clip(reference)}", ""]
     parts += [f"Output:\n{_clip(output)}", "",
               f"Rate the output on the criterion with one integer from {lo} (worst) to {hi} (best). Answer in "
-              "exactly this form, the score first:",
-              f"Score: <an integer from {lo} to {hi}>",
-              "Reason: <one or two sentences>"]
+              f"this form, the score first: a line \"Score: <an integer from {lo} to {hi}>\", then a line "
+              "\"Reason: <one or two sentences>\".", "",
+              # G-Eval's form ends where the score goes, so that even a model that only continues text writes it
+              "Score:"]
     return "\n".join(parts)
 
 
 _STEP_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s*(.+?)\s*$")
 _SCORE = re.compile(r"\bscore\b\**\s*[:=\-]?\s*\**\s*(\d+)", re.I)
-# a bare number alone on the answer's first line ("4", "4/5"); not "1. Read the output" (an echoed list)
-_LEADING = re.compile(r"^\W{0,3}(\d+)[ \t]*(?:/[ \t]*\d+)?[ \t]*(?:\n|$)")
+# a number opening the answer ("4", "4/5", "4 - clear"); not "1. Read the output" (an echoed list)
+_LEADING = re.compile(r"^\W{0,3}(\d+)[ \t]*(?:/[ \t]*\d+)?(?=[ \t]*(?:\n|$|[-:,;(]|out of\b))")
 _REASON = re.compile(r"\breason\b\**\s*[:=\-]\s*\**\s*(.+)", re.I | re.S)
 
 
@@ -208,7 +209,7 @@ def parse_steps(text: str) -> list[str]:
 
 def parse_score(text: str, scale: tuple[int, int]) -> tuple[int, int, str | None] | None:
     """``(score, offset of its digits in text, rationale)`` of a form answer; None when no score in the
-    scale is written (``Score: N`` anywhere, or a number alone on the answer's first line)."""
+    scale is written (``Score: N`` anywhere, or a number opening the answer)."""
     text = str(text or "")
     m = _SCORE.search(text) or _LEADING.match(text)
     if m is None:

