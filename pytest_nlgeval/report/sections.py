@@ -25,10 +25,12 @@ from pytest_nlgeval.report.charts import line_chart
 from pytest_nlgeval.report.view import ReportView
 
 __all__ = ["Section", "builtin_sections", "collect_sections", "normalise_sections", "render_details",
-           "TRAJECTORY_SECTION", "METRIC_SECTION"]
+           "TRAJECTORY_SECTION", "METRIC_SECTION", "JUDGED_SECTION", "SAMPLES_SECTION"]
 
 TRAJECTORY_SECTION = "nlgeval-trajectories"
 METRIC_SECTION = "nlgeval-metrics"
+JUDGED_SECTION = "nlgeval-judged"
+SAMPLES_SECTION = "nlgeval-samples"
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
 
 
@@ -272,4 +274,40 @@ def builtin_sections(view: ReportView) -> list[Section]:
             parts.append(f'<div class="card"><h3>{escape(name)}</h3><p class="muted">{len(same)} checks, '
                          f"{passed} passed</p>{render_details(row.details, skip=('inputs',))}</div>")
         sections.append(Section(METRIC_SECTION, "Induced metrics", Markup("".join(parts))))
+    judged = view.rows_of_kind("judged")
+    if judged:
+        parts = []
+        for row in judged:
+            d, status = row.details, "pass" if row.passed else "fail"
+            score = "n/a" if row.score is None else f"{row.score:.3f}"
+            scale = d.get("scale") or ["?", "?"]
+            samples = d.get("samples") or []
+            spread = f", spread {d['spread']:.3f} over {len(samples)} samples" if len(samples) > 1 else ""
+            parts.append(
+                f'<div class="card {status}"><h3>{escape(row.check["nodeid"])} · {escape(row.check["name"])} '
+                f'<span class="badge {status}">{escape(row.status)}</span></h3>'
+                f'<p class="muted">score {escape(score)} on {escape(_scalar(scale[0]))}-{escape(_scalar(scale[-1]))} '
+                f'({escape(str(d.get("method", "")))}{escape(spread)}) {escape(row.check.get("operator") or "")} '
+                f'{escape(_scalar(row.check.get("threshold")))} · judge {escape(str(d.get("model", "")))}</p>'
+                f'<p><b>Criterion:</b> {escape(str(d.get("criterion", "")))}</p>'
+                f'<p><b>Rationale:</b> {escape(str(d.get("rationale") or "(none given)"))}</p>'
+                f'{render_details(d, skip=("criterion", "rationale", "model", "method", "scale", "spread"))}</div>')
+        sections.append(Section(JUDGED_SECTION, "Judged checks", Markup("".join(parts))))
+    sampled = [row for row in view.rows if isinstance(row.details.get("samples"), Mapping)]
+    if sampled:
+        head = ("<table><thead><tr><th>check</th><th>samples of</th><th>n</th><th>distinct outputs</th>"
+                "<th>min</th><th>mean</th><th>max</th><th>sd</th><th>result</th></tr></thead><tbody>")
+        body = []
+        for row in sampled:
+            sp = row.details["samples"]
+
+            def num(key, sp=sp):
+                value = sp.get(key)
+                return "-" if not isinstance(value, (int, float)) else f"{value:.3f}"
+
+            body.append(f"<tr><td>{escape(row.check['nodeid'])} · {escape(row.check['name'])}</td>"
+                        f"<td>{escape(str(sp.get('of', '')))}</td><td>{escape(_scalar(sp.get('n')))}</td>"
+                        f"<td>{escape(_scalar(sp.get('distinct')))}</td><td>{num('min')}</td><td>{num('mean')}</td>"
+                        f"<td>{num('max')}</td><td>{num('sd')}</td><td>{escape(row.status)}</td></tr>")
+        sections.append(Section(SAMPLES_SECTION, "Repeated samples", Markup(head + "".join(body) + "</tbody></table>")))
     return sections

@@ -231,3 +231,28 @@ def test_failed_checks_of_xfail_tests_are_expected_not_failures():
     assert (view.failed, view.passed, view.xfailed, view.failed_tests) == (0, 1, 1, 0)
     assert view.verdict == "passed" and "1 expected to fail (xfail)" in view.headline
     assert view.failures == []
+
+
+def test_judged_checks_show_criterion_and_rationale_and_samples_their_spread(results):
+    results = copy.deepcopy(results)
+    check = copy.deepcopy(results["checks"][0])
+    check.update(key="tests/test_bot.py::test_polite::the_reply_is_polite::0", nodeid="tests/test_bot.py::test_polite",
+                 kind="judged", name="the_reply_is_polite", task=None, score=4.2, operator=">=", threshold=4.0,
+                 passed=True, evaluator=None)
+    check["details"] = {"criterion": "The reply is polite <b>and</b> names the opening time.",
+                        "rationale": "It thanks the customer and says 9 am.", "method": "logprobs",
+                        "scale": [1, 5], "model": "openai/judge", "spread": 0.0, "steps": ["Read it."],
+                        "samples": [{"score": 4, "value": 4.2, "method": "logprobs"}],
+                        "inputs": {"output": "Thanks! We open at 9 am."}}
+    rate = copy.deepcopy(check)
+    rate.update(key="tests/test_bot.py::test_polite::fraction>3(x)::0", kind="aggregate", name="fraction>3(x)",
+                score=0.8, threshold=0.6)
+    rate["details"] = {"aggregate": "fraction>3", "n": 5, "cases": [],
+                       "samples": {"n": 5, "of": "bot.reply", "distinct": 3, "min": 2.0, "mean": 3.8, "max": 5.0,
+                                   "sd": 1.1}}
+    results["checks"] += [check, rate]
+    page = render_html(results)
+    text = " ".join(_text(page).split())
+    assert "Judged checks" in text and "Criterion: The reply is polite <b>and</b> names the opening time." in text
+    assert "Rationale: It thanks the customer and says 9 am." in text and "<b>and</b>" not in page
+    assert "Repeated samples" in text and "bot.reply" in text and "1.100" in text
