@@ -32,6 +32,9 @@ class Record:
     context: str | None
     scores: Mapping[str, float]
     predict_scores: float | Mapping[str, float] | None = None
+    #: a retrieval-augmented answer's question and retrieved passages (the rag task)
+    question: str | None = None
+    contexts: tuple[str, ...] | None = None
 
 
 def _where(i: int, rec: Mapping | None = None) -> str:
@@ -116,6 +119,14 @@ def parse_records(data: Any, origin: str = "data") -> list[Record]:
                 pred = {str(k): _number(v, f"{where}: field '{PRECOMPUTED}.{k}'") for k, v in pred.items()}
             else:
                 pred = _number(pred, f"{where}: field '{PRECOMPUTED}'")
+        contexts = rec.get("contexts")
+        if contexts is not None:
+            if isinstance(contexts, str):
+                contexts = [contexts]
+            if not isinstance(contexts, list) or not contexts or not all(isinstance(x, str) and x.strip()
+                                                                         for x in contexts):
+                raise MetaEvalError(f"{where}: field 'contexts' must be a non-empty list of retrieved passages "
+                                    "(strings)")
         doc_id = rec.get("doc_id")
         system_id = rec.get("system_id")
         records.append(Record(
@@ -128,6 +139,8 @@ def parse_records(data: Any, origin: str = "data") -> list[Record]:
             context=_optional_text(rec, "context", where),
             scores=human,
             predict_scores=pred,
+            question=_optional_text(rec, "question", where),
+            contexts=None if contexts is None else tuple(contexts),
         ))
     return records
 

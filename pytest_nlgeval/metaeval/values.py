@@ -131,7 +131,9 @@ def evaluator_values(records: Sequence[Record], model: str | None, dimensions: S
     evaluator = evaluator_class(model, source_windows=source_windows, **options)
     values: dict[str, Any] = {}
     outputs = [r.output for r in records]
-    for d in dimensions:
+    for d in dimensions if task == "rag" else ():
+        values[d] = np.asarray(_rag_values(evaluator, records, d), dtype=float)
+    for d in dimensions if task != "rag" else ():
         metric = UniEvalDimension(task, d, evaluator=evaluator, multi_ref=multi_ref)
         for r in records:
             if metric.needs_references and not r.references:
@@ -152,6 +154,31 @@ def evaluator_values(records: Sequence[Record], model: str | None, dimensions: S
                  f"fingerprint:{evaluator.fingerprint_id}")
     evaluator.close()
     return MetricValues(name, signature, True, values)
+
+
+#: what each rag dimension reads from a record, besides the answer (``system_output``)
+_RAG_NEEDS = {"faithfulness": ("contexts",), "answer_relevance": ("question",),
+              "context_relevance": ("question", "contexts"), "context_recall": ("contexts", "reference")}
+
+
+def _rag_values(evaluator, records: Sequence[Record], dimension: str) -> list[float]:
+    """Scores of a rag dimension: the record's ``question``, ``contexts`` (the retrieved passages) and first
+    reference are the dimension's inputs."""
+    needs = _RAG_NEEDS.get(dimension, ("question", "contexts", "reference"))
+    for r in records:
+        for field in needs:
+            have = r.references if field == "reference" else getattr(r, field)
+            if not have:
+                raise MetaEvalError(f"{_rwhere(r)}: rag/{dimension} needs the record's {field!r}"
+                                    + (" (a list of retrieved passages)" if field == "contexts" else ""))
+    inputs: dict[str, Any] = {}
+    if "question" in needs:
+        inputs["questions"] = [r.question for r in records]
+    if "contexts" in needs:
+        inputs["contexts"] = [list(r.contexts or ()) for r in records]
+    if "reference" in needs:
+        inputs["references"] = [(r.references or ("",))[0] for r in records]
+    return evaluator.score_batch([r.output for r in records], dimension, task="rag", **inputs)
 
 
 def _score_chunk(name: str, options: dict, outputs, inputs, references, contexts) -> list[float]:

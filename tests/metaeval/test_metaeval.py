@@ -315,3 +315,32 @@ def test_cli_meta_eval_model_rows_wide_from_gzip(tiny_t5_model, tmp_path, capsys
     assert any(line.startswith("kendall") for line in lines) and "avg" in lines[0]
     assert main(["meta-eval", str(path)]) == 2
     assert "--metric NAME" in capsys.readouterr().err
+
+
+def test_meta_eval_of_a_rated_rag_file(tmp_path, capsys):
+    """A user's own rated RAG answers (question, contexts, answer, scores) against the rag dimensions."""
+    from pytest_nlgeval.cli import main
+    from pytest_nlgeval.metaeval.liveness import load_texts
+
+    items = load_texts()["rag"][:5]
+    rows = []
+    for k, item in enumerate(items):
+        other = items[(k + 1) % len(items)]
+        for system, answer, rating in (("good", item["answer"], 5), ("off", other["answer"], 1)):
+            rows.append({"doc_id": item["id"], "system_id": system, "question": item["question"],
+                         "contexts": item["contexts"], "system_output": answer, "reference": item["reference"],
+                         "scores": {"faithfulness": rating, "answer_relevance": rating}})
+    data = tmp_path / "rated.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    out = tmp_path / "result.json"
+    assert main(["meta-eval", str(data), "--model", "default", "--task", "rag", "--level", "sample",
+                 "--source-windows", "auto", "--bootstrap", "50", "--format", "json", "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    text = json.dumps(result)
+    assert "faithfulness" in text and "answer_relevance" in text and "task:rag" in text
+    capsys.readouterr()
+    rows[3].pop("contexts")
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    assert main(["meta-eval", str(data), "--model", "default", "--task", "rag", "--level", "sample",
+                 "--source-windows", "auto", "-d", "faithfulness"]) == 2
+    assert "rag/faithfulness needs the record's 'contexts' (a list of retrieved passages)" in capsys.readouterr().err
