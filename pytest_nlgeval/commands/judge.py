@@ -3,7 +3,7 @@
     nlgeval judge answers.jsonl --criterion "The answer names the refund deadline." \\
         --lm openai/qwen2.5-7b-instruct --api-base http://localhost:8000/v1 --json judged.json
 
-The file is JSON Lines, one object per output: ``output`` (required), ``input``, ``context`` (a string or a
+The file is JSON Lines (or a JSON list, gzip or not), one object per output: ``output`` (required), ``input``, ``context`` (a string or a
 list of retrieved passages) and ``reference`` (optional). The built-in criteria ``rag/faithfulness``,
 ``rag/answer_relevance``, ``rag/context_relevance`` and ``rag/context_recall`` are accepted by name. Each
 row's score and rationale are printed; a row whose answer held no score (asked twice) is listed as a parse
@@ -44,25 +44,16 @@ def register(subparsers) -> None:
 
 
 def _rows(path: str) -> list[dict]:
+    from nlgeval_runtime.jsonlines import read_rows
+
     from pytest_nlgeval.errors import UsageError
 
-    try:
-        lines = open(path, encoding="utf-8").read().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path!r}: {exc}") from None
     rows = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:{number}: not JSON ({exc.msg}); each line is one object with an "
-                             "\"output\" field") from None
+    for number, row in read_rows(path, error=UsageError):
         if not isinstance(row, dict) or not isinstance(row.get("output"), str) or not row["output"].strip():
             raise UsageError(f"{path}:{number}: each line needs a non-empty string \"output\" (and may have "
                              "\"input\", \"context\", \"reference\")")
-        rows.append({"line": number, **row})
+        rows.append({**row, "line": number})
     if not rows:
         raise UsageError(f"{path} holds no rows to judge")
     return rows

@@ -304,3 +304,13 @@ def test_judge_command_on_a_file(tmp_path, capsys):
     (tmp_path / "bad.jsonl").write_text('{"input": "no output"}\n')
     assert main(["judge", str(tmp_path / "bad.jsonl"), "--criterion", "x", "--lm", "openai/x"]) == 2
     assert "bad.jsonl:1: each line needs a non-empty string \"output\"" in capsys.readouterr().err
+
+
+def test_no_weight_repacking_changes_the_defaults_inside_the_block_only():
+    low = pytest.importorskip("llama_cpp.llama_cpp", reason="llama-cpp-python is not installed")
+    from pytest_nlgeval.llamacpp import no_weight_repacking
+
+    assert low.llama_model_default_params().use_extra_bufts is True
+    with no_weight_repacking():
+        assert low.llama_model_default_params().use_extra_bufts is False
+    assert low.llama_model_default_params().use_extra_bufts is True
