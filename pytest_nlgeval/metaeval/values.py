@@ -166,11 +166,11 @@ def _rag_values(evaluator, records: Sequence[Record], dimension: str) -> list[fl
     reference are the dimension's inputs."""
     needs = _RAG_NEEDS.get(dimension, ("question", "contexts", "reference"))
     for r in records:
-        for field in needs:
-            have = r.references if field == "reference" else getattr(r, field)
+        for need in needs:
+            have = r.references if need == "reference" else getattr(r, need)
             if not have:
-                raise MetaEvalError(f"{_rwhere(r)}: rag/{dimension} needs the record's {field!r}"
-                                    + (" (a list of retrieved passages)" if field == "contexts" else ""))
+                raise MetaEvalError(f"{_rwhere(r)}: rag/{dimension} needs the record's {need!r}"
+                                    + (" (a list of retrieved passages)" if need == "contexts" else ""))
     inputs: dict[str, Any] = {}
     if "question" in needs:
         inputs["questions"] = [r.question for r in records]

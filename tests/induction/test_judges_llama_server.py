@@ -207,6 +207,8 @@ def test_gemma_text_goes_through_criterion_judging_and_the_cache(gemma_server, p
     else:
         first.assert_outcomes(passed=1)
         assert 1.0 <= one["checks"][0]["score"] <= 5.0
+    outcomes = ("passed", "skipped", "failed")
+    assert [second.parseoutcomes().get(k, 0) for k in outcomes] == [first.parseoutcomes().get(k, 0) for k in outcomes]
     assert asked_again == 0 and two["judges"]["calls"] == 0 and two["judges"]["cache_hits"] == asked
     assert two["judges"]["parse_failures"] == judges["parse_failures"]
     assert [c["score"] for c in two["checks"]] == [c["score"] for c in one["checks"]]
