@@ -186,7 +186,7 @@ def test_gemma_text_goes_through_criterion_judging_and_the_cache(gemma_server, p
     """Gemma 3 270M is a base model: it continues the prompt instead of filling the form, so its answers are
     real text that mostly holds no score. Each is asked for once more, counted, and never becomes a number;
     the second run asks the server nothing."""
-    pytester.makepyfile(test_judged=JUDGED_SUITE)
+    pytester.makepyfile(test_gemma_polite_suite=JUDGED_SUITE)
     args = ["-p", "no:cacheprovider", "-rs", "--nlgeval-judge-lm", f"openai/{GEMMA}", "--nlgeval-judge-api-base",
             gemma_server.api_base, "--nlgeval-judge-max-tokens", "12", "--nlgeval-judge-timeout", "120",
             "--nlgeval-judge-on-parse-failure", "skip", "--nlgeval-cache-dir", str(pytester.path / "cache")]
