@@ -12,7 +12,9 @@ the crash, at some speed on those CPUs. ``llama_cpp.Llama`` builds its model par
 
 and ``python -m pytest_nlgeval.llamacpp ARGS`` is ``python -m llama_cpp.server ARGS`` with the repacking off:
 an OpenAI-compatible server for ``assert_judged`` (``--nlgeval-judge-lm openai/ALIAS
---nlgeval-judge-api-base http://127.0.0.1:PORT/v1``). It needs ``pip install "llama-cpp-python[server]"``.
+--nlgeval-judge-api-base http://127.0.0.1:PORT/v1``). llama.cpp comes with ``pip install "pytest-nlgeval[llm]"``,
+the server with ``pip install "llama-cpp-python[server]"``. (The trajectory checks' GGUF LM,
+:mod:`pytest_nlgeval.trajectory.gguf_lm`, turns the repacking off through llama.cpp's C API itself.)
 """
 from __future__ import annotations
 
@@ -26,13 +28,9 @@ __all__ = ["no_weight_repacking", "serve"]
 @contextlib.contextmanager
 def no_weight_repacking() -> Iterator[None]:
     """Inside the block, llama.cpp models are loaded with ``use_extra_bufts = False`` (no CPU repacking)."""
-    try:
-        from llama_cpp import llama_cpp as low
-    except ImportError as exc:
-        from pytest_nlgeval.errors import UsageError
+    from pytest_nlgeval.extras import require
 
-        raise UsageError(f"llama.cpp models need llama-cpp-python ({exc}): pip install \"llama-cpp-python[server]\"") \
-            from None
+    low = require("llama_cpp.llama_cpp", "a llama.cpp model")
     original = low.llama_model_default_params
 
     def defaults():
@@ -53,8 +51,13 @@ def serve(argv: list[str] | None = None) -> None:
     if argv is not None:
         sys.argv = [sys.argv[0], *argv]
     with no_weight_repacking():
-        from llama_cpp.server.__main__ import main
+        try:
+            from llama_cpp.server.__main__ import main
+        except ImportError as exc:
+            from pytest_nlgeval.errors import UsageError
 
+            raise UsageError(f"the llama.cpp server needs llama-cpp-python's server extra ({exc}): "
+                             "pip install \"llama-cpp-python[server]\"") from None
         main()
 
 
