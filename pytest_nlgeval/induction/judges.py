@@ -29,7 +29,7 @@ import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Literal, Sequence  # Literal: resolved by name in the signatures below
+from typing import Any, Callable, Literal, Sequence  # Literal: resolved by name in the signatures below
 
 from pytest_nlgeval.induction.llmcache import require_dspy
 
@@ -103,10 +103,10 @@ class JudgeRun:
 _SIGS: dict[str, type] = {}
 
 
-def _signatures() -> dict[str, type]:
+def _signatures() -> dict[str, Any]:
     if _SIGS:
         return _SIGS
-    dspy = require_dspy()
+    dspy: Any = require_dspy()  # imported on first use: the [judges] extra
 
     class JudgeOutput(dspy.Signature):
         """Judge one output of a text-generation task against the criterion, on a scale from 1 (worst) to
@@ -223,7 +223,7 @@ def _judge_inputs(spec: JudgeSpec, output: str, input: str | None, references) -
 def _retry_config(lm) -> dict:
     # A different rollout id is a different cache entry, so the retry really asks the model again; at
     # temperature 0 the server would repeat itself, so the retry samples.
-    config = {"rollout_id": 1}
+    config: dict[str, Any] = {"rollout_id": 1}
     temperature = (getattr(lm, "kwargs", {}) or {}).get("temperature")
     if not temperature:
         config["temperature"] = 0.7
@@ -406,7 +406,7 @@ def example_judge(dataset, *, task: str, target: str, lm, per_quintile: int = 1,
     best: tuple[float, list[int]] | None = None
     candidates: list[list[int]] = []
     for _ in range(n_sets):
-        chosen = []
+        chosen: list[int] = []
         for q in quintiles:
             take = min(per_quintile, len(q))
             chosen.extend(int(i) for i in rng.choice(q, size=take, replace=False))

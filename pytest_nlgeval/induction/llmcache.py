@@ -190,6 +190,8 @@ class _DiskStore:
         self.root = None if root is None else Path(root)  # None: reads nothing, writes nothing
 
     def _path(self, key: str) -> Path:
+        if self.root is None:
+            raise RuntimeError("a store without a folder has no paths")  # callers check self.root first
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str):
