@@ -1,8 +1,8 @@
 """Metric induction from human labels (AutoMetrics; Ryan et al., 2025), the induced-metric artifact, and
 its use as a test threshold and as a reward.
 
-The pipeline: :mod:`.dataset` (labelled outputs) -> :mod:`.judges` (LLM judges generated with DSPy, cached
-by :mod:`.llmcache`) and :mod:`.retrieve` (bank metrics by their cards) -> :mod:`.regress` (PLS selection
+The pipeline: :mod:`.dataset` (labelled outputs) -> :mod:`.judge_generation` (LLM judges generated with
+DSPy, run by :mod:`.judges`, cached by :mod:`.llmcache`) and :mod:`.retrieve` (bank metrics by their cards) -> :mod:`.regress` (PLS selection
 and composition) -> :mod:`.robustness` (sensitivity, stability) -> :mod:`.artifact` (the JSON file) ->
 :mod:`.assertions`, :mod:`.rewards`, :mod:`.report_card`, :mod:`.plugin` (the report section).
 

@@ -180,7 +180,8 @@ def induce(
 
     # -- generate ---------------------------------------------------------------------------------------
     if lm is not None and (n_criteria or n_rubrics or example_judge or optimizer):
-        from pytest_nlgeval.induction.judges import generate_judges, judge_card, run_judge
+        from pytest_nlgeval.induction.judge_generation import generate_judges, judge_card
+        from pytest_nlgeval.induction.judges import run_judge
 
         specs, generation_notes = generate_judges(
             train, task=task, target=target, lm=lm, n_criteria=n_criteria, n_rubrics=n_rubrics,

@@ -6,8 +6,9 @@ from induction_fakes import AXES, RuleLM, dummy_judge_answers, synthetic_rows
 
 import dspy
 from pytest_nlgeval.induction.dataset import build_dataset
-from pytest_nlgeval.induction.judges import (JudgeSpec, criterion_judges, example_judge, generate_judges,
-                                             high_low_examples, judge_card, propose_axes, rubric_judges, run_judge)
+from pytest_nlgeval.induction.judge_generation import (criterion_judges, example_judge, generate_judges,
+                                                       high_low_examples, judge_card, propose_axes, rubric_judges)
+from pytest_nlgeval.induction.judges import JudgeSpec, run_judge
 from pytest_nlgeval.induction.llmcache import cached_lm, request_key
 
 
@@ -114,7 +115,7 @@ def test_generate_judges_end_to_end_with_cards(data, cache):
 
 
 def test_gepa_optimised_judge_keeps_the_optimised_instructions(data, cache):
-    from pytest_nlgeval.induction.judges import optimized_judge
+    from pytest_nlgeval.induction.judge_generation import optimized_judge
 
     lm = cached_lm(RuleLM(), cache)
     spec = optimized_judge(data.subset(range(12)), task="Answer questions", target="label", lm=lm,

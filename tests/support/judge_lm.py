@@ -46,9 +46,9 @@ def _examples(n: int, rng: random.Random) -> list[tuple[str, str]]:
     from jinja2 import Template
 
     from nlgeval_training.export_gguf import DEFAULT_CHAT_TEMPLATE
-    from pytest_nlgeval.induction.judges import _signatures
+    from pytest_nlgeval.induction.judges import signatures
 
-    sigs = _signatures()
+    sigs = signatures()
     adapter = dspy.ChatAdapter()
     template = Template(DEFAULT_CHAT_TEMPLATE)
     rows = [r for _, r in synthetic_rows(60, seed=rng.randint(0, 10**6))]
