@@ -11,6 +11,7 @@ It then compares the two on real SummEval summaries ($NLGEVAL_DATA/human/summeva
 
     python benchmarks/embedded_int8.py [--pairs 200] [--threads 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,13 @@ def build_static(src: Path, dst: Path) -> dict:
     options.optimized_model_filepath = str(folded)
     ort.InferenceSession(str(folder.graph_for(precision)), sess_options=options, providers=["CPUExecutionProvider"])
     conventions = folder.input_conventions
-    feeds = calibration_feeds(dst / "tokenizer.json", pseudo_calibration_texts(), max_length=conventions["max_length"],
-                              separator=conventions["separator"], separator_token=conventions["separator_token"])
+    feeds = calibration_feeds(
+        dst / "tokenizer.json",
+        pseudo_calibration_texts(),
+        max_length=conventions["max_length"],
+        separator=conventions["separator"],
+        separator_token=conventions["separator_token"],
+    )
     quantize_static_int8(folded, dst / "model.int8.onnx", feeds)
     manifest = {k: v for k, v in folder.manifest.items() if k not in ("files", "format", "format_version", "card")}
     manifest["variants"] = {"int8": "model.int8.onnx"}
@@ -93,16 +99,20 @@ def main() -> int:
         scores = {}
         for name, model in models.items():
             ev = Evaluator(model, device="cpu", precision="int8", cache=False, threads=args.threads)
-            scores[name] = {dim: np.array(ev.score_batch(outputs, dim, sources=sources))
-                            for dim in ("coherence", "consistency", "fluency")}
+            scores[name] = {
+                dim: np.array(ev.score_batch(outputs, dim, sources=sources))
+                for dim in ("coherence", "consistency", "fluency")
+            }
             ev.close()
         print(f"model {args.model}: shipped graph vs static int8 derived from it; {len(outputs)} SummEval summaries")
         print(f"{'dimension':<14}{'max|diff|':>11}{'mean|diff|':>12}{'flips@0.5':>11}{'spearman':>10}")
         for dim in scores["shipped"]:
             a, b = scores["shipped"][dim], scores["static int8"][dim]
             flips = int(((a >= 0.5) != (b >= 0.5)).sum())
-            print(f"{dim:<14}{np.abs(a - b).max():>11.4f}{np.abs(a - b).mean():>12.4f}{flips:>11}"
-                  f"{spearmanr(a, b).statistic:>10.4f}")
+            print(
+                f"{dim:<14}{np.abs(a - b).max():>11.4f}{np.abs(a - b).mean():>12.4f}{flips:>11}"
+                f"{spearmanr(a, b).statistic:>10.4f}"
+            )
 
         cases = make_cases(args.cases)
         print(f"\nspeed, {args.cases} outputs on consistency, fresh score cache, {args.threads} threads")
@@ -110,16 +120,21 @@ def main() -> int:
         totals = {}
         for name, model in models.items():
             for mode in ("single", "batched"):
-                total, clock, _ = measure(model, cases, mode, tmp / f"cache-{name}-{mode}".replace(" ", "-"),
-                                          args.threads)
+                total, clock, _ = measure(
+                    model, cases, mode, tmp / f"cache-{name}-{mode}".replace(" ", "-"), args.threads
+                )
                 totals[name, mode] = total
                 label = f"{name}: " + (f"{args.cases} single assertions" if mode == "single" else "one batched call")
-                print(f"{label:<36}{total:>9.3f}" + "".join(
-                    f"{clock.seconds[p]:>8.3f} ({clock.seconds[p] / total:>3.0%})" for p in PARTS))
+                print(
+                    f"{label:<36}{total:>9.3f}"
+                    + "".join(f"{clock.seconds[p]:>8.3f} ({clock.seconds[p] / total:>3.0%})" for p in PARTS)
+                )
         for mode in ("single", "batched"):
             print(f"static int8 vs shipped, {mode}: {totals['shipped', mode] / totals['static int8', mode]:.2f}x")
-        print(f"static int8 batched vs shipped single: "
-              f"{totals['shipped', 'single'] / totals['static int8', 'batched']:.2f}x")
+        print(
+            f"static int8 batched vs shipped single: "
+            f"{totals['shipped', 'single'] / totals['static int8', 'batched']:.2f}x"
+        )
     return 0
 
 

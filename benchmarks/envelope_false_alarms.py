@@ -13,6 +13,7 @@ envelope that 95% of the fitting bank's references stay above at every position.
 With ``--rated``, the rated machine texts are checked against the whole bank too (with the bank's LM), and
 the mean human rating of the texts each check fails is printed next to that of the texts it passes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,10 +31,18 @@ def leaves(curve: np.ndarray, band: np.ndarray) -> bool:
 
 
 def sub_bank(bank: ReferenceBank, keep: np.ndarray) -> ReferenceBank:
-    trajectories = [Trajectory(np.zeros(bank.diversity[i].size, dtype=np.int64), np.zeros(bank.diversity[i].size),
-                               bank.diversity[i], bank.coherence[i]) for i in keep]
-    return ReferenceBank.from_trajectories([bank.prompts[i] for i in keep], trajectories, lm=bank.lm,
-                                           horizon=bank.horizon)
+    trajectories = [
+        Trajectory(
+            np.zeros(bank.diversity[i].size, dtype=np.int64),
+            np.zeros(bank.diversity[i].size),
+            bank.diversity[i],
+            bank.coherence[i],
+        )
+        for i in keep
+    ]
+    return ReferenceBank.from_trajectories(
+        [bank.prompts[i] for i in keep], trajectories, lm=bank.lm, horizon=bank.horizon
+    )
 
 
 def main() -> None:
@@ -53,7 +62,7 @@ def main() -> None:
     for name, fit in (("in sample", None), ("out of sample", folds)):
         pointwise = envelope = 0
         levels = []
-        for fold in (folds if fit else [np.arange(n)]):
+        for fold in folds if fit else [np.arange(n)]:
             fitted = bank if fit is None else sub_bank(bank, np.setdiff1d(np.arange(n), fold))
             p5 = fitted.band("diversity", (5.0,))[0]
             level = fitted.envelope_percentile("diversity", args.coverage)
@@ -63,11 +72,15 @@ def main() -> None:
             envelope += sum(leaves(bank.diversity[i], env) for i in fold)
         rows[name] = (pointwise, envelope, float(np.mean(levels)))
     print(f"{args.bank}: {n} human continuations, horizon {bank.horizon}, {args.folds} folds (seed {args.seed})")
-    print(f"{'':15} {'leave the pointwise 5th percentile':>36} {f'leave the {args.coverage:.0%} envelope':>26} "
-          f"{'envelope level (pointwise pct)':>32}")
+    print(
+        f"{'':15} {'leave the pointwise 5th percentile':>36} {f'leave the {args.coverage:.0%} envelope':>26} "
+        f"{'envelope level (pointwise pct)':>32}"
+    )
     for name, (pointwise, envelope, level) in rows.items():
-        print(f"{name:15} {pointwise:>14} of {n} ({pointwise / n:6.1%}) {envelope:>12} of {n} ({envelope / n:6.1%}) "
-              f"{level:>32.3g}")
+        print(
+            f"{name:15} {pointwise:>14} of {n} ({pointwise / n:6.1%}) {envelope:>12} of {n} ({envelope / n:6.1%}) "
+            f"{level:>32.3g}"
+        )
     if args.rated:
         rated_summary(bank, args)
 
@@ -83,14 +96,18 @@ def rated_summary(bank: ReferenceBank, args) -> None:
     bank.check_lm(lm)
     trajectories = compute_trajectories(rated.prompts, rated.continuations, lm, horizon=bank.horizon)
     level = bank.envelope_percentile("diversity", args.coverage)
-    checks = {"pointwise 5th percentile": bank.band("diversity", (5.0,))[0],
-              f"{args.coverage:.0%} envelope": bank.band("diversity", (level,))[0]}
+    checks = {
+        "pointwise 5th percentile": bank.band("diversity", (5.0,))[0],
+        f"{args.coverage:.0%} envelope": bank.band("diversity", (level,))[0],
+    }
     print(f"{args.rated}: {len(rated)} rated machine texts, mean rating {rated.ratings.mean():.3f}")
     for name, band in checks.items():
         fail = np.array([leaves(tr.diversity, band) for tr in trajectories])
-        print(f"  {name:26} fails {fail.sum():>4} of {len(rated)} ({fail.mean():6.1%}); mean rating of failed "
-              f"{rated.ratings[fail].mean() if fail.any() else float('nan'):.3f}, of passed "
-              f"{rated.ratings[~fail].mean() if (~fail).any() else float('nan'):.3f}")
+        print(
+            f"  {name:26} fails {fail.sum():>4} of {len(rated)} ({fail.mean():6.1%}); mean rating of failed "
+            f"{rated.ratings[fail].mean() if fail.any() else float('nan'):.3f}, of passed "
+            f"{rated.ratings[~fail].mean() if (~fail).any() else float('nan'):.3f}"
+        )
 
 
 if __name__ == "__main__":

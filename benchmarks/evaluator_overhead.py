@@ -15,6 +15,7 @@ the fastest run is shown.
     python benchmarks/evaluator_overhead.py                 # the embedded default model
     python benchmarks/evaluator_overhead.py --model DIR     # any model folder
 """
+
 from __future__ import annotations
 
 import argparse
@@ -106,8 +107,10 @@ def main() -> int:
                 if mode not in best or result[0] < best[mode][0]:
                     best[mode] = result
         diff = max(abs(a - b) for a, b in zip(best["single"][2], best["batched"][2]))
-        print(f"model {model}; {args.cases} outputs on consistency (with source), fresh score cache, "
-              f"fastest of {args.repeats}")
+        print(
+            f"model {model}; {args.cases} outputs on consistency (with source), fresh score cache, "
+            f"fastest of {args.repeats}"
+        )
         print(f"{'':<22}{'total s':>9}" + "".join(f"{p:>14}" for p in PARTS) + f"{'calls':>8}")
         for mode in ("single", "batched"):
             total, clock, _ = best[mode]
@@ -115,10 +118,12 @@ def main() -> int:
             parts = "".join(f"{clock.seconds[p]:>8.3f} ({clock.seconds[p] / total:>3.0%})" for p in PARTS)
             print(f"{label:<22}{total:>9.3f}{parts}{clock.calls['model']:>8}")
         single, batched = best["single"][0], best["batched"][0]
-        print(f"speed-up of the batched call: {single / batched:.2f}x; non-model time per assertion: "
-              f"{(single - best['single'][1].seconds['model']) / args.cases * 1000:.2f} ms single, "
-              f"{(batched - best['batched'][1].seconds['model']) / args.cases * 1000:.2f} ms batched; "
-              f"max |single - batched| = {diff:.2e}")
+        print(
+            f"speed-up of the batched call: {single / batched:.2f}x; non-model time per assertion: "
+            f"{(single - best['single'][1].seconds['model']) / args.cases * 1000:.2f} ms single, "
+            f"{(batched - best['batched'][1].seconds['model']) / args.cases * 1000:.2f} ms batched; "
+            f"max |single - batched| = {diff:.2e}"
+        )
     return 0
 
 

@@ -16,6 +16,7 @@ non-finite scores; and whether each ONNX Runtime session really runs on CUDA
     python benchmarks/gpu.py                       # t5-v1_1-large, 64 inputs
     python benchmarks/gpu.py --arch base --inputs 32
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,9 @@ def reference_cuda(model, tokenizer, texts, yes, no, batch_size=8):
     out = []
     with torch.no_grad():
         for i in range(0, len(texts), batch_size):
-            enc = tokenizer(texts[i:i + batch_size], max_length=1024, truncation=True, padding=True,
-                            return_tensors="pt").to("cuda")
+            enc = tokenizer(
+                texts[i : i + batch_size], max_length=1024, truncation=True, padding=True, return_tensors="pt"
+            ).to("cuda")
             start = torch.zeros((enc.input_ids.shape[0], 1), dtype=torch.long, device="cuda")
             logits = model(**enc, decoder_input_ids=start).logits[:, 0, :]
             p = torch.softmax(logits.double(), -1)
@@ -98,8 +100,10 @@ def main() -> int:
     from nlgeval_runtime import load_boolqa
     from nlgeval_training.export import export_t5
 
-    print(f"torch {torch.__version__}, CUDA available to torch: {torch.cuda.is_available()}"
-          + (f" ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else ""))
+    print(
+        f"torch {torch.__version__}, CUDA available to torch: {torch.cuda.is_available()}"
+        + (f" ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else "")
+    )
     print(f"onnxruntime {ort.__version__}, providers listed: {ort.get_available_providers()}")
     if not torch.cuda.is_available():
         print("no CUDA device: nothing measured")
@@ -111,8 +115,13 @@ def main() -> int:
     if not (ckpt / "config.json").is_file():
         build_checkpoint(args.arch, articles, ckpt)
     if not (folder / "nlgeval.json").is_file():
-        export_t5(ckpt, folder, fp16=True, source_id=f"random t5-v1_1-{args.arch}",
-                  progress=lambda m: print(f"  export: {m}", file=sys.stderr, flush=True))
+        export_t5(
+            ckpt,
+            folder,
+            fp16=True,
+            source_id=f"random t5-v1_1-{args.arch}",
+            progress=lambda m: print(f"  export: {m}", file=sys.stderr, flush=True),
+        )
     print(f"setup (build + export): {time.perf_counter() - t0:.1f}s", flush=True)
 
     tokenizer = AutoTokenizer.from_pretrained(str(ckpt))
@@ -147,15 +156,19 @@ def main() -> int:
     if best is not None:
         rows.append((best[0] + " (best)", *best[1:]))
 
-    print(f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} inputs, tokens per input mean {np.mean(n_tok):.0f} "
-          f"(min {min(n_tok)}, max {max(n_tok)}), median of {args.rounds} rounds")
+    print(
+        f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} inputs, tokens per input mean {np.mean(n_tok):.0f} "
+        f"(min {min(n_tok)}, max {max(n_tok)}), median of {args.rounds} rounds"
+    )
     print(f"{'path':<30}{'inputs/s':>10}{'ratio':>9}{'max|diff|':>12}{'non-finite':>12}  provider")
     for name, seconds, scores, provider in rows:
         finite = np.isfinite(scores)
         diff = float(np.abs(scores[finite] - ref[finite]).max()) if finite.any() else float("nan")
         rate = len(texts) / seconds
-        print(f"{name:<30}{rate:>10.2f}{rate * ref_seconds / len(texts):>8.2f}x{diff:>12.2e}"
-              f"{int((~finite).sum()):>12}  {provider}")
+        print(
+            f"{name:<30}{rate:>10.2f}{rate * ref_seconds / len(texts):>8.2f}x{diff:>12.2e}"
+            f"{int((~finite).sum()):>12}  {provider}"
+        )
     return 0
 
 

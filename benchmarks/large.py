@@ -21,6 +21,7 @@ The checkpoint is built once and kept in ``--workdir``; exports always run again
 A full run took 13 minutes on 2 cores shared with other jobs. Each export peaks below 5 GB (the figures it
 prints); scoring holds the PyTorch model and both graphs at once (about 3.1 + 2.8 + 1.9 GB of weights).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -101,8 +102,14 @@ def measured_export(checkpoint: Path, out: Path, extra: list[str], log) -> dict:
         raise SystemExit(f"export failed (exit {child.returncode}):\n" + "\n".join(lines[-30:]) + stdout)
     manifest = json.loads((out / "nlgeval.json").read_text())
     size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
-    return {"seconds": seconds, "peak": peak, "stages": stages, "size": size,
-            "parity": manifest["export"].get("parity", {}), "variants": manifest["variants"]}
+    return {
+        "seconds": seconds,
+        "peak": peak,
+        "stages": stages,
+        "size": size,
+        "parity": manifest["export"].get("parity", {}),
+        "variants": manifest["variants"],
+    }
 
 
 def _build_only(ckpt: Path, data: Path, arch: str) -> None:
@@ -116,15 +123,22 @@ def main() -> int:
     parser.add_argument("--exports", default="fp32,int8", help="which exports to measure (fp32, int8 or both)")
     parser.add_argument("--int8-args", default="", help="extra arguments for the int8 export, e.g. --no-fp32")
     parser.add_argument("--skip-scoring", action="store_true")
-    parser.add_argument("--score-only", action="store_true",
-                        help="score with the folders a previous run left in --workdir, without exporting again")
+    parser.add_argument(
+        "--score-only",
+        action="store_true",
+        help="score with the folders a previous run left in --workdir, without exporting again",
+    )
     parser.add_argument("--inputs", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--limit-gb", type=float, default=10.0, help="the peak every export must stay within")
-    parser.add_argument("--arch", choices=sorted(ARCHS), default="large",
-                        help="large (default, UniEval's size); smaller ones check the script quickly")
+    parser.add_argument(
+        "--arch",
+        choices=sorted(ARCHS),
+        default="large",
+        help="large (default, UniEval's size); smaller ones check the script quickly",
+    )
     parser.add_argument("--build-only", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
@@ -139,8 +153,10 @@ def main() -> int:
     ckpt = work / f"t5-v1_1-{args.arch}-random"
     if not (ckpt / "config.json").is_file():
         log(f"building the random-weight t5-v1_1-{args.arch} in {ckpt}")
-        subprocess.run([sys.executable, __file__, "--build-only", str(ckpt), "--data", str(args.data),
-                        "--arch", args.arch], check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--build-only", str(ckpt), "--data", str(args.data), "--arch", args.arch],
+            check=True,
+        )
 
     exports = [e for e in args.exports.split(",") if e]
     unknown = set(exports) - {"fp32", "int8"}
@@ -161,19 +177,26 @@ def main() -> int:
     import onnxruntime
     import torch
 
-    print(f"t5-v1_1-{args.arch} (random weights), {os.cpu_count()} CPUs visible, torch {torch.__version__}, "
-          f"onnxruntime {onnxruntime.__version__}")
+    print(
+        f"t5-v1_1-{args.arch} (random weights), {os.cpu_count()} CPUs visible, torch {torch.__version__}, "
+        f"onnxruntime {onnxruntime.__version__}"
+    )
     over = []
     for name, r in results.items():
         flags = "--int8 " + args.int8_args if name == "int8" else ""
-        print(f"\nexport {name} (nlgeval export {flags.strip()}): {r['seconds']:.0f} s, peak RSS {r['peak'] / GB:.2f} GB "
-              f"(limit {args.limit_gb:g} GB), folder {r['size'] / GB:.2f} GB, variants {sorted(r['variants'])}")
+        print(
+            f"\nexport {name} (nlgeval export {flags.strip()}): {r['seconds']:.0f} s, peak RSS {r['peak'] / GB:.2f} GB "
+            f"(limit {args.limit_gb:g} GB), folder {r['size'] / GB:.2f} GB, variants {sorted(r['variants'])}"
+        )
         for stage, rss in r["stages"].items():
             print(f"  {stage:<58} sampled peak {rss / GB:6.2f} GB")
         for precision, fig in r["parity"].items():
             diff = fig.get("max_abs_diff")
-            print(f"  parity {precision}: max |diff| to PyTorch {diff:.2e} on {fig['n']} inputs" if diff is not None
-                  else f"  parity {precision}: {fig.get('note')}")
+            print(
+                f"  parity {precision}: max |diff| to PyTorch {diff:.2e} on {fig['n']} inputs"
+                if diff is not None
+                else f"  parity {precision}: {fig.get('note')}"
+            )
         if r["peak"] > args.limit_gb * GB:
             over.append(name)
     if not args.skip_scoring:
@@ -219,8 +242,10 @@ def score(ckpt: Path, folders: dict[str, Path], args) -> None:
             timings[name].append(time.perf_counter() - t)
     ref = scores["pytorch-reference"]
     ref_rate = len(texts) / statistics.median(timings["pytorch-reference"])
-    print(f"\nscoring {len(texts)} inputs, tokens per input mean {np.mean(n_tok):.0f} (min {min(n_tok)}, "
-          f"max {max(n_tok)}), {args.threads} threads, median of {args.rounds} alternating round(s) after a warm-up")
+    print(
+        f"\nscoring {len(texts)} inputs, tokens per input mean {np.mean(n_tok):.0f} (min {min(n_tok)}, "
+        f"max {max(n_tok)}), {args.threads} threads, median of {args.rounds} alternating round(s) after a warm-up"
+    )
     print(f"{'path':<24}{'inputs/s':>10}{'s/input':>9}{'ratio':>9}{'max|diff|':>12}")
     for name in paths:
         rate = len(texts) / statistics.median(timings[name])

@@ -13,6 +13,7 @@ all documents is printed as a projection, marked as such.
     python benchmarks/lexical_metrics.py                  # 100 docs
     python benchmarks/lexical_metrics.py --docs 20 --ter-docs 1
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,10 @@ def main(argv=None) -> int:
     # the same work through meta-evaluation's scoring with two worker processes (one per core)
     from pytest_nlgeval.metaeval import Record, compute_metric_values
 
-    records = [Record(i, str(i // 16), str(i % 16), o, None, tuple(r), None, {"x": 0.0})
-               for i, (o, r) in enumerate(zip(outs, refs))]
+    records = [
+        Record(i, str(i // 16), str(i % 16), o, None, tuple(r), None, {"x": 0.0})
+        for i, (o, r) in enumerate(zip(outs, refs))
+    ]
     par_total = 0.0
     for name in FAST:
         secs, _ = timed(lambda: compute_metric_values(records, name, jobs=2))
@@ -91,14 +94,18 @@ def main(argv=None) -> int:
         f_secs, f_vals = timed(lambda: fast.score_batch(outs, references=refs))
         s_secs, s_vals = timed(lambda: slow.score_batch(outs, references=refs))
         same = max(abs(a - b) for a, b in zip(f_vals, s_vals))
-        print(f"  {name}: rouge-score pair by pair {s_secs:.2f} s vs fast path {f_secs:.2f} s "
-              f"-> {s_secs / f_secs:.1f}x (max |diff| {same:.1e})")
+        print(
+            f"  {name}: rouge-score pair by pair {s_secs:.2f} s vs fast path {f_secs:.2f} s "
+            f"-> {s_secs / f_secs:.1f}x (max |diff| {same:.1e})"
+        )
 
     n_ter = args.ter_docs * 16
     ter = get_metric("ter")
     secs, _ = timed(lambda: ter.score_batch(outs[:n_ter], references=refs[:n_ter]))
-    print(f"  ter        {secs:7.2f} s on {n_ter} outputs -> projected {secs * len(outs) / n_ter:.0f} s for {len(outs)}"
-          " (projection, not measured)")
+    print(
+        f"  ter        {secs:7.2f} s on {n_ter} outputs -> projected {secs * len(outs) / n_ter:.0f} s for {len(outs)}"
+        " (projection, not measured)"
+    )
     return 0
 
 

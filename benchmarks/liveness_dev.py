@@ -9,6 +9,7 @@ texts (there is no development data-to-text file).
     python benchmarks/liveness_dev.py --summeval summeval_dev.jsonl.gz --topicalchat topicalchat.jsonl.gz \
         --model default --model /tmp/other-model
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,14 @@ def build_texts(summeval: str, topicalchat: str, max_dialogues: int = 60) -> dic
         summary = split_sentences(rec["reference"])
         if len(summary) >= 2:
             others = [r for r in rec.get("references", [])[1:] if r.strip()]
-            documents.append({"id": rec["doc_id"], "document": rec["source"], "summary": summary[:4],
-                              **({"references": others[:1]} if others else {})})
+            documents.append(
+                {
+                    "id": rec["doc_id"],
+                    "document": rec["source"],
+                    "summary": summary[:4],
+                    **({"references": others[:1]} if others else {}),
+                }
+            )
     dialogues = []
     for conv in _read(topicalchat):
         if not _held_out(conv["id"]):
@@ -62,10 +69,16 @@ def build_texts(summeval: str, topicalchat: str, max_dialogues: int = 60) -> dic
             if knowledge and len(turns[t]["text"].split()) >= 8:
                 fact = " ".join(split_sentences(knowledge[0])[:3])
                 if len(_words(fact) & _words(turns[t]["text"])) < 2:
-                    continue   # the reply does not visibly use its knowledge: no groundedness probe
+                    continue  # the reply does not visibly use its knowledge: no groundedness probe
 
-                dialogues.append({"id": conv["id"], "history": [u["text"] for u in turns[t - 3:t]],
-                                  "fact": fact, "reply": turns[t]["text"]})
+                dialogues.append(
+                    {
+                        "id": conv["id"],
+                        "history": [u["text"] for u in turns[t - 3 : t]],
+                        "fact": fact,
+                        "reply": turns[t]["text"],
+                    }
+                )
                 break
         if len(dialogues) >= max_dialogues:
             break
@@ -84,8 +97,10 @@ def main(argv=None) -> int:
     from pytest_nlgeval.metaeval.liveness import build_pairs, probe
 
     texts = build_texts(args.summeval, args.topicalchat)
-    print(f"development probe texts: {len(texts['documents'])} documents, {len(texts['dialogues'])} held-out "
-          f"dialogues, {len(texts['utterances'])} utterances")
+    print(
+        f"development probe texts: {len(texts['documents'])} documents, {len(texts['dialogues'])} held-out "
+        f"dialogues, {len(texts['utterances'])} utterances"
+    )
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(texts, handle)
     pairs = build_pairs(texts)

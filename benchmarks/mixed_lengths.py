@@ -16,6 +16,7 @@ reference, the max |diff| of the scores, and the padded tokens each path compute
     python benchmarks/mixed_lengths.py                        # t5-v1_1-base, 200 inputs
     python benchmarks/mixed_lengths.py --arch tiny --inputs 40  # a quick check of the script itself
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,7 +71,7 @@ def build_suite(articles: list[str], n: int, tokenizer, *, seed: int = 0) -> lis
 
 
 def padded_tokens_reference(lengths: np.ndarray, batch: int = 8) -> int:
-    return int(sum(len(lengths[i:i + batch]) * lengths[i:i + batch].max() for i in range(0, len(lengths), batch)))
+    return int(sum(len(lengths[i : i + batch]) * lengths[i : i + batch].max() for i in range(0, len(lengths), batch)))
 
 
 def padded_tokens_runtime(lengths: np.ndarray, batch_tokens: int, max_batch_size: int) -> tuple[int, int]:
@@ -105,8 +106,13 @@ def main() -> int:
     if not (ckpt / "config.json").is_file():
         build_checkpoint(args.arch, articles[:64], ckpt)
     if not (folder / "nlgeval.json").is_file():
-        export_t5(ckpt, folder, int8=True, source_id=f"random t5-v1_1-{args.arch}",
-                  progress=lambda m: print(f"  export: {m}", file=sys.stderr, flush=True))
+        export_t5(
+            ckpt,
+            folder,
+            int8=True,
+            source_id=f"random t5-v1_1-{args.arch}",
+            progress=lambda m: print(f"  export: {m}", file=sys.stderr, flush=True),
+        )
     print(f"setup (build + export): {time.perf_counter() - t0:.1f}s", file=sys.stderr)
 
     tokenizer = AutoTokenizer.from_pretrained(str(ckpt))
@@ -122,8 +128,9 @@ def main() -> int:
     precisions = ["fp32"] if args.no_int8 else ["fp32", "int8"]
     scorers = {}
     for precision in precisions:
-        scorer = load_boolqa(folder, device="cpu", precision=precision, threads=args.threads,
-                             batch_tokens=args.batch_tokens)
+        scorer = load_boolqa(
+            folder, device="cpu", precision=precision, threads=args.threads, batch_tokens=args.batch_tokens
+        )
         scorers[precision] = scorer
         paths[f"onnx-{precision} (length-sorted batches)"] = lambda batch, s=scorer: s.score(batch).scores
 
@@ -140,11 +147,15 @@ def main() -> int:
     ref_rate = len(texts) / seconds[ref_name]
     ref_padded = padded_tokens_reference(lengths)
     run_padded, n_batches = padded_tokens_runtime(lengths, args.batch_tokens, scorers["fp32"].max_batch_size)
-    print(f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} UniEval-style inputs in suite order, tokens per "
-          f"input {lengths.min()}..{lengths.max()} (mean {lengths.mean():.0f}, {lengths.sum()} in all), "
-          f"{args.threads} threads, one timed pass per path")
-    print(f"padded tokens computed: reference {ref_padded} ({len(texts) // 8 + bool(len(texts) % 8)} batches of 8 "
-          f"in input order), runtime {run_padded} ({n_batches} length-sorted batches, budget {args.batch_tokens})")
+    print(
+        f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} UniEval-style inputs in suite order, tokens per "
+        f"input {lengths.min()}..{lengths.max()} (mean {lengths.mean():.0f}, {lengths.sum()} in all), "
+        f"{args.threads} threads, one timed pass per path"
+    )
+    print(
+        f"padded tokens computed: reference {ref_padded} ({len(texts) // 8 + bool(len(texts) % 8)} batches of 8 "
+        f"in input order), runtime {run_padded} ({n_batches} length-sorted batches, budget {args.batch_tokens})"
+    )
     print(f"{'path':<44}{'inputs/s':>10}{'ratio':>9}{'max|diff|':>12}")
     for name in paths:
         rate = len(texts) / seconds[name]

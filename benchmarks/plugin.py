@@ -11,6 +11,7 @@ Usage::
     python benchmarks/plugin.py                    # the embedded default model, else a tiny random T5
     python benchmarks/plugin.py --model DIR        # any model folder
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CITIES = ["Leeds", "Porto", "Osaka", "Denver", "Lagos", "Quito", "Hanoi", "Perth", "Graz", "Tunis"]
 SUBJECTS = ["council", "hospital", "university", "rail operator", "water board"]
-ACTIONS = ["approved a budget of {n} million", "delayed a project worth {n} million",
-           "hired {n} new staff", "closed {n} offices", "reported {n} complaints"]
+ACTIONS = [
+    "approved a budget of {n} million",
+    "delayed a project worth {n} million",
+    "hired {n} new staff",
+    "closed {n} offices",
+    "reported {n} complaints",
+]
 
 
 def make_cases(n: int) -> list[tuple[str, str]]:
@@ -38,8 +44,10 @@ def make_cases(n: int) -> list[tuple[str, str]]:
     for i in range(n):
         city, subject = CITIES[i % len(CITIES)], SUBJECTS[(i // len(CITIES)) % len(SUBJECTS)]
         action = ACTIONS[(i // 3) % len(ACTIONS)].format(n=10 + i)
-        doc = (f"The {subject} of {city} {action} on Monday. Officials said the decision followed a review "
-               f"that lasted {i % 7 + 2} months. Residents will be consulted before the end of the year.")
+        doc = (
+            f"The {subject} of {city} {action} on Monday. Officials said the decision followed a review "
+            f"that lasted {i % 7 + 2} months. Residents will be consulted before the end of the year."
+        )
         summary = f"The {city} {subject} {action}. A review took {i % 7 + 2} months."
         cases.append((summary, doc))
     return cases
@@ -79,8 +87,21 @@ _DURATION = re.compile(r"passed in ([0-9.]+)s")
 
 def run_suite(suite_dir: Path, model: str, json_name: str) -> tuple[float, float, dict]:
     """(process wall seconds, pytest session seconds, results) of one run of the suite."""
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-           f"--nlgeval-model={model}", "--nlgeval-device=cpu", "--nlgeval-json", json_name, str(suite_dir)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        f"--nlgeval-model={model}",
+        "--nlgeval-device=cpu",
+        "--nlgeval-json",
+        json_name,
+        str(suite_dir),
+    ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=suite_dir, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -104,22 +125,34 @@ def bench_cache(model: str, workdir: Path, n_tests: int) -> None:
     (empty / "pytest.ini").write_text("[pytest]\n")
     (empty / "test_empty.py").write_text("def test_nothing():\n    pass\n")
     startup = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(empty)], cwd=empty,
-                   capture_output=True, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(empty)],
+        cwd=empty,
+        capture_output=True,
+        check=True,
+    )
     startup = time.perf_counter() - startup
     checks = cold["summary"]["checks"]
     assert [c["score"] for c in cold["checks"]] == [c["score"] for c in warm["checks"]], "warm scores differ"
     print(f"[cache] {checks}-check suite, model {model}")
-    print(f"[cache] cold: {cold_wall:.2f} s wall ({cold_session:.2f} s in session), "
-          f"{cold['scoring']['scored']} inputs scored, {cold['scoring']['sessions']} ONNX session(s)")
-    print(f"[cache] warm: {warm_wall:.2f} s wall ({warm_session:.2f} s in session), "
-          f"{warm['scoring']['scored']} inputs scored, {warm['scoring']['cached']} from cache, "
-          f"{warm['scoring']['sessions']} ONNX session(s)")
-    print(f"[cache] for scale: a one-test suite that uses no nlgeval takes {startup:.2f} s wall "
-          f"(interpreter and pytest start-up)")
-    print(f"[cache] speed-up warm vs cold: {cold_wall / warm_wall:.1f}x wall, "
-          f"{cold_session / warm_session:.1f}x in session (target >= 20x; ONNX sessions on the warm run: "
-          f"{warm['scoring']['sessions']}, target 0)")
+    print(
+        f"[cache] cold: {cold_wall:.2f} s wall ({cold_session:.2f} s in session), "
+        f"{cold['scoring']['scored']} inputs scored, {cold['scoring']['sessions']} ONNX session(s)"
+    )
+    print(
+        f"[cache] warm: {warm_wall:.2f} s wall ({warm_session:.2f} s in session), "
+        f"{warm['scoring']['scored']} inputs scored, {warm['scoring']['cached']} from cache, "
+        f"{warm['scoring']['sessions']} ONNX session(s)"
+    )
+    print(
+        f"[cache] for scale: a one-test suite that uses no nlgeval takes {startup:.2f} s wall "
+        f"(interpreter and pytest start-up)"
+    )
+    print(
+        f"[cache] speed-up warm vs cold: {cold_wall / warm_wall:.1f}x wall, "
+        f"{cold_session / warm_session:.1f}x in session (target >= 20x; ONNX sessions on the warm run: "
+        f"{warm['scoring']['sessions']}, target 0)"
+    )
 
 
 def bench_batch(model: str, n: int, repeats: int) -> None:
@@ -140,16 +173,21 @@ def bench_batch(model: str, n: int, repeats: int) -> None:
         batches.append(time.perf_counter() - start)
     diff = max(abs(a - b) for a, b in zip(one_by_one, batched))
     single, batch = min(singles), min(batches)
-    print(f"[batch] {n} outputs, dimension consistency (2 sentences each, with source), best of {repeats}: 200 single assertions {single:.3f} s, one batched call {batch:.3f} s, "
-          f"speed-up {single / batch:.1f}x (target >= 3x); max |single - batched| = {diff:.2e}")
+    print(
+        f"[batch] {n} outputs, dimension consistency (2 sentences each, with source), best of {repeats}: 200 single assertions {single:.3f} s, one batched call {batch:.3f} s, "
+        f"speed-up {single / batch:.1f}x (target >= 3x); max |single - batched| = {diff:.2e}"
+    )
 
 
 def _entry_point_plugins() -> list[str]:
     """The modules pytest loads from this distribution's ``pytest11`` entry points."""
     from importlib import metadata
 
-    return sorted(ep.value for ep in metadata.entry_points(group="pytest11")
-                  if ep.dist is not None and ep.dist.name == "pytest-nlgeval")
+    return sorted(
+        ep.value
+        for ep in metadata.entry_points(group="pytest11")
+        if ep.dist is not None and ep.dist.name == "pytest-nlgeval"
+    )
 
 
 def bench_import(runs: int) -> None:
@@ -161,8 +199,9 @@ def bench_import(runs: int) -> None:
         costs = []
         per_plugin: dict[str, list[float]] = {m: [] for m in plugins}
         for i in range(runs + 1):
-            proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env,
-                                  capture_output=True, text=True, check=True)
+            proc = subprocess.run(
+                [sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True, check=True
+            )
             if i == 0:
                 continue  # the first run writes the bytecode caches
             total, after_pytest = 0, False
@@ -178,15 +217,28 @@ def bench_import(runs: int) -> None:
                     if match.group(2) in per_plugin:
                         per_plugin[match.group(2)].append(int(match.group(1)) / 1000)
             costs.append(total / 1000)
-        check = subprocess.run([sys.executable, "-c", code + "; import sys; print(sorted(m for m in "
-                                "('onnxruntime','numpy','tokenizers','nlgeval_runtime','torch','scipy','jinja2') "
-                                "if m in sys.modules))"],
-                               env=env, capture_output=True, text=True, check=True).stdout.strip()
-    print(f"[import] import overhead of the plugins {', '.join(plugins)} (python -X importtime, after pytest), "
-          f"median of {runs}: {statistics.median(costs):.1f} ms (min {min(costs):.1f}, max {max(costs):.1f}; "
-          f"target < 30 ms); heavy modules imported: {check}")
-    print("[import] per plugin (median ms): " + ", ".join(
-        f"{m} {statistics.median(v):.1f}" for m, v in per_plugin.items() if v))
+        check = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                code + "; import sys; print(sorted(m for m in "
+                "('onnxruntime','numpy','tokenizers','nlgeval_runtime','torch','scipy','jinja2') "
+                "if m in sys.modules))",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    print(
+        f"[import] import overhead of the plugins {', '.join(plugins)} (python -X importtime, after pytest), "
+        f"median of {runs}: {statistics.median(costs):.1f} ms (min {min(costs):.1f}, max {max(costs):.1f}; "
+        f"target < 30 ms); heavy modules imported: {check}"
+    )
+    print(
+        "[import] per plugin (median ms): "
+        + ", ".join(f"{m} {statistics.median(v):.1f}" for m, v in per_plugin.items() if v)
+    )
 
 
 def main() -> int:

@@ -5,6 +5,7 @@
 Corpora are loaded (and sentence-split) once before timing; each generator call is timed as a whole,
 including its BM25 index and deduplication. The printed ratio is records/s divided by the target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,10 +29,14 @@ def main() -> None:
     from nlgeval_training.pseudo import summarization as summ
 
     t = time.perf_counter()
-    docs = load_documents(data / "cnndm.jsonl.gz", limit=args.docs) + load_documents(data / "bbc_news_summary.jsonl.gz", limit=args.docs)
+    docs = load_documents(data / "cnndm.jsonl.gz", limit=args.docs) + load_documents(
+        data / "bbc_news_summary.jsonl.gz", limit=args.docs
+    )
     dialogues = load_dialogues(data / "topicalchat.jsonl.gz", limit=args.dialogues)
     antonyms = summ.load_antonyms(data / "antonyms_wordnet.jsonl.gz")
-    print(f"loaded {len(docs)} documents, {len(dialogues)} dialogues in {time.perf_counter() - t:.1f} s (not timed below)")
+    print(
+        f"loaded {len(docs)} documents, {len(dialogues)} dialogues in {time.perf_counter() - t:.1f} s (not timed below)"
+    )
     jobs = {
         "summarization/coherence": lambda: summ.coherence(docs, 0),
         "summarization/consistency": lambda: summ.consistency(docs, antonyms, 0),
@@ -44,7 +49,7 @@ def main() -> None:
     }
     print(f"{'dimension':28s} {'records':>8s} {'seconds':>8s} {'records/s':>10s} {'x target':>9s}")
     for name, job in jobs.items():
-        t = time.process_time()   # CPU time of this process: one core, unaffected by other load
+        t = time.process_time()  # CPU time of this process: one core, unaffected by other load
         records = job()
         dt = time.process_time() - t
         rate = len(records) / dt if dt > 0 else float("inf")

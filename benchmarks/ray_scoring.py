@@ -11,6 +11,7 @@ ones.
     python benchmarks/ray_scoring.py                       # 2000 inputs, workers 1 and 2
     python benchmarks/ray_scoring.py --inputs 20000 --workers 1 2 4 8 --ray-address auto
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,13 +64,19 @@ def main() -> int:
     started = time.perf_counter()
     expected = local.score_batch(texts, "fluency")
     local_seconds = time.perf_counter() - started
-    print(f"{'engine':<14}{'workers':>8}{'1st call s':>12}{'2nd call s':>12}{'inputs/s':>10}{'per worker':>12}"
-          "   inputs per worker (2nd call)")
+    print(
+        f"{'engine':<14}{'workers':>8}{'1st call s':>12}{'2nd call s':>12}{'inputs/s':>10}{'per worker':>12}"
+        "   inputs per worker (2nd call)"
+    )
     rate = len(texts) / local_seconds
     print(f"{'local session':<14}{1:>8}{'':>12}{local_seconds:>12.2f}{rate:>10.1f}{rate:>12.1f}")
-    ray.init(address=args.ray_address, num_cpus=None if args.ray_address else max(args.workers),
-             include_dashboard=False, logging_level="WARNING",
-             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    ray.init(
+        address=args.ray_address,
+        num_cpus=None if args.ray_address else max(args.workers),
+        include_dashboard=False,
+        logging_level="WARNING",
+        runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+    )
     ok = True
     for workers in args.workers:
         ev = RayEvaluator(args.model, workers=workers, threads=1, cache=False, progress=False)
@@ -82,8 +89,10 @@ def main() -> int:
         run = ev.scorer.last_run
         ok &= got == expected
         rate = len(texts) / second
-        print(f"{'ray':<14}{workers:>8}{first:>12.2f}{second:>12.2f}{rate:>10.1f}{rate / workers:>12.1f}"
-              f"   {sorted(run['per_worker'].values())}")
+        print(
+            f"{'ray':<14}{workers:>8}{first:>12.2f}{second:>12.2f}{rate:>10.1f}{rate / workers:>12.1f}"
+            f"   {sorted(run['per_worker'].values())}"
+        )
         ev.close()
     ray.shutdown()
     print("scores identical to the local session:", "yes" if ok else "NO")

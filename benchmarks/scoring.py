@@ -17,6 +17,7 @@ the session without thread spinning, and IO binding.
     python benchmarks/scoring.py --arch large --inputs 16
     python benchmarks/scoring.py --device cuda         # adds fp16 on the GPU (onnxruntime-gpu)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,10 +78,19 @@ def build_checkpoint(arch: str, articles: list[str], where: Path) -> Path:
     from transformers import T5Config, T5ForConditionalGeneration, T5TokenizerFast
 
     tok = build_tokenizer(articles)
-    T5TokenizerFast(tokenizer_object=tok, eos_token="</s>", pad_token="<pad>", unk_token="<unk>",
-                    extra_ids=0, model_max_length=1024).save_pretrained(str(where))
-    config = T5Config(vocab_size=VOCAB, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
-                      decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, dropout_rate=0.0, **ARCHS[arch])
+    T5TokenizerFast(
+        tokenizer_object=tok, eos_token="</s>", pad_token="<pad>", unk_token="<unk>", extra_ids=0, model_max_length=1024
+    ).save_pretrained(str(where))
+    config = T5Config(
+        vocab_size=VOCAB,
+        feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+        dropout_rate=0.0,
+        **ARCHS[arch],
+    )
     torch.manual_seed(0)
     model = T5ForConditionalGeneration(config).eval()
     with torch.no_grad():  # keep random scores inside (0, 1) rather than saturated, so diffs are informative
@@ -90,8 +100,10 @@ def build_checkpoint(arch: str, articles: list[str], where: Path) -> Path:
 
 
 def build_inputs(articles: list[str], n: int, tokenizer, target_tokens: int = 400) -> list[str]:
-    questions = [("Is this claim consistent with the document?", "claim"),
-                 ("Is this a coherent summary to the document?", "summary")]
+    questions = [
+        ("Is this claim consistent with the document?", "claim"),
+        ("Is this a coherent summary to the document?", "summary"),
+    ]
     texts = []
     for i in range(n):
         doc = articles[i % len(articles)]
@@ -99,7 +111,7 @@ def build_inputs(articles: list[str], n: int, tokenizer, target_tokens: int = 40
         q, field = questions[i % 2]
         words = doc.split()
         budget = target_tokens - 40 + (i % 7) * 10  # mixed lengths around the target, like a real suite
-        body = " ".join(words[: budget])
+        body = " ".join(words[:budget])
         while len(tokenizer(f"question: {q} </s> {field}: {first} </s> document: {body}").input_ids) > budget + 40:
             body = " ".join(body.split()[: int(len(body.split()) * 0.9)])
         texts.append(f"question: {q} </s> {field}: {first} </s> document: {body}")
@@ -133,8 +145,14 @@ def main() -> int:
         build_checkpoint(args.arch, articles, ckpt)
     say = lambda m: print(f"  export: {m}", file=sys.stderr, flush=True)  # noqa: E731
     if not (folder / "nlgeval.json").is_file():
-        export_t5(ckpt, folder, int8=args.device == "cpu", fp16=args.device == "cuda", source_id=f"random t5-v1_1-{args.arch}",
-                  progress=say)
+        export_t5(
+            ckpt,
+            folder,
+            int8=args.device == "cpu",
+            fp16=args.device == "cuda",
+            source_id=f"random t5-v1_1-{args.arch}",
+            progress=say,
+        )
     lever_folders = {}
     if args.levers and args.device == "cpu":
         for name, options in LEVER_EXPORTS.items():
@@ -180,9 +198,11 @@ def main() -> int:
 
     ref = scores["pytorch-reference"]
     ref_rate = len(texts) / statistics.median(timings["pytorch-reference"])
-    print(f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} inputs, tokens per input "
-          f"mean {np.mean(n_tok):.0f} (min {min(n_tok)}, max {max(n_tok)}), device {args.device}, "
-          f"{args.threads} threads, median of {args.rounds} alternating rounds")
+    print(
+        f"\nt5-v1_1-{args.arch} (random weights), {len(texts)} inputs, tokens per input "
+        f"mean {np.mean(n_tok):.0f} (min {min(n_tok)}, max {max(n_tok)}), device {args.device}, "
+        f"{args.threads} threads, median of {args.rounds} alternating rounds"
+    )
     print(f"{'path':<24}{'inputs/s':>10}{'ratio':>9}{'max|diff|':>12}")
     for name in paths:
         rate = len(texts) / statistics.median(timings[name])
@@ -190,8 +210,10 @@ def main() -> int:
         print(f"{name:<24}{rate:>10.2f}{rate / ref_rate:>8.2f}x{diff:>12.2e}")
     if "onnx-int8" in paths:  # fixed activation scales: a score is the same alone as in its batch
         alone = np.array([paths["onnx-int8"].score([t]).scores[0] for t in texts[:4]])
-        print(f"onnx-int8 ({paths['onnx-int8'].folder.quantization('int8')}), first 4 inputs scored alone vs in "
-              f"their batch: max |diff| = {float(np.abs(alone - scores['onnx-int8'][:4]).max()):.2e}")
+        print(
+            f"onnx-int8 ({paths['onnx-int8'].folder.quantization('int8')}), first 4 inputs scored alone vs in "
+            f"their batch: max |diff| = {float(np.abs(alone - scores['onnx-int8'][:4]).max()):.2e}"
+        )
     return 0
 
 
@@ -258,7 +280,9 @@ def _reference_cuda(model, tokenizer, texts, yes, no):
     out = []
     with torch.no_grad():
         for i in range(0, len(texts), 8):
-            enc = tokenizer(texts[i:i + 8], max_length=1024, truncation=True, padding=True, return_tensors="pt").to("cuda")
+            enc = tokenizer(texts[i : i + 8], max_length=1024, truncation=True, padding=True, return_tensors="pt").to(
+                "cuda"
+            )
             start = torch.zeros((enc.input_ids.shape[0], 1), dtype=torch.long, device="cuda")
             logits = model(**enc, decoder_input_ids=start).logits[:, 0, :]
             p = torch.softmax(logits.double(), -1)

@@ -14,6 +14,7 @@ The exit status is 0 when the chosen variant is within 0.005 of every published 
 also prints the Spearman row of the other multi-reference and stemming settings (ROUGE-1.5.5, which
 SummEval ran, is usually called with Porter stemming and its count-pooling ``-f A`` mode).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,14 @@ def main(argv=None) -> int:
     print(f"{len(records)} records, references per record: {n_refs}")
     spec = f"rouge2:multi_ref={args.multi_ref},use_stemmer={str(args.stemmer).lower()}"
     t = time.perf_counter()
-    result = meta_evaluate(records, [spec], "summary", dimensions=list(PAPER["spearman"]),
-                           n_bootstrap=args.bootstrap, source=str(args.data))
+    result = meta_evaluate(
+        records,
+        [spec],
+        "summary",
+        dimensions=list(PAPER["spearman"]),
+        n_bootstrap=args.bootstrap,
+        source=str(args.data),
+    )
     print(f"scored and correlated in {time.perf_counter() - t:.1f} s\n")
     print(result.to_table())
     print()
@@ -67,8 +74,10 @@ def main(argv=None) -> int:
             for stem in (False, True):
                 label = f"rouge2:multi_ref={multi},use_stemmer={str(stem).lower()}"
                 res = meta_evaluate(records, [label], "summary", dimensions=dims, n_bootstrap=0)
-                print(f"{multi:6s} {'stem' if stem else '':4s}  " +
-                      "  ".join(f"{res.get(res.rows[0].metric, d).spearman:11.3f}" for d in dims))
+                print(
+                    f"{multi:6s} {'stem' if stem else '':4s}  "
+                    + "  ".join(f"{res.get(res.rows[0].metric, d).spearman:11.3f}" for d in dims)
+                )
     return 0 if ok else 1
 
 

@@ -14,6 +14,7 @@
 
     python benchmarks/trajectory.py [--lm FOLDER] [--threads N] [--gguf PATH] [--skip-dtw]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,7 @@ def bench_dtw(repeats: int) -> None:
     a = np.clip(1 - np.cumsum(rng.random(128)) / 400 + rng.normal(0, 0.01, 128), 0, 1)
     refs = [np.clip(1 - np.cumsum(rng.random(128)) / 300, 0, 1) for _ in range(50)]
     started = time.perf_counter()
-    ours = D.dtw_distances(a, refs)               # includes numba compilation on the first call
+    ours = D.dtw_distances(a, refs)  # includes numba compilation on the first call
     first = time.perf_counter() - started
 
     def timed(fn) -> float:
@@ -51,17 +52,21 @@ def bench_dtw(repeats: int) -> None:
 
     t_ours = timed(lambda: D.dtw_distances(a, refs))
     t_numpy = timed(lambda: D._numpy_many(a, refs))
-    t_oracle = timed(lambda: [dtw_python(a, r, step_pattern="symmetric2", distance_only=True).normalizedDistance
-                              for r in refs])
-    oracle = np.array([dtw_python(a, r, step_pattern="symmetric2", distance_only=True).normalizedDistance
-                       for r in refs])
+    t_oracle = timed(
+        lambda: [dtw_python(a, r, step_pattern="symmetric2", distance_only=True).normalizedDistance for r in refs]
+    )
+    oracle = np.array(
+        [dtw_python(a, r, step_pattern="symmetric2", distance_only=True).normalizedDistance for r in refs]
+    )
     print(f"DTW, 1 x 128 steps vs 50 references x 128 steps (best of {repeats}):")
     print(f"  backend {D.backend()}: {t_ours * 1e3:.2f} ms (first call incl. compilation {first:.2f} s)")
     print(f"  numpy row-scan fallback: {t_numpy * 1e3:.2f} ms")
     print(f"  dtw-python: {t_oracle * 1e3:.2f} ms")
     print(f"  speed-up vs dtw-python: {D.backend()} {t_oracle / t_ours:.1f}x, numpy {t_oracle / t_numpy:.1f}x")
-    print(f"  max |difference| vs dtw-python: {D.backend()} {np.max(np.abs(ours - oracle)):.2e}, "
-          f"numpy {np.max(np.abs(D._numpy_many(a, refs) - oracle)):.2e}")
+    print(
+        f"  max |difference| vs dtw-python: {D.backend()} {np.max(np.abs(ours - oracle)):.2e}, "
+        f"numpy {np.max(np.abs(D._numpy_many(a, refs) - oracle)):.2e}"
+    )
 
 
 def bench_end_to_end(lm_ref: str | None, threads: int | None) -> None:
@@ -81,16 +86,19 @@ def bench_end_to_end(lm_ref: str | None, threads: int | None) -> None:
     t_bank = time.perf_counter() - t
     gen = StoryGenerator.from_file(ROOT / "examples/stories/corpus.txt")
     prompts = [rows[i % len(rows)]["prompt"] for i in range(100)]
-    outputs = [gen.generate(p, n_words=160, strategy="sample" if i % 4 else "greedy", seed=i)
-               for i, p in enumerate(prompts)]
+    outputs = [
+        gen.generate(p, n_words=160, strategy="sample" if i % 4 else "greedy", seed=i) for i, p in enumerate(prompts)
+    ]
     t = time.perf_counter()
     scored = score_continuations(prompts, outputs, bank, lm)
     t_score = time.perf_counter() - t
     tokens = [s.trajectory.length for s in scored]
     print(f"End to end on CPU ({lm.provider}, threads {threads or 'default'}), LM {lm.model_ref}:")
     print(f"  load LM {t_load:.2f} s; fit a bank of {bank.n_references} references at horizon 128: {t_bank:.2f} s")
-    print(f"  score {len(scored)} continuations ({min(tokens)}-{max(tokens)} tokens, horizon 128) against "
-          f"{bank.n_references} references: {t_score:.2f} s ({t_score / len(scored) * 1e3:.1f} ms each)")
+    print(
+        f"  score {len(scored)} continuations ({min(tokens)}-{max(tokens)} tokens, horizon 128) against "
+        f"{bank.n_references} references: {t_score:.2f} s ({t_score / len(scored) * 1e3:.1f} ms each)"
+    )
 
 
 def _gguf_default() -> str | None:
@@ -111,8 +119,9 @@ def bench_tokens_per_second(lm_refs: list[str | None], threads: int) -> None:
     rows = [json.loads(line) for line in (ROOT / "examples/stories/human_continuations.jsonl").open()]
     gen = StoryGenerator.from_file(ROOT / "examples/stories/corpus.txt")
     prompts = [rows[i % len(rows)]["prompt"] for i in range(40)]
-    outputs = [gen.generate(p, n_words=120, strategy="sample" if i % 4 else "greedy", seed=i)
-               for i, p in enumerate(prompts)]
+    outputs = [
+        gen.generate(p, n_words=120, strategy="sample" if i % 4 else "greedy", seed=i) for i, p in enumerate(prompts)
+    ]
 
     def forward(lm, ps, n_ids) -> int:
         """Tokens run through the LM: BOS, the (possibly cut) prompt and the scored continuation tokens."""
@@ -134,14 +143,23 @@ def bench_tokens_per_second(lm_refs: list[str | None], threads: int) -> None:
         t_score = time.perf_counter() - t
         score_tokens = sum(s.trajectory.length for s in scored)
         score_forward = forward(lm, prompts, [s.trajectory.length for s in scored])
-        name = ("default LM (ONNX Runtime)" if ref is None else f"GGUF {Path(gguf_path(ref)).name} (llama.cpp)"
-                if is_gguf(ref) else f"{ref} (ONNX Runtime)")
+        name = (
+            "default LM (ONNX Runtime)"
+            if ref is None
+            else f"GGUF {Path(gguf_path(ref)).name} (llama.cpp)"
+            if is_gguf(ref)
+            else f"{ref} (ONNX Runtime)"
+        )
         results.append((name, fit_tokens / t_fit, score_tokens / t_score))
         print(f"  {name}: load {t_load:.1f} s")
-        print(f"    fit   {len(rows)} references, {fit_tokens} tokens ({fit_forward} forward): {t_fit:.1f} s, "
-              f"{fit_tokens / t_fit:.0f} tokens/s ({fit_forward / t_fit:.0f} forward tokens/s)")
-        print(f"    score {len(scored)} continuations, {score_tokens} tokens ({score_forward} forward): "
-              f"{t_score:.1f} s, {score_tokens / t_score:.0f} tokens/s ({score_forward / t_score:.0f} forward tokens/s)")
+        print(
+            f"    fit   {len(rows)} references, {fit_tokens} tokens ({fit_forward} forward): {t_fit:.1f} s, "
+            f"{fit_tokens / t_fit:.0f} tokens/s ({fit_forward / t_fit:.0f} forward tokens/s)"
+        )
+        print(
+            f"    score {len(scored)} continuations, {score_tokens} tokens ({score_forward} forward): "
+            f"{t_score:.1f} s, {score_tokens / t_score:.0f} tokens/s ({score_forward / t_score:.0f} forward tokens/s)"
+        )
         del lm
     if len(results) == 2:
         (a, fa, sa), (b, fb, sb) = results
@@ -153,8 +171,11 @@ def main() -> None:
     parser.add_argument("--lm", default=None, help="causal-LM folder (default: the shipped default LM)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--gguf", default=None,
-                        help="GGUF LM for the tokens-per-second comparison (default: Gemma 3 270M when installed)")
+    parser.add_argument(
+        "--gguf",
+        default=None,
+        help="GGUF LM for the tokens-per-second comparison (default: Gemma 3 270M when installed)",
+    )
     parser.add_argument("--skip-dtw", action="store_true", help="only the tokens-per-second comparison")
     args = parser.parse_args()
     if not args.skip_dtw:

@@ -4,6 +4,7 @@
 
 Needs Debian's chromium and chromium-driver (`make browser`) and selenium (requirements-dev.txt).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,10 +30,19 @@ def main() -> int:
     try:
         page = write_html(load_results(args.results), work / "report.html")
         options = webdriver.ChromeOptions()
-        for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    "--hide-scrollbars", f"--user-data-dir={work / 'profile'}",
-                    f"--window-size={args.width},{args.height}"):
+        for arg in (
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            f"--user-data-dir={work / 'profile'}",
+            f"--window-size={args.width},{args.height}",
+        ):
             options.add_argument(arg)
         options.binary_location = "/usr/bin/chromium"
         driver = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)

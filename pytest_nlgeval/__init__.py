@@ -7,6 +7,7 @@
 
 Names are imported on first use, so ``import pytest_nlgeval`` loads no model runtime.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -35,9 +36,22 @@ _LAZY = {
 
 __all__ = [  # every lazy name, spelled out for readers and linters (a test keeps the two equal)
     "__version__",
-    "assert_dimension", "assert_dimensions", "assert_score", "Score", "ScoreList", "Evaluator", "Dimension",
-    "DimensionRegistry", "Check", "assert_metric", "assert_metrics", "assert_trajectory", "assert_judged",
-    "JudgedParseError", "samples", "Samples",
+    "assert_dimension",
+    "assert_dimensions",
+    "assert_score",
+    "Score",
+    "ScoreList",
+    "Evaluator",
+    "Dimension",
+    "DimensionRegistry",
+    "Check",
+    "assert_metric",
+    "assert_metrics",
+    "assert_trajectory",
+    "assert_judged",
+    "JudgedParseError",
+    "samples",
+    "Samples",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover

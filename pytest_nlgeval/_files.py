@@ -8,6 +8,7 @@ A process killed (SIGKILL, power loss) between creating the temporary file and t
 temporary file behind (``.NAME.<random>.tmp``); the next write of the same target removes such leftovers once
 they are older than :data:`STALE_AFTER_S` (a write in progress takes milliseconds).
 """
+
 from __future__ import annotations
 
 import contextlib

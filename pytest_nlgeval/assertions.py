@@ -12,6 +12,7 @@ The task comes from ``task=``, else from the test's ``@pytest.mark.nlgeval(task=
 ``summarization``; the evaluator from ``evaluator=``, else the session's (the marker's ``model=`` picks
 another model for one test).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -33,10 +34,19 @@ def _resolve(task: str | None, evaluator):
     return task or marker.get("task") or DEFAULT_TASK, evaluator, recorder
 
 
-def assert_dimension(output: str, dimension: str, *, source: str | None = None, reference: str | None = None,
-                     context: str | Sequence[str] | None = None, fact: str | Sequence[str] | None = None,
-                     task: str | None = None, evaluator=None, question: str | None = None,
-                     contexts: Sequence[str] | None = None) -> Score:
+def assert_dimension(
+    output: str,
+    dimension: str,
+    *,
+    source: str | None = None,
+    reference: str | None = None,
+    context: str | Sequence[str] | None = None,
+    fact: str | Sequence[str] | None = None,
+    task: str | None = None,
+    evaluator=None,
+    question: str | None = None,
+    contexts: Sequence[str] | None = None,
+) -> Score:
     """Score ``output`` on ``dimension``; compare the result with a threshold to assert.
 
     ``source`` is the document (summarization ``coherence``/``consistency``, ``fact``), ``reference`` a
@@ -51,15 +61,36 @@ def assert_dimension(output: str, dimension: str, *, source: str | None = None, 
     __tracebackhide__ = hide_user_errors
     task, evaluator, recorder = _resolve(task, evaluator)
     extra = {k: v for k, v in (("question", question), ("contexts", contexts)) if v is not None}
-    return evaluator.score(output, dimension, source=source, reference=reference, context=context, fact=fact,
-                           task=task, recorder=recorder, **extra)
+    return evaluator.score(
+        output,
+        dimension,
+        source=source,
+        reference=reference,
+        context=context,
+        fact=fact,
+        task=task,
+        recorder=recorder,
+        **extra,
+    )
 
 
-def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequence | None = None,
-                      references: Sequence | None = None, contexts: Sequence | None = None,
-                      facts: Sequence | None = None, source=None, reference=None, context=None, fact=None,
-                      task: str | None = None, evaluator=None, questions: Sequence | None = None,
-                      question=None) -> ScoreList:
+def assert_dimensions(
+    outputs: Sequence[str],
+    dimension: str,
+    *,
+    sources: Sequence | None = None,
+    references: Sequence | None = None,
+    contexts: Sequence | None = None,
+    facts: Sequence | None = None,
+    source=None,
+    reference=None,
+    context=None,
+    fact=None,
+    task: str | None = None,
+    evaluator=None,
+    questions: Sequence | None = None,
+    question=None,
+) -> ScoreList:
     """Score many outputs on ``dimension`` in one batched call; assert on an aggregate.
 
     Per-output inputs are lists (``sources=[...]``), an input shared by all outputs a single value
@@ -74,17 +105,30 @@ def assert_dimensions(outputs: Sequence[str], dimension: str, *, sources: Sequen
     __tracebackhide__ = hide_user_errors
     task, evaluator, recorder = _resolve(task, evaluator)
     extra = {k: v for k, v in (("questions", questions), ("question", question)) if v is not None}
-    result = evaluator.evaluate(outputs, dimension, sources=sources, references=references, contexts=contexts,
-                                facts=facts, source=source, reference=reference, context=context, fact=fact,
-                                task=task, recorder=recorder, **extra)
+    result = evaluator.evaluate(
+        outputs,
+        dimension,
+        sources=sources,
+        references=references,
+        contexts=contexts,
+        facts=facts,
+        source=source,
+        reference=reference,
+        context=context,
+        fact=fact,
+        task=task,
+        recorder=recorder,
+        **extra,
+    )
     describe = getattr(outputs, "describe", None)
     if describe is not None:  # repeated samples of one call (pytest_nlgeval.samples): the spread is recorded
         result.samples = describe()
     return result
 
 
-def assert_score(value: float, name: str, *, kind: str = "metric", task: str | None = None,
-                 details: dict | None = None) -> Score:
+def assert_score(
+    value: float, name: str, *, kind: str = "metric", task: str | None = None, details: dict | None = None
+) -> Score:
     """A number of your own (a metric you compute, a judge of your own) as a :class:`Score` of this run:
     its comparison with a threshold asserts and is recorded as a check, so it appears in the results file,
     the report and the baseline like any other.
@@ -98,8 +142,17 @@ def assert_score(value: float, name: str, *, kind: str = "metric", task: str | N
     return Score(value, name=name, kind=kind, task=task, details=details, recorder=recorder)
 
 
-def assert_judged(output, criterion: str, *, input: str | None = None, context=None, reference: str | None = None,
-                  scale=(1, 5), lm=None, name: str | None = None):
+def assert_judged(
+    output,
+    criterion: str,
+    *,
+    input: str | None = None,
+    context=None,
+    reference: str | None = None,
+    scale=(1, 5),
+    lm=None,
+    name: str | None = None,
+):
     """Judge ``output`` on ``criterion`` with the configured LLM judge; compare the result with a threshold.
 
     ``criterion``: a sentence saying what a good output does, or a built-in criterion of
@@ -123,10 +176,27 @@ def assert_judged(output, criterion: str, *, input: str | None = None, context=N
 
         if not output:
             raise TypeError("assert_judged: the list of outputs is empty; there is nothing to judge")
-        scores = [judge.score(o, criterion, input=input, context=context, reference=reference, scale=scale,
-                              name=name, recorder=recorder) for o in output]
+        scores = [
+            judge.score(
+                o,
+                criterion,
+                input=input,
+                context=context,
+                reference=reference,
+                scale=scale,
+                name=name,
+                recorder=recorder,
+            )
+            for o in output
+        ]
         describe = getattr(output, "describe", None)
-        return ScoreList(scores, name=scores[0].name, task=scores[0].task, labels=[str(o) for o in output],
-                         samples=describe() if describe is not None else None)
-    return judge.score(output, criterion, input=input, context=context, reference=reference, scale=scale,
-                       name=name, recorder=recorder)
+        return ScoreList(
+            scores,
+            name=scores[0].name,
+            task=scores[0].task,
+            labels=[str(o) for o in output],
+            samples=describe() if describe is not None else None,
+        )
+    return judge.score(
+        output, criterion, input=input, context=context, reference=reference, scale=scale, name=name, recorder=recorder
+    )

@@ -4,6 +4,7 @@ Each subcommand lives in its own module under :mod:`pytest_nlgeval.commands` and
 ``register(subparsers)``; ``register`` adds its parser and sets ``func`` (``args -> int exit code``).
 Modules are imported only to build the parser, and they import their heavy dependencies inside ``func``.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """Errors of pytest-nlgeval that users see; messages name the wrong input and the fix."""
+
 from __future__ import annotations
 
 

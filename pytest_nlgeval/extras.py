@@ -13,6 +13,7 @@ used, through :func:`require` or inside :func:`named_extras`, so a missing one i
 ``MissingExtraError`` is an :class:`ImportError` (code that falls back when a library is absent still catches
 it) and a :class:`~pytest_nlgeval.errors.UsageError` (``nlgeval`` prints it without a traceback, exit status 2).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,8 +55,9 @@ class MissingExtraError(UsageError, ImportError):
     def __init__(self, feature: str, module: str, extra: str, package: str, detail: str | None = None) -> None:
         self.feature, self.module, self.extra, self.package, self.detail = feature, module, extra, package, detail
         why = f" ({detail})" if detail else ""
-        super().__init__(f"{feature} needs {package}, which is not installed{why}: "
-                         f"pip install \"pytest-nlgeval[{extra}]\"")
+        super().__init__(
+            f"{feature} needs {package}, which is not installed{why}: pip install \"pytest-nlgeval[{extra}]\""
+        )
         self.name = module  # ImportError's attribute: the module that could not be imported
 
 

@@ -3,6 +3,7 @@
 Third-party plugins implement these the way they implement pytest hooks: define a function with the
 hook's name in a ``conftest.py`` or in a module registered through the ``pytest11`` entry point.
 """
+
 from __future__ import annotations
 
 import pytest

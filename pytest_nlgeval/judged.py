@@ -32,6 +32,7 @@ different judges.
     >>> from pytest_nlgeval import assert_judged                                  # doctest: +SKIP
     >>> assert_judged(answer, "The answer names the date of the event.", input=question) >= 4   # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,16 @@ from typing import Any, Sequence
 from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.induction.artifact import JudgeParseError
 
-__all__ = ["CriterionJudge", "JudgeNotConfigured", "JudgedParseError", "JudgeStats", "Judgment", "RAG_CRITERIA",
-           "build_judge", "judge_options"]
+__all__ = [
+    "CriterionJudge",
+    "JudgeNotConfigured",
+    "JudgedParseError",
+    "JudgeStats",
+    "Judgment",
+    "RAG_CRITERIA",
+    "build_judge",
+    "judge_options",
+]
 
 #: bump when a prompt changes: it is part of every judge's fingerprint
 PROMPT_VERSION = 1
@@ -61,19 +70,25 @@ RAG_CRITERIA: dict[str, tuple[str, tuple[str, ...]]] = {
     "rag/faithfulness": (
         "Faithfulness: every statement of the output is supported by the retrieved context. The output adds no "
         "fact, number or name that the context does not state; a statement that contradicts the context or "
-        "cannot be checked against it lowers the score.", ("context",)),
+        "cannot be checked against it lowers the score.",
+        ("context",),
+    ),
     "rag/answer_relevance": (
         "Answer relevance: the output answers the question of the input directly and completely. Content that "
         "does not help answer the question, evasions and answers to a different question lower the score.",
-        ("input",)),
+        ("input",),
+    ),
     "rag/context_relevance": (
         "Context relevance: the retrieved context holds the information needed to answer the question of the "
         "input. Judge the context, not the output; passages unrelated to the question lower the score.",
-        ("input", "context")),
+        ("input", "context"),
+    ),
     "rag/context_recall": (
         "Context recall: every statement of the reference answer can be found in, or directly inferred from, "
         "the retrieved context. Judge the context against the reference, not the output; each reference "
-        "statement the context does not support lowers the score.", ("context", "reference")),
+        "statement the context does not support lowers the score.",
+        ("context", "reference"),
+    ),
 }
 
 
@@ -160,17 +175,32 @@ def _clip(text: str, limit: int = _MAX_TEXT) -> str:
 
 def steps_prompt(criterion: str, scale: tuple[int, int]) -> str:
     lo, hi = scale
-    return (f"You write the evaluation steps a careful rater follows to judge the output of an LLM application "
-            f"on one criterion, on a scale from {lo} (worst) to {hi} (best).\n\n"
-            f"Criterion:\n{criterion}\n\n"
-            "Write three to five short numbered steps, one per line, and nothing else.")
+    return (
+        f"You write the evaluation steps a careful rater follows to judge the output of an LLM application "
+        f"on one criterion, on a scale from {lo} (worst) to {hi} (best).\n\n"
+        f"Criterion:\n{criterion}\n\n"
+        "Write three to five short numbered steps, one per line, and nothing else."
+    )
 
 
-def form_prompt(criterion: str, steps: Sequence[str], scale: tuple[int, int], output: str, *,
-                input: str | None = None, context: Sequence[str] | None = None, reference: str | None = None) -> str:
+def form_prompt(
+    criterion: str,
+    steps: Sequence[str],
+    scale: tuple[int, int],
+    output: str,
+    *,
+    input: str | None = None,
+    context: Sequence[str] | None = None,
+    reference: str | None = None,
+) -> str:
     lo, hi = scale
-    parts = ["You judge the output of an LLM application on one criterion.", "", f"Criterion:\n{criterion}", "",
-             "Evaluation steps:"]
+    parts = [
+        "You judge the output of an LLM application on one criterion.",
+        "",
+        f"Criterion:\n{criterion}",
+        "",
+        "Evaluation steps:",
+    ]
     parts += [f"{i}. {step}" for i, step in enumerate(steps, 1)]
     parts.append("")
     if input is not None:
@@ -181,12 +211,16 @@ def form_prompt(criterion: str, steps: Sequence[str], scale: tuple[int, int], ou
         parts.append("")
     if reference is not None:
         parts += [f"Reference answer:\n{_clip(reference)}", ""]
-    parts += [f"Output:\n{_clip(output)}", "",
-              f"Rate the output on the criterion with one integer from {lo} (worst) to {hi} (best). Answer in "
-              f"this form, the score first: a line \"Score: <an integer from {lo} to {hi}>\", then a line "
-              "\"Reason: <one or two sentences>\".", "",
-              # G-Eval's form ends where the score goes, so that even a model that only continues text writes it
-              "Score:"]
+    parts += [
+        f"Output:\n{_clip(output)}",
+        "",
+        f"Rate the output on the criterion with one integer from {lo} (worst) to {hi} (best). Answer in "
+        f"this form, the score first: a line \"Score: <an integer from {lo} to {hi}>\", then a line "
+        "\"Reason: <one or two sentences>\".",
+        "",
+        # G-Eval's form ends where the score goes, so that even a model that only continues text writes it
+        "Score:",
+    ]
     return "\n".join(parts)
 
 
@@ -218,7 +252,7 @@ def parse_score(text: str, scale: tuple[int, int]) -> tuple[int, int, str | None
     if not scale[0] <= value <= scale[1]:
         return None
     reason = _REASON.search(text, m.end(1))
-    rationale = reason.group(1) if reason else text[m.end(1):]
+    rationale = reason.group(1) if reason else text[m.end(1) :]
     rationale = " ".join(rationale.split()).strip(" .:*") or None
     return value, m.start(1), (rationale[:500] if rationale else None)
 
@@ -236,8 +270,9 @@ def _plain(value):
     return value
 
 
-def weighted_score(logprobs, text: str, digits_at: int, written: int,
-                   scale: tuple[int, int]) -> tuple[float, dict[str, float], float] | None:
+def weighted_score(
+    logprobs, text: str, digits_at: int, written: int, scale: tuple[int, int]
+) -> tuple[float, dict[str, float], float] | None:
     """G-Eval's probability-weighted score from the top log-probabilities at the score's token.
 
     Returns ``(score, distribution over the scale normalised to 1, probability mass on the scale's tokens)``
@@ -264,8 +299,9 @@ def weighted_score(logprobs, text: str, digits_at: int, written: int,
         index = next((i for i, t in enumerate(tokens) if t.strip() == str(written)), None)
         if index is None:
             return None
-    alternatives = content[index].get("top_logprobs") or [{"token": tokens[index],
-                                                           "logprob": content[index].get("logprob")}]
+    alternatives = content[index].get("top_logprobs") or [
+        {"token": tokens[index], "logprob": content[index].get("logprob")}
+    ]
     probs: dict[int, float] = {}
     for alt in alternatives:
         token = str(alt.get("token") or "").strip()
@@ -300,8 +336,9 @@ def _texts(value, what: str) -> list[str] | None:
         return None
     items = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
     if items is None or not items or not all(isinstance(v, str) and v.strip() for v in items):
-        raise TypeError(f"assert_judged: {what}= must be a non-empty string or a list of non-empty strings, "
-                        f"got {value!r:.80}")
+        raise TypeError(
+            f"assert_judged: {what}= must be a non-empty string or a list of non-empty strings, got {value!r:.80}"
+        )
     return items
 
 
@@ -340,18 +377,31 @@ class CriterionJudge:
     :class:`Judgment`.
     """
 
-    def __init__(self, lm, *, samples: int = 1, logprobs: bool = True, on_parse_failure: str = "error",
-                 cache_dir=None, stats: JudgeStats | None = None, cache: bool = True) -> None:
+    def __init__(
+        self,
+        lm,
+        *,
+        samples: int = 1,
+        logprobs: bool = True,
+        on_parse_failure: str = "error",
+        cache_dir=None,
+        stats: JudgeStats | None = None,
+        cache: bool = True,
+    ) -> None:
         from pytest_nlgeval.induction.llmcache import cached_lm
 
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
         if on_parse_failure not in PARSE_FAILURE_MODES:
-            raise ValueError(f"on_parse_failure must be one of {', '.join(PARSE_FAILURE_MODES)}, got {on_parse_failure!r}")
+            raise ValueError(
+                f"on_parse_failure must be one of {', '.join(PARSE_FAILURE_MODES)}, got {on_parse_failure!r}"
+            )
         temperature = float((getattr(lm, "kwargs", {}) or {}).get("temperature") or 0.0)
         if samples > 1 and temperature == 0.0:
-            raise ValueError(f"samples={samples} at temperature 0 would be one answer {samples} times; give the "
-                             "judge LM a temperature above 0 (--nlgeval-judge-temperature) or use samples=1")
+            raise ValueError(
+                f"samples={samples} at temperature 0 would be one answer {samples} times; give the "
+                "judge LM a temperature above 0 (--nlgeval-judge-temperature) or use samples=1"
+            )
         if cache:
             lm = cached_lm(lm, cache_dir)
         self.lm = lm
@@ -442,15 +492,30 @@ class CriterionJudge:
         value, distribution, mass = weighted
         return Sample(written, value, rationale, "logprobs", distribution, mass, retried)
 
-    def judge(self, output: str, criterion: str, *, input: str | None = None, context=None,
-              reference: str | None = None, scale=DEFAULT_SCALE) -> Judgment:
+    def judge(
+        self,
+        output: str,
+        criterion: str,
+        *,
+        input: str | None = None,
+        context=None,
+        reference: str | None = None,
+        scale=DEFAULT_SCALE,
+    ) -> Judgment:
         """Judge one output; raises :class:`JudgedParseError` when an answer does not parse twice."""
         scale = _check_scale(scale)
         output = _needed_text(output, "output")
         criterion = _needed_text(criterion, "criterion")
         steps = self.steps(criterion, scale)
-        prompt = form_prompt(criterion, steps, scale, output, input=_text(input, "input="),
-                             context=_texts(context, "context"), reference=_text(reference, "reference="))
+        prompt = form_prompt(
+            criterion,
+            steps,
+            scale,
+            output,
+            input=_text(input, "input="),
+            context=_texts(context, "context"),
+            reference=_text(reference, "reference="),
+        )
         samples: list[Sample] = []
         answers: list[str] = []
         for k in range(self.samples):
@@ -462,7 +527,9 @@ class CriterionJudge:
                     f"the judge {self._identity()['model']} gave no score from {scale[0]} to {scale[1]} for the "
                     f"criterion {criterion[:80]!r}, asked twice; its answers: {shown}. Use a model that follows "
                     "the answer form, or --nlgeval-judge-on-parse-failure skip to skip such checks",
-                    criterion=criterion, answers=answers[-2:])
+                    criterion=criterion,
+                    answers=answers[-2:],
+                )
             samples.append(sample)
         self.stats.add("judged")
         value = sum(s.value for s in samples) / len(samples)
@@ -472,13 +539,32 @@ class CriterionJudge:
     def fingerprint(self, criterion: str, steps: Sequence[str], scale: tuple[int, int]) -> dict:
         """What makes this judge this judge: model and parameters, criterion, steps, scale, sampling."""
         ident = self._identity()
-        return {"kind": "judge", "model": ident["model"], "model_type": ident["model_type"],
-                "params": ident["params"], "criterion": criterion, "steps": list(steps), "scale": list(scale),
-                "samples": self.samples, "logprobs": self.logprobs, "prompt_version": PROMPT_VERSION}
+        return {
+            "kind": "judge",
+            "model": ident["model"],
+            "model_type": ident["model_type"],
+            "params": ident["params"],
+            "criterion": criterion,
+            "steps": list(steps),
+            "scale": list(scale),
+            "samples": self.samples,
+            "logprobs": self.logprobs,
+            "prompt_version": PROMPT_VERSION,
+        }
 
-    def score(self, output: str, criterion: str, *, input: str | None = None, context=None,
-              reference: str | None = None, scale=DEFAULT_SCALE, name: str | None = None,
-              task: str | None = None, recorder=None):
+    def score(
+        self,
+        output: str,
+        criterion: str,
+        *,
+        input: str | None = None,
+        context=None,
+        reference: str | None = None,
+        scale=DEFAULT_SCALE,
+        name: str | None = None,
+        task: str | None = None,
+        recorder=None,
+    ):
         """Judge ``output`` and return a :class:`~pytest_nlgeval.core.score.Score` (kind ``judged``)."""
         from nlgeval_runtime.fingerprint import fingerprint_id
 
@@ -489,15 +575,17 @@ class CriterionJudge:
         criterion, needs, name, task = _named_criterion(criterion, name, task)
         missing = [n for n in needs if {"input": input, "context": context, "reference": reference}[n] is None]
         if missing:
-            raise TypeError(f"assert_judged: the criterion {name!r} needs " +
-                            ", ".join(f"{m}=" for m in missing))
+            raise TypeError(f"assert_judged: the criterion {name!r} needs " + ", ".join(f"{m}=" for m in missing))
         judgment = self.judge(output, criterion, input=input, context=context, reference=reference, scale=scale)
         fingerprint = self.fingerprint(criterion, judgment.steps, judgment.scale)
         inputs: dict[str, Any] = {"output": output}
         for key, value in (("input", input), ("context", context), ("reference", reference)):
             if value is not None:
-                inputs[key] = [value] if key == "context" and isinstance(value, str) else \
-                    (list(value) if key == "context" else value)
+                inputs[key] = (
+                    [value]
+                    if key == "context" and isinstance(value, str)
+                    else (list(value) if key == "context" else value)
+                )
         details = {
             "inputs": inputs,
             "criterion": criterion,
@@ -505,17 +593,27 @@ class CriterionJudge:
             "scale": list(judgment.scale),
             "method": judgment.method,
             "rationale": judgment.rationale,
-            "samples": [{"score": s.written, "value": s.value, "rationale": s.rationale, "method": s.method,
-                         **({"distribution": s.distribution, "mass": s.mass} if s.distribution else {}),
-                         **({"retried": True} if s.retried else {})} for s in judgment.samples],
+            "samples": [
+                {
+                    "score": s.written,
+                    "value": s.value,
+                    "rationale": s.rationale,
+                    "method": s.method,
+                    **({"distribution": s.distribution, "mass": s.mass} if s.distribution else {}),
+                    **({"retried": True} if s.retried else {}),
+                }
+                for s in judgment.samples
+            ],
             "spread": judgment.spread,
             "model": fingerprint["model"],
         }
 
         def explain(score, op, threshold, judgment=judgment):
-            lines = [f"criterion: {criterion[:200]!r}",
-                     f"judge: {fingerprint['model']}, scale {judgment.scale[0]}-{judgment.scale[1]}, "
-                     f"{len(judgment.samples)} sample(s), {judgment.method}"]
+            lines = [
+                f"criterion: {criterion[:200]!r}",
+                f"judge: {fingerprint['model']}, scale {judgment.scale[0]}-{judgment.scale[1]}, "
+                f"{len(judgment.samples)} sample(s), {judgment.method}",
+            ]
             for i, s in enumerate(judgment.samples, 1):
                 dist = ""
                 if s.distribution:
@@ -526,9 +624,17 @@ class CriterionJudge:
             lines.append(f"output: {' '.join(output.split())[:120]!r}")
             return lines
 
-        return Score(judgment.value, name=name, kind="judged", task=task, details=details,
-                     evaluator_id=fingerprint_id(fingerprint), evaluator_fingerprint=fingerprint,
-                     explain=explain, recorder=recorder)
+        return Score(
+            judgment.value,
+            name=name,
+            kind="judged",
+            task=task,
+            details=details,
+            evaluator_id=fingerprint_id(fingerprint),
+            evaluator_fingerprint=fingerprint,
+            explain=explain,
+            recorder=recorder,
+        )
 
     __call__ = score
 
@@ -572,8 +678,10 @@ def judge_options(values: dict[str, Any]) -> dict[str, Any]:
         except (TypeError, ValueError):
             value = None
         if value is None or not value >= low or (kind is float and not math.isfinite(value)):
-            raise NLGEvalError(f"{flag(name)} / nlgeval_{name} must be a {'positive integer' if kind is int else 'number'}"
-                               f"{'' if kind is int else f' >= {low}'}, got {out[name]!r}")
+            raise NLGEvalError(
+                f"{flag(name)} / nlgeval_{name} must be a {'positive integer' if kind is int else 'number'}"
+                f"{'' if kind is int else f' >= {low}'}, got {out[name]!r}"
+            )
         return value
 
     out["judge_temperature"] = number("judge_temperature", float, 0.0)
@@ -581,16 +689,27 @@ def judge_options(values: dict[str, Any]) -> dict[str, Any]:
     out["judge_max_tokens"] = number("judge_max_tokens", int, 1)
     out["judge_timeout"] = number("judge_timeout", float, 0.001)
     if str(out["judge_logprobs"]).lower() not in ("on", "off"):
-        raise NLGEvalError(f"{flag('judge_logprobs')} / nlgeval_judge_logprobs must be on or off, got {out['judge_logprobs']!r}")
+        raise NLGEvalError(
+            f"{flag('judge_logprobs')} / nlgeval_judge_logprobs must be on or off, got {out['judge_logprobs']!r}"
+        )
     out["judge_logprobs"] = str(out["judge_logprobs"]).lower() == "on"
     if out["judge_on_parse_failure"] not in PARSE_FAILURE_MODES:
-        raise NLGEvalError(f"{flag('judge_on_parse_failure')} / nlgeval_judge_on_parse_failure must be one of "
-                           f"{', '.join(PARSE_FAILURE_MODES)}, got {out['judge_on_parse_failure']!r}")
+        raise NLGEvalError(
+            f"{flag('judge_on_parse_failure')} / nlgeval_judge_on_parse_failure must be one of "
+            f"{', '.join(PARSE_FAILURE_MODES)}, got {out['judge_on_parse_failure']!r}"
+        )
     return out
 
 
-def build_judge(settings: dict[str, Any], *, lm=None, cache_dir=None, cache: bool = True,
-                stats: JudgeStats | None = None, usage=None) -> CriterionJudge:
+def build_judge(
+    settings: dict[str, Any],
+    *,
+    lm=None,
+    cache_dir=None,
+    cache: bool = True,
+    stats: JudgeStats | None = None,
+    usage=None,
+) -> CriterionJudge:
     """A :class:`CriterionJudge` from checked settings (:func:`judge_options`); ``lm`` (a model id or a
     ``dspy.BaseLM``) replaces the configured one."""
     from pytest_nlgeval.induction.llmcache import cached_lm, make_lm
@@ -601,14 +720,27 @@ def build_judge(settings: dict[str, Any], *, lm=None, cache_dir=None, cache: boo
             "assert_judged needs a judge LM: pass --nlgeval-judge-lm openai/MODEL with --nlgeval-judge-api-base "
             "http://HOST:PORT/v1 for an OpenAI-compatible server (or the ini keys nlgeval_judge_lm / "
             "nlgeval_judge_api_base, or the environment variables NLGEVAL_JUDGE_LM / NLGEVAL_JUDGE_API_BASE), "
-            "or give lm= to the assertion")
+            "or give lm= to the assertion"
+        )
     where: Any = cache_dir if cache else False  # False: no disk cache
     if isinstance(model, str):
-        model = make_lm(model, api_base=settings.get("judge_api_base"), temperature=settings["judge_temperature"],
-                        max_tokens=settings["judge_max_tokens"], timeout=settings["judge_timeout"], cache_dir=where)
+        model = make_lm(
+            model,
+            api_base=settings.get("judge_api_base"),
+            temperature=settings["judge_temperature"],
+            max_tokens=settings["judge_max_tokens"],
+            timeout=settings["judge_timeout"],
+            cache_dir=where,
+        )
         if usage is not None:
             model.usage = usage
     else:
         model = cached_lm(model, where, usage)
-    return CriterionJudge(model, samples=settings["judge_samples"], logprobs=settings["judge_logprobs"],
-                          on_parse_failure=settings["judge_on_parse_failure"], stats=stats, cache=False)
+    return CriterionJudge(
+        model,
+        samples=settings["judge_samples"],
+        logprobs=settings["judge_logprobs"],
+        on_parse_failure=settings["judge_on_parse_failure"],
+        stats=stats,
+        cache=False,
+    )

@@ -16,6 +16,7 @@ an OpenAI-compatible server for ``assert_judged`` (``--nlgeval-judge-lm openai/A
 the server with ``pip install "llama-cpp-python[server]"``. (The trajectory checks' GGUF LM,
 :mod:`pytest_nlgeval.trajectory.gguf_lm`, turns the repacking off through llama.cpp's C API itself.)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -56,8 +57,10 @@ def serve(argv: list[str] | None = None) -> None:
         except ImportError as exc:
             from pytest_nlgeval.errors import UsageError
 
-            raise UsageError(f"the llama.cpp server needs llama-cpp-python's server extra ({exc}): "
-                             "pip install \"llama-cpp-python[server]\"") from None
+            raise UsageError(
+                f"the llama.cpp server needs llama-cpp-python's server extra ({exc}): "
+                "pip install \"llama-cpp-python[server]\""
+            ) from None
         main()
 
 

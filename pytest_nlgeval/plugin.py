@@ -27,6 +27,7 @@ assertions, and the tolerance recorded with its checks for the baseline comparis
 Importing this module costs nothing beyond pytest: the evaluator, the runtime and the model are loaded
 on the first assertion.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,40 +47,75 @@ _state_key = pytest.StashKey["NLGEvalSession"]()
 
 _OPTIONS = [
     # (name, ini type, help)
-    ("model", "string", "model folder or Hugging Face id of the evaluator (env NLGEVAL_MODEL; default: the "
-                        "embedded model)"),
+    (
+        "model",
+        "string",
+        "model folder or Hugging Face id of the evaluator (env NLGEVAL_MODEL; default: the embedded model)",
+    ),
     ("device", "string", "device of the evaluator: auto, cpu or cuda (default auto)"),
     ("precision", "string", "precision of the evaluator graph: auto, fp32, fp16 or int8 (default auto)"),
     ("batch_size", "string", "most inputs per ONNX Runtime call"),
-    ("source_windows", "string", "auto: score a document longer than the model's maximum in overlapping sentence "
-                                 "windows (consistency, groundedness); off: cut its tail as UniEval does "
-                                 "(default auto)"),
-    ("max_windows", "string", "most source windows one claim may be scored against (a longer source is an error "
-                              "naming the cap; default: no cap)"),
+    (
+        "source_windows",
+        "string",
+        "auto: score a document longer than the model's maximum in overlapping sentence "
+        "windows (consistency, groundedness); off: cut its tail as UniEval does "
+        "(default auto)",
+    ),
+    (
+        "max_windows",
+        "string",
+        "most source windows one claim may be scored against (a longer source is an error "
+        "naming the cap; default: no cap)",
+    ),
     ("cache_dir", "string", "folder of the score cache (default .nlgeval-cache under the rootdir)"),
     ("no_cache", "bool", "read and write no score cache"),
     ("json", "string", "write the results of the session (checks, scores, evaluators) to this JSON file"),
-    ("trajectory_lm", "string", "causal LM of assert_trajectory: gguf:PATH (a GGUF file; pytest-nlgeval[llm]), a "
-                                "causal-LM folder, or default; it must be the LM the bank was fitted with (default: "
-                                "the LM the bank names)"),
-    ("judge_lm", "string", "LLM of assert_judged, a dspy.LM / LiteLLM model id such as openai/MODEL "
-                           "(env NLGEVAL_JUDGE_LM)"),
-    ("judge_api_base", "string", "base URL of the judge's OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
-                                 "(env NLGEVAL_JUDGE_API_BASE)"),
+    (
+        "trajectory_lm",
+        "string",
+        "causal LM of assert_trajectory: gguf:PATH (a GGUF file; pytest-nlgeval[llm]), a "
+        "causal-LM folder, or default; it must be the LM the bank was fitted with (default: "
+        "the LM the bank names)",
+    ),
+    (
+        "judge_lm",
+        "string",
+        "LLM of assert_judged, a dspy.LM / LiteLLM model id such as openai/MODEL (env NLGEVAL_JUDGE_LM)",
+    ),
+    (
+        "judge_api_base",
+        "string",
+        "base URL of the judge's OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 (env NLGEVAL_JUDGE_API_BASE)",
+    ),
     ("judge_temperature", "string", "sampling temperature of the judge (default 0; env NLGEVAL_JUDGE_TEMPERATURE)"),
-    ("judge_samples", "string", "answers per judgment, averaged; more than 1 needs a temperature above 0 "
-                                "(default 1; env NLGEVAL_JUDGE_SAMPLES)"),
+    (
+        "judge_samples",
+        "string",
+        "answers per judgment, averaged; more than 1 needs a temperature above 0 "
+        "(default 1; env NLGEVAL_JUDGE_SAMPLES)",
+    ),
     ("judge_max_tokens", "string", "most tokens of one judge answer (default 256; env NLGEVAL_JUDGE_MAX_TOKENS)"),
     ("judge_timeout", "string", "seconds one judge request may take (default 120; env NLGEVAL_JUDGE_TIMEOUT)"),
-    ("judge_logprobs", "string", "on: weight the score by the log-probabilities of the scale's tokens where the "
-                                 "server returns them; off: use the written score (default on; env "
-                                 "NLGEVAL_JUDGE_LOGPROBS)"),
-    ("judge_on_parse_failure", "string", "error: a judge answer with no score (asked twice) fails the test; skip: "
-                                         "it skips the test (default error; env NLGEVAL_JUDGE_ON_PARSE_FAILURE)"),
+    (
+        "judge_logprobs",
+        "string",
+        "on: weight the score by the log-probabilities of the scale's tokens where the "
+        "server returns them; off: use the written score (default on; env "
+        "NLGEVAL_JUDGE_LOGPROBS)",
+    ),
+    (
+        "judge_on_parse_failure",
+        "string",
+        "error: a judge answer with no score (asked twice) fails the test; skip: "
+        "it skips the test (default error; env NLGEVAL_JUDGE_ON_PARSE_FAILURE)",
+    ),
 ]
 #: options that an environment variable sets when the command line does not (before the ini file)
-_ENV = {"model": "NLGEVAL_MODEL", **{name: "NLGEVAL_" + name.upper() for name, _, _ in _OPTIONS
-                                     if name.startswith("judge_")}}
+_ENV = {
+    "model": "NLGEVAL_MODEL",
+    **{name: "NLGEVAL_" + name.upper() for name, _, _ in _OPTIONS if name.startswith("judge_")},
+}
 
 
 def pytest_addhooks(pluginmanager) -> None:
@@ -93,8 +129,14 @@ def pytest_addoption(parser) -> None:
         if kind == "bool":
             group.addoption(flag, action="store_true", default=None, dest=f"nlgeval_{name}", help=help_text)
         else:
-            group.addoption(flag, action="store", default=None, dest=f"nlgeval_{name}",
-                            metavar=name.upper().replace("_", "-"), help=help_text)
+            group.addoption(
+                flag,
+                action="store",
+                default=None,
+                dest=f"nlgeval_{name}",
+                metavar=name.upper().replace("_", "-"),
+                help=help_text,
+            )
         parser.addini(f"nlgeval_{name}", help=help_text, type=kind, default=False if kind == "bool" else None)
 
 
@@ -153,10 +195,12 @@ def _options(config) -> dict[str, Any]:
     lm = options["trajectory_lm"]
     if lm is not None and (lm.startswith("gguf:") or lm.lower().endswith(".gguf")):
         # a GGUF file is a path like the others: command line to the invocation directory, ini to the rootdir
-        bare = lm[len("gguf:"):] if lm.startswith("gguf:") else lm
+        bare = lm[len("gguf:") :] if lm.startswith("gguf:") else lm
         if not bare:
-            raise pytest.UsageError("--nlgeval-trajectory-lm / nlgeval_trajectory_lm: gguf: needs a file path, "
-                                    "e.g. gguf:models/gemma-3-270m-q4_k_m.gguf")
+            raise pytest.UsageError(
+                "--nlgeval-trajectory-lm / nlgeval_trajectory_lm: gguf: needs a file path, "
+                "e.g. gguf:models/gemma-3-270m-q4_k_m.gguf"
+            )
         options["trajectory_lm"] = "gguf:" + _path(config, bare, sourced["trajectory_lm"][1])
     options["cache"] = not options.pop("no_cache")
     if any(options[name] is not None for name in options if name.startswith("judge_")):
@@ -215,12 +259,14 @@ def _marker_options(item) -> dict[str, Any]:
             f"{item.nodeid}: @pytest.mark.nlgeval got unknown argument(s) {unknown}; it takes {', '.join(MARKER_KEYS)}"
         )
     tolerance = options.get("tolerance")
-    if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
-                                  or tolerance < 0):
+    if tolerance is not None and (
+        isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or tolerance < 0
+    ):
         raise pytest.UsageError(f"{item.nodeid}: nlgeval(tolerance=...) must be a number >= 0, got {tolerance!r}")
     if options.get("refused", "error") not in ("error", "skip"):
-        raise pytest.UsageError(f"{item.nodeid}: nlgeval(refused=...) must be 'error' or 'skip', "
-                                f"got {options['refused']!r}")
+        raise pytest.UsageError(
+            f"{item.nodeid}: nlgeval(refused=...) must be 'error' or 'skip', got {options['refused']!r}"
+        )
     return options
 
 
@@ -228,8 +274,8 @@ def _marker_options(item) -> dict[str, Any]:
 def nlgeval(request):
     """The session's evaluator (:class:`pytest_nlgeval.core.evaluator.Evaluator`); its model loads on first use.
 
-        def test_many(nlgeval):
-            scores = nlgeval.score_batch(outputs, "fluency")
+    def test_many(nlgeval):
+        scores = nlgeval.score_batch(outputs, "fluency")
     """
     return request.config.stash[_state_key].run.evaluator()
 
@@ -296,8 +342,9 @@ class NLGEvalSession:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        self.recorder.start_test(item.nodeid, item, _marker_options(item),
-                                 xfail=item.get_closest_marker("xfail") is not None)
+        self.recorder.start_test(
+            item.nodeid, item, _marker_options(item), xfail=item.get_closest_marker("xfail") is not None
+        )
         try:
             yield
         finally:
@@ -311,8 +358,10 @@ class NLGEvalSession:
         excinfo = outcome.excinfo
         if excinfo is None:
             return
-        if type(excinfo[1]).__name__ == "JudgedParseError" and \
-                (self.options.get("judge_on_parse_failure") or "error") == "skip":
+        if (
+            type(excinfo[1]).__name__ == "JudgedParseError"
+            and (self.options.get("judge_on_parse_failure") or "error") == "skip"
+        ):
             outcome.force_exception(pytest.skip.Exception(str(excinfo[1]), _use_item_location=True))
             return
         if _marker_options(item).get("refused") != "skip":
@@ -411,8 +460,12 @@ def build_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "evaluators": evaluators,
         "checks": checks,
-        "summary": {"checks": len(checks), "passed": passed, "failed": len(checks) - passed - xfailed,
-                    "xfailed": xfailed},
+        "summary": {
+            "checks": len(checks),
+            "passed": passed,
+            "failed": len(checks) - passed - xfailed,
+            "xfailed": xfailed,
+        },
         "scoring": scoring,
     }
     if judges is not None:
@@ -454,23 +507,29 @@ def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None
         failed = sum(1 for r in rows if not r["passed"])
         mean = f"{sum(scores) / len(scores):8.4f}" if scores else f"{'-':>8}"
         low = f"{min(scores):8.4f}" if scores else f"{'-':>8}"
-        line = (f"{task[:15]:<15} {kind[:10]:<10} {name[:28]:<28} {len(rows):>6} {len(rows) - failed:>6} "
-                f"{failed:>6} {mean} {low}")
+        line = (
+            f"{task[:15]:<15} {kind[:10]:<10} {name[:28]:<28} {len(rows):>6} {len(rows) - failed:>6} "
+            f"{failed:>6} {mean} {low}"
+        )
         tr.write_line(line, red=bool(failed), green=not failed)
     for fid, fp in sorted(results["evaluators"].items()):
         if fp.get("kind") == "judge":
             criterion = " ".join(str(fp.get("criterion", "")).split())
-            tr.write_line(f"judge {fid}: {fp.get('model')}, scale {'-'.join(map(str, fp.get('scale', [])))}, "
-                          f"criterion {criterion[:60]!r}")
+            tr.write_line(
+                f"judge {fid}: {fp.get('model')}, scale {'-'.join(map(str, fp.get('scale', [])))}, "
+                f"criterion {criterion[:60]!r}"
+            )
         else:
             tr.write_line(f"evaluator {fid}: {fp.get('model')} ({fp.get('provider')}, {fp.get('precision')})")
     scoring = results.get("scoring", {})
     tr.write_line(f"scored {scoring.get('scored', 0)} evaluator inputs, {scoring.get('cached', 0)} from the cache")
     judges = results.get("judges")
     if judges:
-        tr.write_line(f"judged {judges.get('judged', 0)} outputs: {judges.get('calls', 0) + judges.get('cache_hits', 0)} "
-                      f"LLM calls ({judges.get('cache_hits', 0)} from cache), {judges.get('prompt_tokens', 0)} prompt + "
-                      f"{judges.get('completion_tokens', 0)} completion tokens; {judges.get('retries', 0)} answers "
-                      f"asked again, {judges.get('parse_failures', 0)} without a score (parse failures)")
+        tr.write_line(
+            f"judged {judges.get('judged', 0)} outputs: {judges.get('calls', 0) + judges.get('cache_hits', 0)} "
+            f"LLM calls ({judges.get('cache_hits', 0)} from cache), {judges.get('prompt_tokens', 0)} prompt + "
+            f"{judges.get('completion_tokens', 0)} completion tokens; {judges.get('retries', 0)} answers "
+            f"asked again, {judges.get('parse_failures', 0)} without a score (parse failures)"
+        )
     if results_path:
         tr.write_line(f"results: {results_path}")

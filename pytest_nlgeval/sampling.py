@@ -15,6 +15,7 @@ The aggregate checks made from a :class:`Samples` list record the spread of the 
 standard deviation, distinct outputs), which the report shows beside the check. The ``nlgeval`` fixture
 offers the same call as ``nlgeval.samples(fn, ..., n=5)``.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -57,8 +58,10 @@ def samples(fn: Callable[..., Any], *args, n: int = 5, **kwargs) -> Samples:
     for i in range(n):
         out = fn(*args, **kwargs)
         if not isinstance(out, str):
-            raise TypeError(f"samples(): call {i + 1} of {_name(fn)} returned {type(out).__name__}, not a string; "
-                            "sample a function that returns the text to score")
+            raise TypeError(
+                f"samples(): call {i + 1} of {_name(fn)} returned {type(out).__name__}, not a string; "
+                "sample a function that returns the text to score"
+            )
         outputs.append(out)
     return Samples(outputs, source=_name(fn))
 
@@ -68,5 +71,9 @@ def spread(values: list[float]) -> dict[str, float]:
     finite = [v for v in values if v == v]
     if not finite:
         return {}
-    return {"min": min(finite), "max": max(finite), "mean": sum(finite) / len(finite),
-            "sd": statistics.pstdev(finite) if len(finite) > 1 else 0.0}
+    return {
+        "min": min(finite),
+        "max": max(finite),
+        "mean": sum(finite) / len(finite),
+        "sd": statistics.pstdev(finite) if len(finite) > 1 else 0.0,
+    }

@@ -1,4 +1,5 @@
 """Fixtures shared by the project's tests: tiny models built here, never downloaded."""
+
 from __future__ import annotations
 
 import os
@@ -44,7 +45,9 @@ def tiny_t5_model(tiny_t5_checkpoint, tmp_path_factory) -> Path:
     """The tiny T5 exported to a model folder (fp32 + int8), max length 48 tokens."""
     from tinymodels import build_tiny_t5_model
 
-    root = _build_once(tmp_path_factory, "tiny-t5-model", lambda d: build_tiny_t5_model(tiny_t5_checkpoint, d / "model"))
+    root = _build_once(
+        tmp_path_factory, "tiny-t5-model", lambda d: build_tiny_t5_model(tiny_t5_checkpoint, d / "model")
+    )
     return root / "model"
 
 

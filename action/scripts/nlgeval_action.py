@@ -12,6 +12,7 @@ Step outputs go to ``$GITHUB_OUTPUT``, environment for later steps to ``$GITHUB_
     python nlgeval_action.py comment   # create or update the sticky pull-request comment with `gh`
     python nlgeval_action.py verdict   # fail the job as configured
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,9 @@ def flag(name: str, default: bool) -> bool:
         return True
     if value in FALSE:
         return False
-    raise ActionError(f"input {name.removeprefix('INPUT_').lower().replace('_', '-')} must be true or false, "
-                      f"got {value!r}")
+    raise ActionError(
+        f"input {name.removeprefix('INPUT_').lower().replace('_', '-')} must be true or false, got {value!r}"
+    )
 
 
 def _write_kv(file_var: str, values: dict[str, str]) -> None:
@@ -98,10 +100,15 @@ def pytest_command(out_dir: Path) -> list[str]:
         raise ActionError(f"cannot split test-path / pytest-args ({exc}); check the quoting") from None
     # "--option=value" keeps each value glued to its option: pytest picks its rootdir before it knows the
     # plugin's options, and a bare path value (a model folder) would count as a test path and move the rootdir.
-    command = [sys.executable, "-m", "pytest", *paths,
-               f"--nlgeval-json={out_dir / 'results.json'}",
-               f"--nlgeval-report={out_dir / 'report.html'}",
-               f"--junitxml={out_dir / 'junit.xml'}"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *paths,
+        f"--nlgeval-json={out_dir / 'results.json'}",
+        f"--nlgeval-report={out_dir / 'report.html'}",
+        f"--junitxml={out_dir / 'junit.xml'}",
+    ]
     if env("INPUT_MODEL"):
         command.append(f"--nlgeval-model={env('INPUT_MODEL')}")
     device = env("INPUT_DEVICE") or "auto"
@@ -148,13 +155,17 @@ def cmd_run() -> int:
         print(f"::{token}::", flush=True)
     counts = read_counts(out_dir / "results.json")
     report = out_dir / "report.html"
-    set_outputs(exit_code=str(exit_code), out_dir=str(out_dir),
-                report_path=str(report) if report.is_file() else "",
-                results_path=str(out_dir / "results.json") if counts is not None else "",
-                junit_path=str(out_dir / "junit.xml"),
-                checks=str(counts["checks"] if counts else 0), passed=str(counts["passed"] if counts else 0),
-                failed=str(counts["failed"] if counts else 0),
-                regressions=str(counts["regressions"] if counts else 0))
+    set_outputs(
+        exit_code=str(exit_code),
+        out_dir=str(out_dir),
+        report_path=str(report) if report.is_file() else "",
+        results_path=str(out_dir / "results.json") if counts is not None else "",
+        junit_path=str(out_dir / "junit.xml"),
+        checks=str(counts["checks"] if counts else 0),
+        passed=str(counts["passed"] if counts else 0),
+        failed=str(counts["failed"] if counts else 0),
+        regressions=str(counts["regressions"] if counts else 0),
+    )
     if counts is None:
         print(f"::warning::pytest (exit code {exit_code}) wrote no results file; no checks were recorded")
     # The verdict step decides whether the job fails, after the summary, artifact and comment are out.
@@ -168,8 +179,10 @@ def artifact_url() -> str | None:
         return None
     if not re.fullmatch(r"https://[^\s()<>\[\]\"'`]+", url):
         shown = url if len(url) <= 80 else url[:77] + "..."
-        print(f"::warning::refusing the artifact URL {shown!r}: only https:// URLs without spaces, quotes, "
-              "brackets or parentheses are linked; the report is written without the link")
+        print(
+            f"::warning::refusing the artifact URL {shown!r}: only https:// URLs without spaces, quotes, "
+            "brackets or parentheses are linked; the report is written without the link"
+        )
         return None
     return url
 
@@ -195,8 +208,7 @@ def cmd_summary() -> int:
     else:
         # Other steps of the job may have written to this step's summary file already; stay inside the limit.
         used = os.path.getsize(path) if os.path.exists(path) else 0
-        text = step_summary(results, artifact_url=artifact_url(),
-                            limit=max(STEP_SUMMARY_LIMIT - used, 4096))
+        text = step_summary(results, artifact_url=artifact_url(), limit=max(STEP_SUMMARY_LIMIT - used, 4096))
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(text)
     return 0
@@ -253,20 +265,26 @@ def cmd_comment() -> int:
         login = token_login() if marked else None
         mine = [c for c in marked if isinstance(c.get("user"), dict) and c["user"].get("login") == login]
         if len(mine) < len(marked):
-            print(f"::notice::{len(marked) - len(mine)} comment(s) carry this job's marker but were not written "
-                  f"by {login}; they are left alone")
+            print(
+                f"::notice::{len(marked) - len(mine)} comment(s) carry this job's marker but were not written "
+                f"by {login}; they are left alone"
+            )
         payload = json.dumps({"body": body})
         if mine:
-            _gh(["api", "--method", "PATCH", f"repos/{repo}/issues/comments/{mine[-1]['id']}", "--input", "-"],
-                stdin=payload)
+            _gh(
+                ["api", "--method", "PATCH", f"repos/{repo}/issues/comments/{mine[-1]['id']}", "--input", "-"],
+                stdin=payload,
+            )
             print(f"updated comment {mine[-1]['id']}")
         else:
             _gh(["api", "--method", "POST", f"repos/{repo}/issues/{number}/comments", "--input", "-"], stdin=payload)
             print("posted a new comment")
     except (RuntimeError, json.JSONDecodeError, FileNotFoundError) as exc:
         # Pull requests from forks get a read-only token: the comment is lost, the results are not.
-        print(f"::warning::could not post the pull-request comment ({exc}); the job summary and the artifact "
-              "have the results (a pull request from a fork gets a read-only token, see the action's README)")
+        print(
+            f"::warning::could not post the pull-request comment ({exc}); the job summary and the artifact "
+            "have the results (a pull request from a fork gets a read-only token, see the action's README)"
+        )
     return 0
 
 
@@ -288,18 +306,29 @@ def cmd_verdict() -> int:
             return 1
         print(f"::warning::{regressions} quality regression(s) against the baseline (fail-on-regression: false)")
         return 0
-    failed_text = ("the session failed without a failed test (see the test step's log)" if failed_tests == 0
-                   else f"{failed_tests if failed_tests is not None else 'some'} test(s) failed")
-    reasons = {1: failed_text,
-               2: "the test run was interrupted", 3: "pytest hit an internal error",
-               4: "pytest was called with a wrong option or path (check test-path and pytest-args)",
-               5: "no tests were collected (check test-path)"}
+    failed_text = (
+        "the session failed without a failed test (see the test step's log)"
+        if failed_tests == 0
+        else f"{failed_tests if failed_tests is not None else 'some'} test(s) failed"
+    )
+    reasons = {
+        1: failed_text,
+        2: "the test run was interrupted",
+        3: "pytest hit an internal error",
+        4: "pytest was called with a wrong option or path (check test-path and pytest-args)",
+        5: "no tests were collected (check test-path)",
+    }
     print(f"::error::{reasons.get(exit_code, f'pytest exited with status {exit_code}')}")
     return 1
 
 
-COMMANDS = {"prepare": cmd_prepare, "run": cmd_run, "summary": cmd_summary, "comment": cmd_comment,
-            "verdict": cmd_verdict}
+COMMANDS = {
+    "prepare": cmd_prepare,
+    "run": cmd_run,
+    "summary": cmd_summary,
+    "comment": cmd_comment,
+    "verdict": cmd_verdict,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

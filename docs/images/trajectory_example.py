@@ -1,7 +1,8 @@
 """Redraw ``trajectory-example.svg``: the example suite's greedy story against the human band and envelope.
 
-    python docs/images/trajectory_example.py      # from the repository root, after changing the LM or the plot
+python docs/images/trajectory_example.py      # from the repository root, after changing the LM or the plot
 """
+
 from __future__ import annotations
 
 import json
@@ -29,13 +30,23 @@ def main() -> None:
         band = details["band"][signal]
         floor = details["envelope"].get(signal, [])
         leave = result.leaves_band()
-        panels.append(trajectory_svg(details["trajectory"][signal], low=band["low"], median=band["median"],
-                                     high=band["high"], title=signal, floor=floor,
-                                     leave_at=leave[0] + 1 if leave and signal == "diversity" else None))
+        panels.append(
+            trajectory_svg(
+                details["trajectory"][signal],
+                low=band["low"],
+                median=band["median"],
+                high=band["high"],
+                title=signal,
+                floor=floor,
+                leave_at=leave[0] + 1 if leave and signal == "diversity" else None,
+            )
+        )
     body = "".join(f'<svg y="{170 * i}"{str(p)[4:]}' for i, p in enumerate(panels))
     out = Path(__file__).with_name("trajectory-example.svg")
-    out.write_text(f'<svg xmlns="http://www.w3.org/2000/svg" width="460" height="340" viewBox="0 0 460 340">'
-                   f"{body}</svg>\n", encoding="utf-8")
+    out.write_text(
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="460" height="340" viewBox="0 0 460 340">{body}</svg>\n',
+        encoding="utf-8",
+    )
     print(f"{out}: greedy story, leaves the envelope at token {leave[0] + 1 if leave else None}")
 
 

@@ -1,4 +1,5 @@
 """Fixtures of the data-to-text suite."""
+
 from __future__ import annotations
 
 import pytest

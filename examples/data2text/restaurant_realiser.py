@@ -1,4 +1,5 @@
 """The application under test: a template realiser for E2E-style restaurant meaning representations."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,10 @@ def realise(mr: dict[str, str]) -> str:
     text = f"{mr['name']} is {article} {mr['food']} {mr['eatType']} in the {mr['area']} area"
     if "near" in mr:
         text += f" near {mr['near']}"
-    text += f", with prices {mr['priceRange']}." if mr["priceRange"].startswith("less") else \
-        f" with {mr['priceRange']} prices."
+    text += (
+        f", with prices {mr['priceRange']}."
+        if mr["priceRange"].startswith("less")
+        else f" with {mr['priceRange']} prices."
+    )
     text += " It is family friendly." if mr.get("familyFriendly") == "yes" else " It is not family friendly."
     return text

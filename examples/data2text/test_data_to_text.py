@@ -2,6 +2,7 @@
 
 data2text never uses the source data itself: informativeness compares the text with a human reference.
 """
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The application under test: a knowledge-grounded chatbot that turns a fact into a friendly reply."""
+
 from __future__ import annotations
 
 import json

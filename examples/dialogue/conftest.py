@@ -1,4 +1,5 @@
 """Fixtures of the chatbot suite."""
+
 from __future__ import annotations
 
 import pytest

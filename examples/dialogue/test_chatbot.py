@@ -6,6 +6,7 @@ default task of every assertion in the module; ``refused="skip"`` skips a test w
 cannot judge (the embedded model refuses dialogue coherence and groundedness, see its card) with the reason
 and the checkpoint that can, instead of failing it. ``--nlgeval-model MingZhong/unieval-dialog`` runs them all.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -43,10 +44,12 @@ def test_engagingness_is_a_sum_over_sentences(chatbot):
 
 def test_an_off_topic_reply_is_less_grounded(chatbot):
     conversation = CONVERSATIONS[1]
-    grounded = assert_dimension(chatbot(conversation["history"], conversation["fact"]), "groundedness",
-                                fact=conversation["fact"])
-    assert_dimension("my favourite colour is green and i think trains are loud .", "groundedness",
-                     fact=conversation["fact"]) < grounded
+    grounded = assert_dimension(
+        chatbot(conversation["history"], conversation["fact"]), "groundedness", fact=conversation["fact"]
+    )
+    assert_dimension(
+        "my favourite colour is green and i think trains are loud .", "groundedness", fact=conversation["fact"]
+    ) < grounded
 
 
 @pytest.mark.xfail(strict=True, reason="demonstration: shows the failure message of an off-topic reply")

@@ -13,6 +13,7 @@ which allows redistribution with the licence; see the data kit's SOURCES.md), so
     python examples/stories/build_references.py --data /path/to/data
     nlgeval trajectory fit-bank examples/stories/human_continuations.jsonl -o examples/stories/bank.npz
 """
+
 from __future__ import annotations
 
 import argparse

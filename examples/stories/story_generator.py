@@ -9,6 +9,7 @@ meant to catch.
     gen = StoryGenerator.from_file("examples/stories/corpus.txt")
     gen.generate("Do you like football?", strategy="sample", seed=1)
 """
+
 from __future__ import annotations
 
 import random
@@ -41,7 +42,7 @@ class StoryGenerator:
         while len(out) < n_words:
             options = self.next.get(word)
             if not options:
-                word = rng.choice(self.starts)   # dead end: jump to a sentence start
+                word = rng.choice(self.starts)  # dead end: jump to a sentence start
                 out.append(word)
                 continue
             if strategy == "greedy":

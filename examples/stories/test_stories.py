@@ -9,6 +9,7 @@ The bank (``bank.npz``) holds 60 human dialogue continuations (Topical-Chat) (``
 
     nlgeval trajectory fit-bank examples/stories/human_continuations.jsonl -o examples/stories/bank.npz
 """
+
 from __future__ import annotations
 
 import json
@@ -34,20 +35,23 @@ def generator() -> StoryGenerator:
 def test_sampled_continuation_looks_human(generator, prompt):
     story = generator.generate(prompt, strategy="sample", seed=PROMPTS.index(prompt) + 1)
     result = assert_trajectory(story, prompt=prompt, bank=BANK)
-    result.assert_not_degenerate()          # diversity never leaves the human envelope
-    result.diversity_dtw > -0.03            # diversity trajectory close to the human ones
-    result.likelihood_var > -25             # a (coherence, diversity) variance profile humans produce
+    result.assert_not_degenerate()  # diversity never leaves the human envelope
+    result.diversity_dtw > -0.03  # diversity trajectory close to the human ones
+    result.likelihood_var > -25  # a (coherence, diversity) variance profile humans produce
 
 
 def test_human_continuation_passes_its_own_check():
     row = HUMAN[0]
     result = assert_trajectory(row["continuation"], prompt=row["prompt"], bank=BANK)
-    result.assert_not_degenerate()          # inside the envelope that 95% of the bank's humans stay inside
-    result.summary_mean > -3.0              # contrast with the matched human continuation (itself: ~0)
+    result.assert_not_degenerate()  # inside the envelope that 95% of the bank's humans stay inside
+    result.summary_mean > -3.0  # contrast with the matched human continuation (itself: ~0)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="greedy decoding loops: shows what the degeneration failure says (where the loop starts)")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="greedy decoding loops: shows what the degeneration failure says (where the loop starts)",
+)
 def test_greedy_decoding_is_caught_degenerating(generator):
     prompt = PROMPTS[0]
     story = generator.generate(prompt, strategy="greedy")

@@ -1,4 +1,5 @@
 """Fixtures of the summariser suite."""
+
 from __future__ import annotations
 
 import os

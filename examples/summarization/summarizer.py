@@ -1,4 +1,5 @@
 """The application under test: a small extractive summariser, and the articles it summarises."""
+
 from __future__ import annotations
 
 import json

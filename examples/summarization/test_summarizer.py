@@ -6,6 +6,7 @@ report and the baseline. The bars sit between what the lead summariser scores wi
 and what a broken one scores (``SUMMARIZER=salad``: fluency below 0.02, coherence below 0.03); with
 ``MingZhong/unieval-sum`` teams usually start around 0.7 and tighten from their baseline.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -47,8 +48,7 @@ def test_longer_summaries_stay_faithful():
     scores.min() > 0.2
 
 
-HALLUCINATED = ("The Westgate bridge will reopen on Monday. "
-                "The mayor resigned after the repairs cost 90 million pounds.")
+HALLUCINATED = "The Westgate bridge will reopen on Monday. The mayor resigned after the repairs cost 90 million pounds."
 
 
 def test_a_hallucinated_summary_scores_below_the_faithful_one(summarize):

@@ -12,15 +12,24 @@ numpy until a suite is bootstrapped. Example::
     if comparison.failed:
         print([v.key for v in comparison.regressions])
 """
+
 from __future__ import annotations
 
 import importlib
 
 _LAZY = {
-    "CheckVerdict": "compare", "Comparison": "compare", "SuiteVerdict": "compare",
-    "BaselineError": "errors", "BaselineFormatError": "errors", "EvaluatorMismatchError": "errors",
-    "Baseline": "store", "BaselineEntry": "store", "load_baseline": "store", "load_snapshot": "store",
-    "write_baseline": "store", "Tolerances": "tolerances",
+    "CheckVerdict": "compare",
+    "Comparison": "compare",
+    "SuiteVerdict": "compare",
+    "BaselineError": "errors",
+    "BaselineFormatError": "errors",
+    "EvaluatorMismatchError": "errors",
+    "Baseline": "store",
+    "BaselineEntry": "store",
+    "load_baseline": "store",
+    "load_snapshot": "store",
+    "write_baseline": "store",
+    "Tolerances": "tolerances",
 }
 
 __all__ = sorted(_LAZY)

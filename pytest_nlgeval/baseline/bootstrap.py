@@ -10,6 +10,7 @@ the pairs, because the mean change equals the mean of the differences. Example::
     r = paired_bootstrap([0.8, 0.7, 0.9], [0.6, 0.5, 0.7], seed=0)
     r.statistic, r.low, r.high   # (-0.2, -0.2, -0.2): every case dropped by the same amount
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -37,8 +38,9 @@ class BootstrapResult:
         return asdict(self)
 
 
-def paired_bootstrap(old: Sequence[float], new: Sequence[float], *, replicates: int = 2000, seed: int = 0,
-                     confidence: float = 0.95) -> BootstrapResult:
+def paired_bootstrap(
+    old: Sequence[float], new: Sequence[float], *, replicates: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> BootstrapResult:
     """Bootstrap the mean of ``new[i] - old[i]`` over cases ``i``; see the module docstring."""
     import numpy as np  # imported here: the plugin must stay cheap to import
 
@@ -62,5 +64,6 @@ def paired_bootstrap(old: Sequence[float], new: Sequence[float], *, replicates: 
         means[start:stop] = diff[idx].mean(axis=1)
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return BootstrapResult(float(diff.mean()), float(low), float(high), int(n), int(replicates),
-                           float(confidence), int(seed))
+    return BootstrapResult(
+        float(diff.mean()), float(low), float(high), int(n), int(replicates), float(confidence), int(seed)
+    )

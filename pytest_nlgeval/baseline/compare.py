@@ -30,6 +30,7 @@ Example::
     comparison = compare(load_baseline("nlgeval-baseline.json"), Baseline.from_results(results), seed=0)
     comparison.failed, [v.key for v in comparison.regressions]
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -41,8 +42,18 @@ from pytest_nlgeval.baseline.errors import BaselineError, EvaluatorMismatchError
 from pytest_nlgeval.baseline.store import Baseline, BaselineEntry
 from pytest_nlgeval.baseline.tolerances import Tolerances
 
-__all__ = ["MIN_SUITE_CASES", "NEW_CHECK_POLICIES", "CheckVerdict", "Comparison", "EvaluatorChange",
-           "SuiteVerdict", "compare", "describe_fingerprint_difference", "group_label", "same_evaluator"]
+__all__ = [
+    "MIN_SUITE_CASES",
+    "NEW_CHECK_POLICIES",
+    "CheckVerdict",
+    "Comparison",
+    "EvaluatorChange",
+    "SuiteVerdict",
+    "compare",
+    "describe_fingerprint_difference",
+    "group_label",
+    "same_evaluator",
+]
 
 MIN_SUITE_CASES = 5  # below this a percentile interval over resampled cases is not worth reporting
 NEW_CHECK_POLICIES = ("notice", "fail")
@@ -134,7 +145,7 @@ class EvaluatorChange:
             "drift": {label: {"mean_abs_diff": m, "cases": c} for label, (m, c) in sorted(self.drift.items())},
             "unmeasured": list(self.unmeasured),
             "method": "mean absolute score difference between the two evaluators over the cases whose "
-                      "inputs are unchanged; check and suite tolerances of the dimension widen by it",
+            "inputs are unchanged; check and suite tolerances of the dimension widen by it",
         }
 
 
@@ -195,10 +206,15 @@ class Comparison:
     def counts(self) -> dict[str, int]:
         counts = Counter(v.status for v in self.checks)
         return {
-            "checks": len(self.checks), "compared": sum(counts[s] for s in ("regression", "improvement", "unchanged")),
-            "regressions": counts["regression"], "improvements": counts["improvement"],
-            "unchanged": counts["unchanged"], "new": counts["new"], "removed": counts["removed"],
-            "incomparable": counts["incomparable"], "suite_regressions": len(self.suite_regressions),
+            "checks": len(self.checks),
+            "compared": sum(counts[s] for s in ("regression", "improvement", "unchanged")),
+            "regressions": counts["regression"],
+            "improvements": counts["improvement"],
+            "unchanged": counts["unchanged"],
+            "new": counts["new"],
+            "removed": counts["removed"],
+            "incomparable": counts["incomparable"],
+            "suite_regressions": len(self.suite_regressions),
             "suite_improvements": len(self.suite_improvements),
         }
 
@@ -210,8 +226,13 @@ class Comparison:
             "head": self.head_source,
             "new_checks": self.new_checks,
             "counts": self.counts(),
-            "statistics": {"method": "paired bootstrap over cases, percentile interval", "replicates": self.replicates,
-                           "seed": self.seed, "confidence": self.confidence, "min_cases": MIN_SUITE_CASES},
+            "statistics": {
+                "method": "paired bootstrap over cases, percentile interval",
+                "replicates": self.replicates,
+                "seed": self.seed,
+                "confidence": self.confidence,
+                "min_cases": MIN_SUITE_CASES,
+            },
             "tolerances": self.tolerances.to_dict(),
             "evaluator_change": None if self.evaluator_change is None else self.evaluator_change.to_dict(),
             "checks": [v.to_dict() for v in self.checks],
@@ -267,9 +288,17 @@ def same_evaluator(old_id: str | None, new_id: str | None, base: Baseline, head:
     return strip(a) == strip(b)
 
 
-def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = None,
-            allow_evaluator_change: bool = False, new_checks: str = "notice", seed: int = 0,
-            replicates: int = 2000, confidence: float = 0.95) -> Comparison:
+def compare(
+    base: Baseline,
+    head: Baseline,
+    *,
+    tolerances: Tolerances | None = None,
+    allow_evaluator_change: bool = False,
+    new_checks: str = "notice",
+    seed: int = 0,
+    replicates: int = 2000,
+    confidence: float = 0.95,
+) -> Comparison:
     """Compare ``head`` (this run) with ``base`` (the baseline); see the module docstring for the rules."""
     if new_checks not in NEW_CHECK_POLICIES:
         raise BaselineError(f"new_checks must be one of {', '.join(NEW_CHECK_POLICIES)}, got {new_checks!r}")
@@ -277,11 +306,16 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
     common = sorted(set(base.entries) & set(head.entries))
     _check_keys_line_up(base, head, common)
 
-    changed = [(base.entries[k], head.entries[k]) for k in common
-               if not same_evaluator(base.entries[k].evaluator, head.entries[k].evaluator, base, head)]
+    changed = [
+        (base.entries[k], head.entries[k])
+        for k in common
+        if not same_evaluator(base.entries[k].evaluator, head.entries[k].evaluator, base, head)
+    ]
     pair_counts = Counter((o.evaluator, n.evaluator) for o, n in changed)
-    pairs = tuple((old_id, new_id, _pair_differences(old_id, new_id, base, head), count)
-                  for (old_id, new_id), count in pair_counts.most_common())
+    pairs = tuple(
+        (old_id, new_id, _pair_differences(old_id, new_id, base, head), count)
+        for (old_id, new_id), count in pair_counts.most_common()
+    )
     if pairs and not allow_evaluator_change:
         old_id, new_id, differences, count = pairs[0]
         raise EvaluatorMismatchError(str(old_id), str(new_id), list(differences), len(changed))
@@ -292,8 +326,12 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
     for old, new in changed:
         gkey = _group_key(new)
         changed_groups.add(gkey)
-        if (old.inputs_sha256 is not None and old.inputs_sha256 == new.inputs_sha256
-                and old.score is not None and new.score is not None):
+        if (
+            old.inputs_sha256 is not None
+            and old.inputs_sha256 == new.inputs_sha256
+            and old.score is not None
+            and new.score is not None
+        ):
             drift_cases[gkey].append(abs(new.score - old.score))
     drift = {g: sum(v) / len(v) for g, v in drift_cases.items()}
     unmeasured = sorted(changed_groups - set(drift))
@@ -304,8 +342,17 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
         gkey = _group_key(new)
         evaluator_changed = not same_evaluator(old.evaluator, new.evaluator, base, head)
         if evaluator_changed and gkey in unmeasured:
-            verdicts.append(_verdict(old, new, "incomparable", None, reason=(
-                "evaluator changed and no case of this dimension kept its inputs, so the drift cannot be measured")))
+            verdicts.append(
+                _verdict(
+                    old,
+                    new,
+                    "incomparable",
+                    None,
+                    reason=(
+                        "evaluator changed and no case of this dimension kept its inputs, so the drift cannot be measured"
+                    ),
+                )
+            )
             continue
         widen = drift.get(gkey, 0.0) if evaluator_changed else 0.0
         tol = tolerances.for_check(new.kind, new.task, new.name, new.tolerance) + widen
@@ -326,10 +373,14 @@ def compare(base: Baseline, head: Baseline, *, tolerances: Tolerances | None = N
     suites = _suites(verdicts, tolerances, drift, seed, replicates, confidence)
     change = None
     if pairs:
-        change = EvaluatorChange(pairs, {group_label(*g[:3]): (d, len(drift_cases[g])) for g, d in drift.items()},
-                                 tuple(group_label(*g[:3]) for g in unmeasured))
-    return Comparison(verdicts, suites, new_checks, change, seed, replicates, confidence, tolerances,
-                      base.source, head.source)
+        change = EvaluatorChange(
+            pairs,
+            {group_label(*g[:3]): (d, len(drift_cases[g])) for g, d in drift.items()},
+            tuple(group_label(*g[:3]) for g in unmeasured),
+        )
+    return Comparison(
+        verdicts, suites, new_checks, change, seed, replicates, confidence, tolerances, base.source, head.source
+    )
 
 
 def _check_keys_line_up(base: Baseline, head: Baseline, common: list[str]) -> None:
@@ -340,8 +391,17 @@ def _check_keys_line_up(base: Baseline, head: Baseline, common: list[str]) -> No
     removed = sorted(set(base.entries) - set(head.entries))
     if common and not (len(new) * 2 > len(head.entries) and len(removed) >= len(new)):
         return
-    raise KeyMismatchError(base.source, len(head.entries), len(base.entries), len(common), len(new), len(removed),
-                           new[0] if new else None, removed[0] if removed else None, _key_hint(new, removed))
+    raise KeyMismatchError(
+        base.source,
+        len(head.entries),
+        len(base.entries),
+        len(common),
+        len(new),
+        len(removed),
+        new[0] if new else None,
+        removed[0] if removed else None,
+        _key_hint(new, removed),
+    )
 
 
 def _key_hint(new: list[str], removed: list[str]) -> str | None:
@@ -354,15 +414,17 @@ def _key_hint(new: list[str], removed: list[str]) -> str | None:
         for key in longer:
             parts = key.split("::", 1)[0].split("/")
             for cut in range(1, len(parts)):
-                if "/".join(parts[cut:]) + key[len(key.split("::", 1)[0]):] in shorter:
+                if "/".join(parts[cut:]) + key[len(key.split("::", 1)[0]) :] in shorter:
                     prefixes["/".join(parts[:cut]) + "/"] += 1
                     break
         if prefixes:
             prefix, count = prefixes.most_common(1)[0]
             if count * 2 >= len(longer):
-                return (f"{count} keys of this run {verb} the prefix {prefix!r} that the baseline's "
-                        f"{'lack' if verb == 'have' else 'have'}: pytest chose another rootdir than when the "
-                        "baseline was recorded")
+                return (
+                    f"{count} keys of this run {verb} the prefix {prefix!r} that the baseline's "
+                    f"{'lack' if verb == 'have' else 'have'}: pytest chose another rootdir than when the "
+                    "baseline was recorded"
+                )
     return None
 
 
@@ -376,14 +438,31 @@ def _group_key(entry: BaselineEntry) -> tuple:
     return (entry.kind, entry.task, entry.name, entry.higher_is_better)
 
 
-def _verdict(old: BaselineEntry | None, new: BaselineEntry | None, status: str, tolerance: float | None,
-             drift: float = 0.0, reason: str | None = None) -> CheckVerdict:
+def _verdict(
+    old: BaselineEntry | None,
+    new: BaselineEntry | None,
+    status: str,
+    tolerance: float | None,
+    drift: float = 0.0,
+    reason: str | None = None,
+) -> CheckVerdict:
     ref = new if new is not None else old
     if ref is None:
         raise ValueError("a verdict needs the baseline entry, the new one, or both")
-    return CheckVerdict(key=ref.key, nodeid=ref.nodeid, kind=ref.kind, task=ref.task, name=ref.name, status=status,
-                        old=None if old is None else old.score, new=None if new is None else new.score,
-                        tolerance=tolerance, higher_is_better=ref.higher_is_better, drift=drift, reason=reason)
+    return CheckVerdict(
+        key=ref.key,
+        nodeid=ref.nodeid,
+        kind=ref.kind,
+        task=ref.task,
+        name=ref.name,
+        status=status,
+        old=None if old is None else old.score,
+        new=None if new is None else new.score,
+        tolerance=tolerance,
+        higher_is_better=ref.higher_is_better,
+        drift=drift,
+        reason=reason,
+    )
 
 
 def _suites(verdicts, tolerances, drift, seed, replicates, confidence) -> list[SuiteVerdict]:
@@ -401,8 +480,9 @@ def _suites(verdicts, tolerances, drift, seed, replicates, confidence) -> list[S
         new = [float(v.new) for v in cases if v.new is not None]
         old_mean, new_mean = sum(old) / len(old), sum(new) / len(new)
         if len(cases) < MIN_SUITE_CASES:
-            suites.append(SuiteVerdict(kind, task, name, "too few cases", len(cases), old_mean, new_mean, tol,
-                                       higher, widen))
+            suites.append(
+                SuiteVerdict(kind, task, name, "too few cases", len(cases), old_mean, new_mean, tol, higher, widen)
+            )
             continue
         boot = paired_bootstrap(old, new, replicates=replicates, seed=seed, confidence=confidence)
         if higher:

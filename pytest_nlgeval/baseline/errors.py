@@ -1,4 +1,5 @@
 """Errors of the baseline comparison: every one names the file (and line) or the evaluator that is wrong."""
+
 from __future__ import annotations
 
 from pytest_nlgeval.errors import NLGEvalError
@@ -56,8 +57,18 @@ class KeyMismatchError(BaselineError):
     not of a ``-k`` subset. ``hint`` says what the keys have in common, when something was found.
     """
 
-    def __init__(self, baseline: str | None, n_head: int, n_base: int, n_common: int, n_new: int, n_removed: int,
-                 example_new: str | None, example_removed: str | None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        baseline: str | None,
+        n_head: int,
+        n_base: int,
+        n_common: int,
+        n_new: int,
+        n_removed: int,
+        example_new: str | None,
+        example_removed: str | None,
+        hint: str | None = None,
+    ) -> None:
         self.n_head, self.n_base, self.n_common = n_head, n_base, n_common
         self.n_new, self.n_removed, self.hint = n_new, n_removed, hint
         where = f"the baseline {baseline}" if baseline else "the baseline"
@@ -66,16 +77,20 @@ class KeyMismatchError(BaselineError):
         elif n_common == 0:
             what = f"none of the {n_head} checks of this run has an entry in {where} ({n_base} entries)"
         else:
-            what = (f"only {n_common} of the {n_head} checks of this run have an entry in {where}; {n_new} are new "
-                    f"and {n_removed} entries did not run")
+            what = (
+                f"only {n_common} of the {n_head} checks of this run have an entry in {where}; {n_new} are new "
+                f"and {n_removed} entries did not run"
+            )
         message = f"refusing to compare: {what}"
         if example_new and example_removed:
             message += f" (e.g. this run has {example_new!r}, the baseline {example_removed!r})"
         if hint:
             message += f". {hint}"
-        message += (". Check keys are NODEID::NAME::INDEX with node ids relative to pytest's rootdir; run pytest "
-                    "from the same folder with the same ini file as when the baseline was recorded, and write "
-                    "path options as --nlgeval-baseline=PATH (a separate path argument takes part in rootdir "
-                    "detection). If the tests were renamed or moved, re-record the baseline with "
-                    "--nlgeval-baseline-update")
+        message += (
+            ". Check keys are NODEID::NAME::INDEX with node ids relative to pytest's rootdir; run pytest "
+            "from the same folder with the same ini file as when the baseline was recorded, and write "
+            "path options as --nlgeval-baseline=PATH (a separate path argument takes part in rootdir "
+            "detection). If the tests were renamed or moved, re-record the baseline with "
+            "--nlgeval-baseline-update"
+        )
         super().__init__(message)

@@ -5,6 +5,7 @@ edited by hand or merged wrongly, so :func:`loads_strict` refuses both. Python's
 values, so :func:`line_of` finds a field by searching the text for a chain of regex anchors (the entry's key,
 then the field's name), which is what the error messages of :mod:`pytest_nlgeval.baseline.store` point at.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,16 @@ from typing import Any
 
 from pytest_nlgeval.errors import NLGEvalError
 
-__all__ = ["DuplicateKey", "NonFiniteNumber", "key_pattern", "line_at", "line_of", "line_of_duplicate",
-           "loads_strict", "string_pattern"]
+__all__ = [
+    "DuplicateKey",
+    "NonFiniteNumber",
+    "key_pattern",
+    "line_at",
+    "line_of",
+    "line_of_duplicate",
+    "loads_strict",
+    "string_pattern",
+]
 
 
 class DuplicateKey(NLGEvalError, ValueError):
@@ -80,7 +89,7 @@ def line_of(text: str | None, anchors: list[str], stop_at: str | None = None) ->
         match = re.compile(anchor).search(text, pos)
         if match is None:
             return line
-        if i > 0 and stop_at is not None and stop_at in text[pos:match.start()]:
+        if i > 0 and stop_at is not None and stop_at in text[pos : match.start()]:
             return line
         pos, line = match.end(), line_at(text, match.start())
     return line

@@ -29,6 +29,7 @@ threshold passed. xdist workers never read or write the baseline. Example::
     pytest --nlgeval-baseline tests/nlgeval-baseline.json --nlgeval-baseline-update   # on main: record
     pytest --nlgeval-baseline tests/nlgeval-baseline.json                             # on a PR: compare
 """
+
 from __future__ import annotations
 
 import os
@@ -42,29 +43,63 @@ _state_key = pytest.StashKey["BaselineState"]()
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("nlgeval-baseline", "regression baselines (pytest-nlgeval)")
-    group.addoption("--nlgeval-baseline", action="store", default=None, dest="nlgeval_baseline", metavar="PATH",
-                    help="compare every nlgeval check with this baseline file; regressions fail the run")
-    group.addoption("--nlgeval-baseline-update", action="store_true", default=None, dest="nlgeval_baseline_update",
-                    help="record the scores of the checks that ran into the baseline file (others are kept)")
-    group.addoption("--nlgeval-baseline-allow-evaluator-change", action="store_true", default=None,
-                    dest="nlgeval_baseline_allow_evaluator_change",
-                    help="compare scores made by a different evaluator, widening tolerances by the measured "
-                         "cross-evaluator drift")
-    group.addoption("--nlgeval-baseline-new-checks", action="store", default=None, choices=("notice", "fail"),
-                    dest="nlgeval_baseline_new_checks",
-                    help="a check without baseline entry passes with a notice (default) or fails")
-    group.addoption("--nlgeval-baseline-seed", action="store", default=None, dest="nlgeval_baseline_seed",
-                    metavar="N", help="seed of the paired bootstrap (default 0)")
-    group.addoption("--nlgeval-baseline-markdown", action="store", default=None, dest="nlgeval_baseline_markdown",
-                    metavar="PATH", help="append the verdicts as Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY)")
+    group.addoption(
+        "--nlgeval-baseline",
+        action="store",
+        default=None,
+        dest="nlgeval_baseline",
+        metavar="PATH",
+        help="compare every nlgeval check with this baseline file; regressions fail the run",
+    )
+    group.addoption(
+        "--nlgeval-baseline-update",
+        action="store_true",
+        default=None,
+        dest="nlgeval_baseline_update",
+        help="record the scores of the checks that ran into the baseline file (others are kept)",
+    )
+    group.addoption(
+        "--nlgeval-baseline-allow-evaluator-change",
+        action="store_true",
+        default=None,
+        dest="nlgeval_baseline_allow_evaluator_change",
+        help="compare scores made by a different evaluator, widening tolerances by the measured cross-evaluator drift",
+    )
+    group.addoption(
+        "--nlgeval-baseline-new-checks",
+        action="store",
+        default=None,
+        choices=("notice", "fail"),
+        dest="nlgeval_baseline_new_checks",
+        help="a check without baseline entry passes with a notice (default) or fails",
+    )
+    group.addoption(
+        "--nlgeval-baseline-seed",
+        action="store",
+        default=None,
+        dest="nlgeval_baseline_seed",
+        metavar="N",
+        help="seed of the paired bootstrap (default 0)",
+    )
+    group.addoption(
+        "--nlgeval-baseline-markdown",
+        action="store",
+        default=None,
+        dest="nlgeval_baseline_markdown",
+        metavar="PATH",
+        help="append the verdicts as Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY)",
+    )
     parser.addini("nlgeval_baseline", "baseline file, relative to the rootdir", type="string", default="")
     parser.addini("nlgeval_baseline_update", "record the baseline instead of comparing", type="bool", default=False)
     parser.addini("nlgeval_baseline_allow_evaluator_change", "compare across evaluators", type="bool", default=False)
     parser.addini("nlgeval_baseline_new_checks", "notice or fail", type="string", default="notice")
     parser.addini("nlgeval_baseline_seed", "seed of the paired bootstrap", type="string", default="0")
-    parser.addini("nlgeval_baseline_tolerances", "check tolerances, lines SELECTOR = VALUE", type="linelist", default=[])
-    parser.addini("nlgeval_baseline_suite_tolerances", "suite tolerances, lines SELECTOR = VALUE", type="linelist",
-                  default=[])
+    parser.addini(
+        "nlgeval_baseline_tolerances", "check tolerances, lines SELECTOR = VALUE", type="linelist", default=[]
+    )
+    parser.addini(
+        "nlgeval_baseline_suite_tolerances", "suite tolerances, lines SELECTOR = VALUE", type="linelist", default=[]
+    )
 
 
 @dataclass
@@ -104,8 +139,10 @@ def pytest_configure(config) -> None:
     update = bool(config.getoption("nlgeval_baseline_update") or config.getini("nlgeval_baseline_update"))
     if not path:
         if update:
-            raise pytest.UsageError("--nlgeval-baseline-update needs a file: pass --nlgeval-baseline PATH "
-                                    "or set nlgeval_baseline in the ini file")
+            raise pytest.UsageError(
+                "--nlgeval-baseline-update needs a file: pass --nlgeval-baseline PATH "
+                "or set nlgeval_baseline in the ini file"
+            )
         return
     from pytest_nlgeval.baseline.errors import BaselineError, BaselineFormatError
     from pytest_nlgeval.baseline.store import load_baseline
@@ -121,19 +158,29 @@ def pytest_configure(config) -> None:
         if seed < 0:
             raise ValueError
     except ValueError:
-        raise pytest.UsageError(f"--nlgeval-baseline-seed / nlgeval_baseline_seed must be an integer >= 0, "
-                                f"got {raw_seed!r}") from None
+        raise pytest.UsageError(
+            f"--nlgeval-baseline-seed / nlgeval_baseline_seed must be an integer >= 0, got {raw_seed!r}"
+        ) from None
     try:
-        tolerances = Tolerances.from_specs(config.getini("nlgeval_baseline_tolerances"),
-                                           config.getini("nlgeval_baseline_suite_tolerances"))
+        tolerances = Tolerances.from_specs(
+            config.getini("nlgeval_baseline_tolerances"), config.getini("nlgeval_baseline_suite_tolerances")
+        )
     except BaselineError as exc:
         raise pytest.UsageError(f"nlgeval_baseline_tolerances / nlgeval_baseline_suite_tolerances: {exc}") from None
     markdown = config.getoption("nlgeval_baseline_markdown")
-    state = BaselineState(path=path, rootdir=str(config.rootpath), update=update, allow_evaluator_change=bool(
-        config.getoption("nlgeval_baseline_allow_evaluator_change")
-        or config.getini("nlgeval_baseline_allow_evaluator_change")),
-        new_checks=new_checks, seed=seed, tolerances=tolerances,
-        markdown=os.path.join(str(config.invocation_params.dir), markdown) if markdown else None)
+    state = BaselineState(
+        path=path,
+        rootdir=str(config.rootpath),
+        update=update,
+        allow_evaluator_change=bool(
+            config.getoption("nlgeval_baseline_allow_evaluator_change")
+            or config.getini("nlgeval_baseline_allow_evaluator_change")
+        ),
+        new_checks=new_checks,
+        seed=seed,
+        tolerances=tolerances,
+        markdown=os.path.join(str(config.invocation_params.dir), markdown) if markdown else None,
+    )
     if os.path.exists(path):
         try:
             state.baseline = load_baseline(path)
@@ -143,7 +190,8 @@ def pytest_configure(config) -> None:
     elif not update:
         raise pytest.UsageError(
             f"baseline file {path} does not exist; record one with `pytest --nlgeval-baseline {path} "
-            "--nlgeval-baseline-update` and commit it")
+            "--nlgeval-baseline-update` and commit it"
+        )
     config.stash[_state_key] = state
 
 
@@ -198,18 +246,30 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         if len(evaluators) > 1:
             state.warnings.append(
                 f"the baseline now holds scores of {len(evaluators)} evaluators ({', '.join(evaluators)}): entries "
-                "kept from checks that did not run were scored by another evaluator; re-record the whole suite")
-        results["baseline"] = {"status": "updated", "path": state.path, "entries": len(new.entries),
-                               "added": len(summary.added), "changed": len(summary.changed),
-                               "unchanged": len(summary.unchanged), "kept": len(summary.kept),
-                               "not_finite": list(summary.not_finite)}
+                "kept from checks that did not run were scored by another evaluator; re-record the whole suite"
+            )
+        results["baseline"] = {
+            "status": "updated",
+            "path": state.path,
+            "entries": len(new.entries),
+            "added": len(summary.added),
+            "changed": len(summary.changed),
+            "unchanged": len(summary.unchanged),
+            "kept": len(summary.kept),
+            "not_finite": list(summary.not_finite),
+        }
         return
     from pytest_nlgeval.baseline.compare import compare
 
     try:
-        state.comparison = compare(state.baseline, head, tolerances=state.tolerances,
-                                   allow_evaluator_change=state.allow_evaluator_change,
-                                   new_checks=state.new_checks, seed=state.seed)
+        state.comparison = compare(
+            state.baseline,
+            head,
+            tolerances=state.tolerances,
+            allow_evaluator_change=state.allow_evaluator_change,
+            new_checks=state.new_checks,
+            seed=state.seed,
+        )
     except BaselineError as exc:
         state.error = str(exc)
         results["baseline"] = {"status": "refused", "path": state.path, "error": state.error}
@@ -226,8 +286,10 @@ def pytest_nlgeval_results_ready(config, results) -> None:
 def pytest_sessionfinish(session, exitstatus) -> None:
     state = session.config.stash.get(_state_key, None)
     if state is not None and not state.done:
-        state.error = ("no nlgeval results reached the baseline comparison (the nlgeval plugin did not finish "
-                       "its session, or it is disabled); nothing was compared")
+        state.error = (
+            "no nlgeval results reached the baseline comparison (the nlgeval plugin did not finish "
+            "its session, or it is disabled); nothing was compared"
+        )
     if state is not None and state.failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -249,8 +311,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         for warning in state.warnings:
             tr.write_line(warning, yellow=True)
         if state.update_summary.not_finite:
-            tr.write_line("not recorded (score not finite): " + ", ".join(state.update_summary.not_finite[:10]),
-                          yellow=True)
+            tr.write_line(
+                "not recorded (score not finite): " + ", ".join(state.update_summary.not_finite[:10]), yellow=True
+            )
     elif state.comparison is not None:
         from pytest_nlgeval.baseline.render import render_text
 

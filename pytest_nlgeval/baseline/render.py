@@ -6,6 +6,7 @@ Example::
         print(line)
     open(os.environ["GITHUB_STEP_SUMMARY"], "a").write(render_markdown(comparison))
 """
+
 from __future__ import annotations
 
 from pytest_nlgeval.baseline.compare import MIN_SUITE_CASES, CheckVerdict, Comparison, SuiteVerdict
@@ -21,16 +22,21 @@ def headline(comparison: Comparison) -> str:
     if comparison.failed:
         parts = []
         if c["regressions"] or c["suite_regressions"]:
-            parts.append(f"{c['regressions'] + c['suite_regressions']} regression"
-                         f"{'s' if c['regressions'] + c['suite_regressions'] != 1 else ''} "
-                         f"({_n(c['regressions'], 'check')}, {_n(c['suite_regressions'], 'suite')})")
+            parts.append(
+                f"{c['regressions'] + c['suite_regressions']} regression"
+                f"{'s' if c['regressions'] + c['suite_regressions'] != 1 else ''} "
+                f"({_n(c['regressions'], 'check')}, {_n(c['suite_regressions'], 'suite')})"
+            )
         if comparison.new_checks == "fail" and c["new"]:
             parts.append(f"{_n(c['new'], 'new check')} without a baseline entry")
         head = "FAILED: " + "; ".join(parts)
     else:
         head = "passed: no regression"
-    tail = [f"{c['compared']} compared", f"{c['unchanged']} unchanged",
-            f"{c['improvements'] + c['suite_improvements']} improved"]
+    tail = [
+        f"{c['compared']} compared",
+        f"{c['unchanged']} unchanged",
+        f"{c['improvements'] + c['suite_improvements']} improved",
+    ]
     if c["new"]:
         tail.append(f"{c['new']} new")
     if c["removed"]:
@@ -58,22 +64,34 @@ def render_text(comparison: Comparison) -> list[tuple[str, dict]]:
         if s.status in ("unchanged", "too few cases"):
             out.append(("suite        " + _suite_line(s), {}))
     if comparison.new_checks != "fail":
-        out += _limited([("new          " + f"{v.key}: {_f(v.new)} (no baseline entry; passes)", yellow)
-                         for v in comparison.new])
-    out += _limited([("removed      " + f"{v.key}: was {_f(v.old)} (did not run; entry kept)", yellow)
-                     for v in comparison.removed])
+        out += _limited(
+            [("new          " + f"{v.key}: {_f(v.new)} (no baseline entry; passes)", yellow) for v in comparison.new]
+        )
+    out += _limited(
+        [("removed      " + f"{v.key}: was {_f(v.old)} (did not run; entry kept)", yellow) for v in comparison.removed]
+    )
     out += _limited([("incomparable " + f"{v.key}: {v.reason}", yellow) for v in comparison.incomparable])
     change = comparison.evaluator_change
     if change is not None:
         for old_id, new_id, differences, count in change.pairs:
             out.append((f"evaluator changed ({count} checks): {old_id} -> {new_id}: {'; '.join(differences)}", yellow))
         for label, (drift, cases) in sorted(change.drift.items()):
-            out.append((f"cross-evaluator drift {label}: {drift:.4f} (mean |difference| over {cases} cases with "
-                        "unchanged inputs); tolerances widened by it", yellow))
+            out.append(
+                (
+                    f"cross-evaluator drift {label}: {drift:.4f} (mean |difference| over {cases} cases with "
+                    "unchanged inputs); tolerances widened by it",
+                    yellow,
+                )
+            )
         for label in change.unmeasured:
             out.append((f"cross-evaluator drift {label}: not measurable (no case kept its inputs)", yellow))
-    out.append((f"{headline(comparison)}; suites: paired bootstrap, {comparison.replicates} replicates, "
-                f"seed {comparison.seed}, {comparison.confidence:.0%} percentile interval", red if comparison.failed else green))
+    out.append(
+        (
+            f"{headline(comparison)}; suites: paired bootstrap, {comparison.replicates} replicates, "
+            f"seed {comparison.seed}, {comparison.confidence:.0%} percentile interval",
+            red if comparison.failed else green,
+        )
+    )
     return out
 
 
@@ -86,15 +104,19 @@ def render_markdown(comparison: Comparison) -> str:
     if comparison.new_checks == "fail":
         failing += comparison.new
     if comparison.suites:
-        lines += ["| dimension | cases | old mean | new mean | change | 95% interval | tolerance | verdict |",
-                  "|---|---:|---:|---:|---:|---|---:|---|"]
+        lines += [
+            "| dimension | cases | old mean | new mean | change | 95% interval | tolerance | verdict |",
+            "|---|---:|---:|---:|---:|---|---:|---|",
+        ]
         order = {"regression": 0, "improvement": 1, "unchanged": 2, "too few cases": 3}
         for s in sorted(comparison.suites, key=lambda s: order[s.status]):
             interval = "" if s.bootstrap is None else f"[{s.bootstrap.low:+.4f}, {s.bootstrap.high:+.4f}]"
             change = "" if s.change is None else f"{s.change:+.4f}"
             verdict = f"**{s.status.upper()}**" if s.status == "regression" else s.status
-            lines.append(f"| `{s.label}` | {s.n} | {_f(s.old_mean)} | {_f(s.new_mean)} | {change} | {interval} | "
-                         f"{s.tolerance:.4f} | {verdict} |")
+            lines.append(
+                f"| `{s.label}` | {s.n} | {_f(s.old_mean)} | {_f(s.new_mean)} | {change} | {interval} | "
+                f"{s.tolerance:.4f} | {verdict} |"
+            )
         lines.append("")
     rows = [(v, "**REGRESSION**" if v.status == "regression" else "**NEW (fails)**") for v in failing]
     rows += [(v, "improved") for v in comparison.improvements]
@@ -107,13 +129,17 @@ def render_markdown(comparison: Comparison) -> str:
         lines.append("")
     notes = []
     if comparison.new and comparison.new_checks != "fail":
-        notes.append(f"{len(comparison.new)} new checks without a baseline entry (they pass): "
-                     + ", ".join(f"`{_md(v.key)}`" for v in comparison.new[:_LIST_LIMIT])
-                     + (" …" if len(comparison.new) > _LIST_LIMIT else ""))
+        notes.append(
+            f"{len(comparison.new)} new checks without a baseline entry (they pass): "
+            + ", ".join(f"`{_md(v.key)}`" for v in comparison.new[:_LIST_LIMIT])
+            + (" …" if len(comparison.new) > _LIST_LIMIT else "")
+        )
     if comparison.removed:
-        notes.append(f"{len(comparison.removed)} baseline checks did not run: "
-                     + ", ".join(f"`{_md(v.key)}`" for v in comparison.removed[:_LIST_LIMIT])
-                     + (" …" if len(comparison.removed) > _LIST_LIMIT else ""))
+        notes.append(
+            f"{len(comparison.removed)} baseline checks did not run: "
+            + ", ".join(f"`{_md(v.key)}`" for v in comparison.removed[:_LIST_LIMIT])
+            + (" …" if len(comparison.removed) > _LIST_LIMIT else "")
+        )
     if comparison.incomparable:
         notes.append(f"{len(comparison.incomparable)} checks incomparable: {comparison.incomparable[0].reason}")
     evaluator_change = comparison.evaluator_change
@@ -121,11 +147,15 @@ def render_markdown(comparison: Comparison) -> str:
         for old_id, new_id, differences, count in evaluator_change.pairs:
             notes.append(f"Evaluator changed for {count} checks (`{old_id}` -> `{new_id}`): {'; '.join(differences)}")
         for label, (drift, cases) in sorted(evaluator_change.drift.items()):
-            notes.append(f"Cross-evaluator drift of `{label}`: {drift:.4f} (mean absolute difference over {cases} "
-                         "cases with unchanged inputs); its tolerances were widened by this amount")
-    notes.append(f"Suites: paired bootstrap over cases, {comparison.replicates} replicates, seed {comparison.seed}, "
-                 f"{comparison.confidence:.0%} percentile interval; a suite regresses when the whole interval is "
-                 "below zero and the mean drop exceeds the tolerance.")
+            notes.append(
+                f"Cross-evaluator drift of `{label}`: {drift:.4f} (mean absolute difference over {cases} "
+                "cases with unchanged inputs); its tolerances were widened by this amount"
+            )
+    notes.append(
+        f"Suites: paired bootstrap over cases, {comparison.replicates} replicates, seed {comparison.seed}, "
+        f"{comparison.confidence:.0%} percentile interval; a suite regresses when the whole interval is "
+        "below zero and the mean drop exceeds the tolerance."
+    )
     lines += [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
 
@@ -142,8 +172,10 @@ def _suite_line(s: SuiteVerdict) -> str:
     if s.bootstrap is None:
         return f"{what}; too few cases for an interval (needs {MIN_SUITE_CASES})"
     direction = "" if s.higher_is_better else ", lower is better"
-    return (f"{what}, change {s.change:+.4f}, 95% interval [{s.bootstrap.low:+.4f}, {s.bootstrap.high:+.4f}], "
-            f"tolerance {s.tolerance:.4f}{direction}")
+    return (
+        f"{what}, change {s.change:+.4f}, 95% interval [{s.bootstrap.low:+.4f}, {s.bootstrap.high:+.4f}], "
+        f"tolerance {s.tolerance:.4f}{direction}"
+    )
 
 
 def _limited(lines: list[tuple[str, dict]]) -> list[tuple[str, dict]]:

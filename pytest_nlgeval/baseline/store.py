@@ -43,6 +43,7 @@ leaves the old file intact. Example::
     new, summary = old.updated(head)
     write_baseline(new, "nlgeval-baseline.json")
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -66,9 +67,22 @@ from pytest_nlgeval.baseline.jsontext import (
 )
 
 __all__ = [
-    "BASELINE_SCHEMA", "BASELINE_VERSION", "RESULTS_SCHEMA", "KINDS", "OPERATORS",
-    "Baseline", "BaselineEntry", "UpdateSummary", "inputs_digest", "load_baseline", "load_snapshot",
-    "parse_snapshot", "rebase_nodeid", "resolve_root", "root_for", "write_baseline",
+    "BASELINE_SCHEMA",
+    "BASELINE_VERSION",
+    "RESULTS_SCHEMA",
+    "KINDS",
+    "OPERATORS",
+    "Baseline",
+    "BaselineEntry",
+    "UpdateSummary",
+    "inputs_digest",
+    "load_baseline",
+    "load_snapshot",
+    "parse_snapshot",
+    "rebase_nodeid",
+    "resolve_root",
+    "root_for",
+    "write_baseline",
 ]
 
 BASELINE_SCHEMA = "pytest-nlgeval/baseline"
@@ -175,7 +189,7 @@ class Baseline:
         entries = {}
         for key, entry in self.entries.items():
             nodeid = rebase_nodeid(entry.nodeid, from_dir, to_dir)
-            new_key = nodeid + key[len(entry.nodeid):] if key.startswith(entry.nodeid) else key
+            new_key = nodeid + key[len(entry.nodeid) :] if key.startswith(entry.nodeid) else key
             entries[new_key] = replace(entry, key=new_key, nodeid=nodeid)
         return Baseline(entries, dict(self.evaluators), self.source, self.origin, self.root)
 
@@ -209,9 +223,14 @@ class Baseline:
         if prune:
             for key in stale:
                 del entries[key]
-        summary = UpdateSummary(tuple(added), tuple(changed), tuple(unchanged),
-                                kept=() if prune else tuple(stale), pruned=tuple(stale) if prune else (),
-                                not_finite=tuple(not_finite))
+        summary = UpdateSummary(
+            tuple(added),
+            tuple(changed),
+            tuple(unchanged),
+            kept=() if prune else tuple(stale),
+            pruned=tuple(stale) if prune else (),
+            not_finite=tuple(not_finite),
+        )
         return Baseline(entries, evaluators, self.source, "baseline", self.root), summary
 
 
@@ -256,13 +275,18 @@ def inputs_digest(inputs: Any) -> str | None:
 
 # ----------------------------------------------------------------------------------------------- reading
 
+
 def load_baseline(path: str | os.PathLike) -> Baseline:
     """Read and validate a baseline file; :class:`BaselineFormatError` names the line of any problem."""
     path = os.fspath(path)
     snapshot = load_snapshot(path)
     if snapshot.origin != "baseline":
-        raise BaselineFormatError(path, 1, f"this is a results file ({RESULTS_SCHEMA}), not a baseline",
-                                  "Turn it into one with `nlgeval baseline update RESULTS.json -o BASELINE.json`")
+        raise BaselineFormatError(
+            path,
+            1,
+            f"this is a results file ({RESULTS_SCHEMA}), not a baseline",
+            "Turn it into one with `nlgeval baseline update RESULTS.json -o BASELINE.json`",
+        )
     return snapshot
 
 
@@ -283,62 +307,93 @@ def parse_snapshot(text: str, path: str = "<string>") -> Baseline:
     """Parse the text of a baseline or results file (see :func:`load_snapshot`)."""
     conflict = re.search(r"^(<{7}|={7}|>{7})( |$)", text, flags=re.MULTILINE)
     if conflict:
-        raise BaselineFormatError(path, line_at(text, conflict.start()), "unresolved merge conflict marker",
-                                  "Resolve the conflict by re-recording the baseline rather than merging scores")
+        raise BaselineFormatError(
+            path,
+            line_at(text, conflict.start()),
+            "unresolved merge conflict marker",
+            "Resolve the conflict by re-recording the baseline rather than merging scores",
+        )
     if not text.strip():
         raise BaselineFormatError(path, 1, "the file is empty", _RERECORD)
     try:
         data = loads_strict(text)
     except json.JSONDecodeError as exc:
-        raise BaselineFormatError(path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})",
-                                  _RERECORD) from None
+        raise BaselineFormatError(
+            path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})", _RERECORD
+        ) from None
     except DuplicateKey as exc:
-        raise BaselineFormatError(path, line_of_duplicate(text, exc.key), f"key {exc.key!r} appears twice",
-                                  _RERECORD) from None
+        raise BaselineFormatError(
+            path, line_of_duplicate(text, exc.key), f"key {exc.key!r} appears twice", _RERECORD
+        ) from None
     except NonFiniteNumber as exc:
         pos = text.find(exc.token)
-        raise BaselineFormatError(path, line_at(text, pos) if pos >= 0 else None,
-                                  f"{exc.token} is not a valid score (scores are finite numbers)", _RERECORD) from None
+        raise BaselineFormatError(
+            path,
+            line_at(text, pos) if pos >= 0 else None,
+            f"{exc.token} is not a valid score (scores are finite numbers)",
+            _RERECORD,
+        ) from None
     if not isinstance(data, dict):
         raise BaselineFormatError(path, 1, "the top level must be a JSON object", _RERECORD)
     schema = data.get("schema")
     if schema == RESULTS_SCHEMA:
         return _parse_results(data, path, text)
     if schema != BASELINE_SCHEMA:
-        raise BaselineFormatError(path, line_of(text, ['"schema"\\s*:']),
-                                  f"schema is {schema!r}, expected {BASELINE_SCHEMA!r} or {RESULTS_SCHEMA!r}")
+        raise BaselineFormatError(
+            path,
+            line_of(text, ['"schema"\\s*:']),
+            f"schema is {schema!r}, expected {BASELINE_SCHEMA!r} or {RESULTS_SCHEMA!r}",
+        )
     return _parse_baseline(data, path, text)
 
 
 def _parse_baseline(data: dict, path: str, text: str) -> Baseline:
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise BaselineFormatError(path, line_of(text, ['"version"\\s*:']), f"version must be an integer, got {version!r}")
+        raise BaselineFormatError(
+            path, line_of(text, ['"version"\\s*:']), f"version must be an integer, got {version!r}"
+        )
     if version > BASELINE_VERSION:
-        raise BaselineFormatError(path, line_of(text, ['"version"\\s*:']),
-                                  f"version {version} was written by a newer pytest-nlgeval (this one reads "
-                                  f"version {BASELINE_VERSION})", "Upgrade pytest-nlgeval")
+        raise BaselineFormatError(
+            path,
+            line_of(text, ['"version"\\s*:']),
+            f"version {version} was written by a newer pytest-nlgeval (this one reads version {BASELINE_VERSION})",
+            "Upgrade pytest-nlgeval",
+        )
     if version < 1:
         raise BaselineFormatError(path, line_of(text, ['"version"\\s*:']), f"unknown version {version}")
     evaluators = data.get("evaluators", {})
     if not isinstance(evaluators, dict) or not all(isinstance(v, dict) for v in evaluators.values()):
-        raise BaselineFormatError(path, line_of(text, ['"evaluators"\\s*:']),
-                                  "evaluators must map fingerprint ids to fingerprint objects", _RERECORD)
+        raise BaselineFormatError(
+            path,
+            line_of(text, ['"evaluators"\\s*:']),
+            "evaluators must map fingerprint ids to fingerprint objects",
+            _RERECORD,
+        )
     checks = data.get("checks")
     if not isinstance(checks, dict):
-        raise BaselineFormatError(path, line_of(text, ['"checks"\\s*:']),
-                                  "checks must be an object mapping check keys to entries", _RERECORD)
+        raise BaselineFormatError(
+            path, line_of(text, ['"checks"\\s*:']), "checks must be an object mapping check keys to entries", _RERECORD
+        )
     unknown = sorted(set(data) - {"schema", "version", "evaluators", "checks", "root"})
     if unknown:
-        raise BaselineFormatError(path, line_of(text, [re.escape(json.dumps(unknown[0])) + r"\s*:"]),
-                                  f"unknown top-level key {unknown[0]!r}", _RERECORD)
+        raise BaselineFormatError(
+            path,
+            line_of(text, [re.escape(json.dumps(unknown[0])) + r"\s*:"]),
+            f"unknown top-level key {unknown[0]!r}",
+            _RERECORD,
+        )
     root = data.get("root")
     if root is not None and (not isinstance(root, str) or not root):
-        raise BaselineFormatError(path, line_of(text, ['"root"\\s*:']),
-                                  f"root must be a non-empty folder path relative to the baseline file, got {root!r}",
-                                  _RERECORD)
+        raise BaselineFormatError(
+            path,
+            line_of(text, ['"root"\\s*:']),
+            f"root must be a non-empty folder path relative to the baseline file, got {root!r}",
+            _RERECORD,
+        )
     entries = {}
     for key, raw in checks.items():
+
         def where(field_name: str | None = None, key=key) -> int | None:
             anchors = [key_pattern(key)]
             if field_name is not None:
@@ -364,8 +419,9 @@ def _parse_baseline(data: dict, path: str, text: str) -> Baseline:
 
 def _parse_results(data: Mapping[str, Any], path: str, text: str | None) -> Baseline:
     def fail(problem: str, line: int | None = None):
-        raise BaselineFormatError(path, line, problem,
-                                  "Results files are written by `pytest --nlgeval-json PATH`; do not edit them")
+        raise BaselineFormatError(
+            path, line, problem, "Results files are written by `pytest --nlgeval-json PATH`; do not edit them"
+        )
 
     if data.get("schema") != RESULTS_SCHEMA:
         fail(f"schema is {data.get('schema')!r}, expected {RESULTS_SCHEMA!r}")
@@ -385,7 +441,12 @@ def _parse_results(data: Mapping[str, Any], path: str, text: str | None) -> Base
             if name not in raw:
                 fail(f"check {key!r} lacks {name}", line)
         problem, _ = _entry_problem(raw, require_score=False)
-        if problem is None and "tolerance" in raw and raw["tolerance"] is not None and not _finite_number(raw["tolerance"]):
+        if (
+            problem is None
+            and "tolerance" in raw
+            and raw["tolerance"] is not None
+            and not _finite_number(raw["tolerance"])
+        ):
             problem = f"tolerance must be a number, got {raw['tolerance']!r}"
         if problem is not None:
             fail(f"check {key!r}: {problem}", line)
@@ -427,10 +488,17 @@ def _entry(key: str, raw: Mapping[str, Any]) -> BaselineEntry:
     threshold = raw.get("threshold")
     tolerance = raw.get("tolerance")
     return BaselineEntry(
-        key=key, nodeid=raw["nodeid"], kind=raw["kind"], name=raw["name"], task=raw.get("task"),
-        score=None if score is None else float(score), operator=raw["operator"],
-        threshold=None if threshold is None else float(threshold), evaluator=raw.get("evaluator"),
-        inputs_sha256=raw.get("inputs_sha256"), tolerance=None if tolerance is None else float(tolerance),
+        key=key,
+        nodeid=raw["nodeid"],
+        kind=raw["kind"],
+        name=raw["name"],
+        task=raw.get("task"),
+        score=None if score is None else float(score),
+        operator=raw["operator"],
+        threshold=None if threshold is None else float(threshold),
+        evaluator=raw.get("evaluator"),
+        inputs_sha256=raw.get("inputs_sha256"),
+        tolerance=None if tolerance is None else float(tolerance),
     )
 
 
@@ -439,6 +507,7 @@ def _finite_number(value: Any) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------- writing
+
 
 def write_baseline(baseline: Baseline, path: str | os.PathLike) -> None:
     """Write ``baseline`` to ``path`` atomically.

@@ -29,6 +29,7 @@ SELECTOR is ``task/name`` (``summarization/consistency``), ``kind:name`` (``metr
     t.for_check("dimension", "summarization", "fluency")   # 0.1
     t.for_suite("dimension", "summarization", "fluency")   # 0.01
 """
+
 from __future__ import annotations
 
 import math
@@ -40,12 +41,20 @@ from pytest_nlgeval.baseline.errors import BaselineError
 __all__ = ["DEFAULT_CHECK_TOLERANCES", "DEFAULT_SUITE_TOLERANCES", "Tolerances", "parse_tolerance_specs"]
 
 DEFAULT_CHECK_TOLERANCES: Mapping[str, float] = {
-    "dimension:*": 0.05, "dimension:engagingness": 0.15, "metric:*": 0.25, "trajectory:*": 0.05,
-    "aggregate:*": 0.05, "*": 0.05,
+    "dimension:*": 0.05,
+    "dimension:engagingness": 0.15,
+    "metric:*": 0.25,
+    "trajectory:*": 0.05,
+    "aggregate:*": 0.05,
+    "*": 0.05,
 }
 DEFAULT_SUITE_TOLERANCES: Mapping[str, float] = {
-    "dimension:*": 0.02, "dimension:engagingness": 0.06, "metric:*": 0.10, "trajectory:*": 0.02,
-    "aggregate:*": 0.02, "*": 0.02,
+    "dimension:*": 0.02,
+    "dimension:engagingness": 0.06,
+    "metric:*": 0.10,
+    "trajectory:*": 0.02,
+    "aggregate:*": 0.02,
+    "*": 0.02,
 }
 
 
@@ -84,8 +93,9 @@ class Tolerances:
 
     @classmethod
     def from_specs(cls, check_specs: Iterable[str] = (), suite_specs: Iterable[str] = ()) -> "Tolerances":
-        return cls(parse_tolerance_specs(check_specs, "check tolerance"),
-                   parse_tolerance_specs(suite_specs, "suite tolerance"))
+        return cls(
+            parse_tolerance_specs(check_specs, "check tolerance"), parse_tolerance_specs(suite_specs, "suite tolerance")
+        )
 
     def for_check(self, kind: str, task: str | None, name: str, marker: float | None = None) -> float:
         """The tolerance of one check; a marker's tolerance wins over everything else."""

@@ -6,12 +6,16 @@ needed; entries of checks that are not in the results are kept unless ``--prune`
 
     nlgeval baseline update results.json -o tests/nlgeval-baseline.json
 """
+
 from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("baseline", help="record or validate a regression baseline file",
-                              description="Manage the regression baseline file outside pytest.")
+    p = subparsers.add_parser(
+        "baseline",
+        help="record or validate a regression baseline file",
+        description="Manage the regression baseline file outside pytest.",
+    )
     sub = p.add_subparsers(dest="baseline_command", metavar="ACTION")
     sub.required = True
     up = sub.add_parser("update", help="record a results file's checks into a baseline file")

@@ -6,6 +6,7 @@ Each file is a results file (``pytest --nlgeval-json``) or a baseline file; the 
 
     nlgeval compare main-results.json pr-results.json --format markdown >> "$GITHUB_STEP_SUMMARY"
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,23 +14,41 @@ import argparse
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "compare", help="regression verdicts between two results (or baseline) files",
+        "compare",
+        help="regression verdicts between two results (or baseline) files",
         description="Compare HEAD (e.g. a pull request's results) with BASE (e.g. main's results or the "
-                    "committed baseline): per-check drops beyond the tolerance and per-dimension paired "
-                    "bootstrap. Exit status 1 on a regression, 2 on invalid input or different evaluators.",
+        "committed baseline): per-check drops beyond the tolerance and per-dimension paired "
+        "bootstrap. Exit status 1 on a regression, 2 on invalid input or different evaluators.",
     )
     p.add_argument("base", metavar="BASE.json", help="results or baseline file of the reference run")
     p.add_argument("head", metavar="HEAD.json", help="results or baseline file of the run under test")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
     p.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH instead of stdout")
-    p.add_argument("--tolerance", action="append", default=[], metavar="SELECTOR=VALUE",
-                   help="check tolerance, e.g. 'fluency=0.1', 'metric:*=0.5' (repeatable)")
-    p.add_argument("--suite-tolerance", action="append", default=[], metavar="SELECTOR=VALUE",
-                   help="suite (mean change) tolerance, same selectors (repeatable)")
-    p.add_argument("--allow-evaluator-change", action="store_true",
-                   help="compare scores of different evaluators, widening tolerances by the measured drift")
-    p.add_argument("--new-checks", choices=("notice", "fail"), default="notice",
-                   help="whether checks missing from BASE fail (default: they pass with a notice)")
+    p.add_argument(
+        "--tolerance",
+        action="append",
+        default=[],
+        metavar="SELECTOR=VALUE",
+        help="check tolerance, e.g. 'fluency=0.1', 'metric:*=0.5' (repeatable)",
+    )
+    p.add_argument(
+        "--suite-tolerance",
+        action="append",
+        default=[],
+        metavar="SELECTOR=VALUE",
+        help="suite (mean change) tolerance, same selectors (repeatable)",
+    )
+    p.add_argument(
+        "--allow-evaluator-change",
+        action="store_true",
+        help="compare scores of different evaluators, widening tolerances by the measured drift",
+    )
+    p.add_argument(
+        "--new-checks",
+        choices=("notice", "fail"),
+        default="notice",
+        help="whether checks missing from BASE fail (default: they pass with a notice)",
+    )
     p.add_argument("--seed", type=_non_negative, default=0, help="seed of the paired bootstrap (default 0)")
     p.add_argument("--replicates", type=_positive, default=2000, help="bootstrap replicates (default 2000)")
     p.set_defaults(func=run)
@@ -49,9 +68,15 @@ def run(args) -> int:
     try:
         base = load_snapshot(args.base)
         head = load_snapshot(args.head)
-        comparison = compare(base, head, tolerances=Tolerances.from_specs(args.tolerance, args.suite_tolerance),
-                             allow_evaluator_change=args.allow_evaluator_change, new_checks=args.new_checks,
-                             seed=args.seed, replicates=args.replicates)
+        comparison = compare(
+            base,
+            head,
+            tolerances=Tolerances.from_specs(args.tolerance, args.suite_tolerance),
+            allow_evaluator_change=args.allow_evaluator_change,
+            new_checks=args.new_checks,
+            seed=args.seed,
+            replicates=args.replicates,
+        )
     except BaselineError as exc:
         raise UsageError(str(exc)) from None
     if args.format == "json":
@@ -60,7 +85,8 @@ def run(args) -> int:
         text = render_markdown(comparison)
     else:
         text = f"nlgeval compare {args.base} -> {args.head}\n" + "".join(
-            line + "\n" for line, _ in render_text(comparison))
+            line + "\n" for line, _ in render_text(comparison)
+        )
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -1,4 +1,5 @@
 """``nlgeval export`` and ``nlgeval prepare``: turn a checkpoint into a model folder the runtime serves."""
+
 from __future__ import annotations
 
 import sys
@@ -6,21 +7,34 @@ import time
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("export", help="export a Hugging Face checkpoint (id or folder) to an ONNX model folder",
-                              description="Export a Boolean-QA checkpoint (e.g. MingZhong/unieval-sum) to OUT: "
-                                          "model.onnx, tokenizer.json and nlgeval.json with parity figures.")
+    p = subparsers.add_parser(
+        "export",
+        help="export a Hugging Face checkpoint (id or folder) to an ONNX model folder",
+        description="Export a Boolean-QA checkpoint (e.g. MingZhong/unieval-sum) to OUT: "
+        "model.onnx, tokenizer.json and nlgeval.json with parity figures.",
+    )
     p.add_argument("model", metavar="MODEL_ID_OR_PATH")
     p.add_argument("out", metavar="OUT_DIR")
-    p.add_argument("--int8", action="store_true", help="also write an int8 graph (CPU; T5: static, activation scales calibrated at export)")
+    p.add_argument(
+        "--int8",
+        action="store_true",
+        help="also write an int8 graph (CPU; T5: static, activation scales calibrated at export)",
+    )
     p.add_argument("--fp16", action="store_true", help="also write a mixed-precision fp16 graph (CUDA)")
-    p.add_argument("--no-fp32", action="store_true",
-                   help="ship only the --int8/--fp16 graph(s): a smaller folder (fp32 parity is still measured)")
+    p.add_argument(
+        "--no-fp32",
+        action="store_true",
+        help="ship only the --int8/--fp16 graph(s): a smaller folder (fp32 parity is still measured)",
+    )
     p.add_argument("--max-length", type=int, default=None, help="max input tokens (default 1024, as UniEval)")
     p.set_defaults(func=run_export)
 
-    q = subparsers.add_parser("prepare", help="download/export a model into the user cache so it resolves offline",
-                              description="Resolve MODEL (Hugging Face id or checkpoint folder) into the cache "
-                                          "(downloading and exporting it once); later runs find it offline.")
+    q = subparsers.add_parser(
+        "prepare",
+        help="download/export a model into the user cache so it resolves offline",
+        description="Resolve MODEL (Hugging Face id or checkpoint folder) into the cache "
+        "(downloading and exporting it once); later runs find it offline.",
+    )
     q.add_argument("model", metavar="MODEL_ID_OR_PATH")
     q.add_argument("--cache-dir", default=None)
     q.set_defaults(func=run_prepare)
@@ -49,15 +63,25 @@ def run_export(args) -> int:
     local = Path(args.model)
     checkpoint = str(local) if local.exists() else _download(args.model, say)
     try:
-        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, keep_fp32=not args.no_fp32,
-                                max_length=args.max_length, source_id=args.model, progress=say)
+        manifest = export_model(
+            checkpoint,
+            args.out,
+            int8=args.int8,
+            fp16=args.fp16,
+            keep_fp32=not args.no_fp32,
+            max_length=args.max_length,
+            source_id=args.model,
+            progress=say,
+        )
     except (ValueError, OSError, ExportProcessError) as exc:
         raise UsageError(str(exc)) from exc
     for precision, fig in manifest["export"].get("parity", {}).items():
         diff = fig.get("max_abs_diff")
-        print(f"{precision}: max |diff| to PyTorch = {diff if diff is None else f'{diff:.2e}'} on {fig['n']} inputs"
-              + (f" ({fig['note']})" if fig.get("note") else "")
-              + (" (graph not shipped: --no-fp32)" if fig.get("shipped") is False else ""))
+        print(
+            f"{precision}: max |diff| to PyTorch = {diff if diff is None else f'{diff:.2e}'} on {fig['n']} inputs"
+            + (f" ({fig['note']})" if fig.get("note") else "")
+            + (" (graph not shipped: --no-fp32)" if fig.get("shipped") is False else "")
+        )
     print(f"wrote {args.out} in {time.monotonic() - started:.1f}s")
     return 0
 
@@ -69,8 +93,10 @@ def _download(model_id: str, say) -> str:
     from nlgeval_runtime.resolve import is_offline
 
     if is_offline():
-        raise UsageError(f"{model_id!r} is not a local folder and downloads are off (HF_HUB_OFFLINE or "
-                         "NLGEVAL_OFFLINE is set): give the path of a downloaded checkpoint, or unset the variable")
+        raise UsageError(
+            f"{model_id!r} is not a local folder and downloads are off (HF_HUB_OFFLINE or "
+            "NLGEVAL_OFFLINE is set): give the path of a downloaded checkpoint, or unset the variable"
+        )
     from huggingface_hub import snapshot_download
 
     say(f"downloading {model_id}")
@@ -78,8 +104,10 @@ def _download(model_id: str, say) -> str:
         return snapshot_download(model_id, allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt"])
     except Exception as exc:  # huggingface_hub's and httpx's errors: no network, unknown repo, no access
         detail = " ".join(str(exc).split())[:300]
-        raise UsageError(f"could not download {model_id!r} from the Hugging Face Hub ({type(exc).__name__}: "
-                         f"{detail}); check the id and the network, or give the path of a local checkpoint") from None
+        raise UsageError(
+            f"could not download {model_id!r} from the Hugging Face Hub ({type(exc).__name__}: "
+            f"{detail}); check the id and the network, or give the path of a local checkpoint"
+        ) from None
 
 
 def run_prepare(args) -> int:

@@ -10,6 +10,7 @@ the command with exit status 2 and a message naming the error (``JudgeServerUnre
 
 Without ``--lm`` the metric is induced from bank metrics alone (offline), and its report says so.
 """
+
 from __future__ import annotations
 
 import sys
@@ -18,10 +19,12 @@ import time
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "induce", help="induce a metric from human labels (AutoMetrics)",
+        "induce",
+        help="induce a metric from human labels (AutoMetrics)",
         description="Induce a metric from labelled outputs: generate LLM judges (with --lm), retrieve bank "
-                    "metrics by their cards, compose them by PLS regression, and report held-out Kendall tau, "
-                    "sensitivity and stability. Writes a JSON artifact and an HTML report card.")
+        "metrics by their cards, compose them by PLS regression, and report held-out Kendall tau, "
+        "sensitivity and stability. Writes a JSON artifact and an HTML report card.",
+    )
     p.add_argument("data", help="labelled dataset (.jsonl or .csv) with output, optional input/references, labels")
     p.add_argument("--task", required=True, help="what the system does, in a sentence")
     p.add_argument("--target", required=True, help="the label column to predict")
@@ -31,14 +34,23 @@ def register(subparsers) -> None:
     g = p.add_argument_group("LLM judges (need pytest-nlgeval[judges])")
     g.add_argument("--lm", default=None, help="LiteLLM model id, e.g. openai/<model> for an OpenAI-compatible server")
     g.add_argument("--api-base", default=None, help="base URL of the server, e.g. http://localhost:8000/v1")
-    g.add_argument("--api-key-env", default=None,
-                   help="environment variable holding the API key (default: the provider's usual variable)")
-    g.add_argument("--timeout", type=float, default=120.0,
-                   help="seconds to wait for one answer of the server (default 120)")
-    g.add_argument("--num-retries", type=int, default=2,
-                   help="retries, with backoff, of a request the server failed (default 2)")
-    g.add_argument("--lm-engine", choices=("litellm", "auto", "lm15"), default="litellm",
-                   help="DSPy's request engine: litellm (default) or DSPy's own lm15 (auto)")
+    g.add_argument(
+        "--api-key-env",
+        default=None,
+        help="environment variable holding the API key (default: the provider's usual variable)",
+    )
+    g.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds to wait for one answer of the server (default 120)"
+    )
+    g.add_argument(
+        "--num-retries", type=int, default=2, help="retries, with backoff, of a request the server failed (default 2)"
+    )
+    g.add_argument(
+        "--lm-engine",
+        choices=("litellm", "auto", "lm15"),
+        default="litellm",
+        help="DSPy's request engine: litellm (default) or DSPy's own lm15 (auto)",
+    )
     g.add_argument("--temperature", type=float, default=0.0)
     g.add_argument("--max-tokens", type=int, default=1000)
     g.add_argument("--n-criteria", type=int, default=10, help="single-criterion judges (default 10)")
@@ -49,8 +61,12 @@ def register(subparsers) -> None:
     g.add_argument("--threads", type=int, default=4, help="parallel LLM calls (default 4)")
     g.add_argument("--cache-dir", default=None, help="LLM response cache (default: the user cache dir)")
     b = p.add_argument_group("bank metrics and regression")
-    b.add_argument("--bank", choices=("auto", "yes", "no"), default="auto",
-                   help="use bank metrics: auto = always without --lm, with --lm only from 80 labelled rows")
+    b.add_argument(
+        "--bank",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="use bank metrics: auto = always without --lm, with --lm only from 80 labelled rows",
+    )
     b.add_argument("--metrics", default=None, help="comma-separated bank metrics to use instead of retrieval")
     b.add_argument("--exclude-metrics", default="", help="comma-separated bank metrics never to use")
     b.add_argument("-k", type=int, default=30, help="bank metrics kept by retrieval (default 30)")
@@ -94,8 +110,9 @@ def run(args) -> int:
         data = load_dataset(args.data, target=args.target)
     except DatasetError as exc:
         raise UsageError(str(exc)) from None
-    progress(f"read {len(data)} labelled rows from {args.data} (target {args.target!r}, "
-             f"{data.label_kind(args.target)})")
+    progress(
+        f"read {len(data)} labelled rows from {args.data} (target {args.target!r}, {data.label_kind(args.target)})"
+    )
     lm = None
     if args.lm:
         from pytest_nlgeval.induction.llmcache import JudgesUnavailable, make_lm
@@ -106,9 +123,17 @@ def run(args) -> int:
             if not api_key:
                 raise UsageError(f"--api-key-env {args.api_key_env}: the variable is not set")
         try:
-            lm = make_lm(args.lm, api_base=args.api_base, api_key=api_key, temperature=args.temperature,
-                         max_tokens=args.max_tokens, cache_dir=args.cache_dir, timeout=args.timeout,
-                         num_retries=args.num_retries, engine=args.lm_engine)
+            lm = make_lm(
+                args.lm,
+                api_base=args.api_base,
+                api_key=api_key,
+                temperature=args.temperature,
+                max_tokens=args.max_tokens,
+                cache_dir=args.cache_dir,
+                timeout=args.timeout,
+                num_retries=args.num_retries,
+                engine=args.lm_engine,
+            )
         except (JudgesUnavailable, ValueError) as exc:
             raise UsageError(str(exc)) from None
         progress(f"judge LM: {args.lm}" + (f" at {args.api_base}" if args.api_base else ""))
@@ -118,13 +143,28 @@ def run(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InductionWarning)
         try:
-            metric = induce(data, task=args.task, target=args.target, lm=lm, name=args.name,
-                            n_criteria=args.n_criteria, n_rubrics=args.n_rubrics,
-                            example_judge=not args.no_example_judge, optimizer=args.optimizer, use_bank=use_bank,
-                            metrics=_split(args.metrics), exclude_metrics=_split(args.exclude_metrics) or (),
-                            k=args.k, rerank=args.rerank, n_keep=args.keep, test_fraction=args.test_fraction,
-                            seed=args.seed, robustness=not args.no_robustness, num_threads=args.threads,
-                            progress=progress)
+            metric = induce(
+                data,
+                task=args.task,
+                target=args.target,
+                lm=lm,
+                name=args.name,
+                n_criteria=args.n_criteria,
+                n_rubrics=args.n_rubrics,
+                example_judge=not args.no_example_judge,
+                optimizer=args.optimizer,
+                use_bank=use_bank,
+                metrics=_split(args.metrics),
+                exclude_metrics=_split(args.exclude_metrics) or (),
+                k=args.k,
+                rerank=args.rerank,
+                n_keep=args.keep,
+                test_fraction=args.test_fraction,
+                seed=args.seed,
+                robustness=not args.no_robustness,
+                num_threads=args.threads,
+                progress=progress,
+            )
         except (InductionError, DatasetError, JudgeServerError) as exc:
             raise UsageError(str(exc)) from None
     for w in caught:
@@ -136,19 +176,25 @@ def run(args) -> int:
     prov = metric.provenance
     h = prov["heldout"]
     print(f"wrote {out} ({len(metric.components)} components: {', '.join(c.name for c in metric.components)})")
-    print(f"held-out Kendall tau {h['tau']:.3f} (p={h['p_value']:.3g}, 95% CI {h['ci_low']:.3f}..{h['ci_high']:.3f}, "
-          f"n={h['n']})")
+    print(
+        f"held-out Kendall tau {h['tau']:.3f} (p={h['p_value']:.3g}, 95% CI {h['ci_low']:.3f}..{h['ci_high']:.3f}, "
+        f"n={h['n']})"
+    )
     if prov.get("robustness"):
         print(f"sensitivity {prov['sensitivity']:.3f}, stability {prov['stability']:.3f}")
     failed = {k: v for k, v in (prov.get("judge_parse_failures") or {}).items() if v}
     retried = sum((prov.get("judge_retries") or {}).values())
     if failed or retried:
-        print(f"judge outputs asked for again: {retried}; left unscored: "
-              + (", ".join(f"{k} {v}" for k, v in failed.items()) or "none"))
+        print(
+            f"judge outputs asked for again: {retried}; left unscored: "
+            + (", ".join(f"{k} {v}" for k, v in failed.items()) or "none")
+        )
     if prov.get("llm_usage"):
         u = prov["llm_usage"]
-        print(f"LLM: {u['calls']} calls ({u['cache_hits']} from cache), {u['prompt_tokens']} prompt + "
-              f"{u['completion_tokens']} completion tokens")
+        print(
+            f"LLM: {u['calls']} calls ({u['cache_hits']} from cache), {u['prompt_tokens']} prompt + "
+            f"{u['completion_tokens']} completion tokens"
+        )
     for note in metric.report.get("notes", []):
         print(f"note: {note}")
     print(f"report card: {report}")

@@ -1,15 +1,19 @@
 """``nlgeval metrics``: list the metric bank, show a metric's card.
 
-    nlgeval metrics list            # every metric with its one-line summary
-    nlgeval metrics show rouge2     # the whole card, and the metric's signature
-    nlgeval metrics seal helpful.json   # re-seal an induced metric after a reviewed hand edit
+nlgeval metrics list            # every metric with its one-line summary
+nlgeval metrics show rouge2     # the whole card, and the metric's signature
+nlgeval metrics seal helpful.json   # re-seal an induced metric after a reviewed hand edit
 """
+
 from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("metrics", help="list the metric bank and show metric cards",
-                                   description="List the metric bank and show metric cards.")
+    parser = subparsers.add_parser(
+        "metrics",
+        help="list the metric bank and show metric cards",
+        description="List the metric bank and show metric cards.",
+    )
     sub = parser.add_subparsers(dest="metrics_command", metavar="ACTION")
     sub.required = True
     p_list = sub.add_parser("list", help="every metric with a one-line summary")
@@ -19,10 +23,13 @@ def register(subparsers) -> None:
     p_show.add_argument("name", help="metric name (see `nlgeval metrics list`)")
     p_show.add_argument("--section", help="print only this section of the card, e.g. 'Known Limitations'")
     p_show.set_defaults(func=_show)
-    p_seal = sub.add_parser("seal", help="re-seal an induced-metric artifact after a reviewed hand edit",
-                            description="Validate an induced-metric artifact and rewrite its content hash "
-                                        "(sha256), so that it loads without trust=True. Only for edits you "
-                                        "reviewed: every score of the metric depends on the file's numbers.")
+    p_seal = sub.add_parser(
+        "seal",
+        help="re-seal an induced-metric artifact after a reviewed hand edit",
+        description="Validate an induced-metric artifact and rewrite its content hash "
+        "(sha256), so that it loads without trust=True. Only for edits you "
+        "reviewed: every score of the metric depends on the file's numbers.",
+    )
     p_seal.add_argument("path", metavar="FILE", help="the induced-metric artifact (nlgeval induce -o FILE)")
     p_seal.set_defaults(func=_seal)
 

@@ -8,6 +8,7 @@ share of pairs where the damaged text scores lower (liveness) and the standard d
 Exit status 1 when a dimension the model serves is below ``--min-liveness`` or ``--min-sd``; dimensions
 the model folder refuses are listed as refused and never fail.
 """
+
 from __future__ import annotations
 
 
@@ -19,20 +20,40 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "probe",
         help="check that a model's dimensions react to damaged text (liveness)",
-        description=("Score pairs of original and damaged texts (word salad, repeated spans, reordered or "
-                     "foreign sentences, changed numbers, replies of other dialogues) on every dimension, "
-                     "and fail when a dimension does not rank the damaged text lower."),
+        description=(
+            "Score pairs of original and damaged texts (word salad, repeated spans, reordered or "
+            "foreign sentences, changed numbers, replies of other dialogues) on every dimension, "
+            "and fail when a dimension does not rank the damaged text lower."
+        ),
     )
     p.add_argument("model", help="model folder, Hugging Face id, or 'default' for the embedded model")
-    p.add_argument("--dimension", "-d", action="append", dest="dimensions", metavar="TASK/DIM",
-                   help="probe only these dimensions (repeatable; default: all)")
+    p.add_argument(
+        "--dimension",
+        "-d",
+        action="append",
+        dest="dimensions",
+        metavar="TASK/DIM",
+        help="probe only these dimensions (repeatable; default: all)",
+    )
     p.add_argument("--texts", help="probe texts in the schema of pytest_nlgeval/metaeval/probe_texts.json")
-    p.add_argument("--min-liveness", type=float, default=MIN_LIVENESS,
-                   help=f"least share of pairs ranked correctly (default {MIN_LIVENESS})")
-    p.add_argument("--min-sd", type=float, default=MIN_SD,
-                   help=f"least standard deviation of a dimension's scores (default {MIN_SD})")
-    p.add_argument("--source-windows", choices=("auto", "off"), default="auto",
-                   help="source windows and sentence alignment as the model folder declares (auto) or off")
+    p.add_argument(
+        "--min-liveness",
+        type=float,
+        default=MIN_LIVENESS,
+        help=f"least share of pairs ranked correctly (default {MIN_LIVENESS})",
+    )
+    p.add_argument(
+        "--min-sd",
+        type=float,
+        default=MIN_SD,
+        help=f"least standard deviation of a dimension's scores (default {MIN_SD})",
+    )
+    p.add_argument(
+        "--source-windows",
+        choices=("auto", "off"),
+        default="auto",
+        help="source windows and sentence alignment as the model folder declares (auto) or off",
+    )
     p.add_argument("--device", default="auto", choices=DEVICES)
     p.add_argument("--precision", default="auto", choices=PRECISIONS)
     p.add_argument("--json", dest="json_out", help="also write the full report (with wrong examples) here")
@@ -60,19 +81,23 @@ def _run(args) -> int:
         if unknown:
             raise UsageError(f"probe: no probe pairs for {unknown}; choose among {', '.join(sorted(pairs))}")
     model = None if args.model == "default" else args.model
-    evaluator = Evaluator(model, device=args.device, precision=args.precision, cache=False,
-                          source_windows=args.source_windows)
+    evaluator = Evaluator(
+        model, device=args.device, precision=args.precision, cache=False, source_windows=args.source_windows
+    )
     try:
         report = probe(evaluator, pairs, args.dimensions)
     finally:
         evaluator.close()
-    print(f"liveness of {args.model} (fingerprint {report.fingerprint}): share of (original, damaged) pairs "
-          f"where the damaged text scores lower, and the sd of all scores; gate: liveness >= "
-          f"{args.min_liveness}, sd >= {args.min_sd}")
+    print(
+        f"liveness of {args.model} (fingerprint {report.fingerprint}): share of (original, damaged) pairs "
+        f"where the damaged text scores lower, and the sd of all scores; gate: liveness >= "
+        f"{args.min_liveness}, sd >= {args.min_sd}"
+    )
     print(report.table(args.min_liveness, args.min_sd))
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(report.to_dict(args.min_liveness, args.min_sd), indent=1) + "\n",
-                                       encoding="utf-8")
+        Path(args.json_out).write_text(
+            json.dumps(report.to_dict(args.min_liveness, args.min_sd), indent=1) + "\n", encoding="utf-8"
+        )
     failed = report.failures(args.min_liveness, args.min_sd)
     if failed:
         print(f"FAILED: {', '.join(r.dimension for r in failed)} do not react to the damage they name")

@@ -8,30 +8,55 @@ with ``-p MODULE``; ``conftest.py`` files are not read here. Example::
 
     nlgeval report results.json --baseline tests/nlgeval-baseline.json -o report.html
 """
+
 from __future__ import annotations
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "report", help="render the HTML report of a results file",
+        "report",
+        help="render the HTML report of a results file",
         description="Render one self-contained HTML page (no scripts, no network) from a results file written "
-                    "by `pytest --nlgeval-json`.",
+        "by `pytest --nlgeval-json`.",
     )
     p.add_argument("results", metavar="RESULTS.json", help="results file of a pytest session")
-    p.add_argument("-o", "--output", metavar="PATH", default="report.html", help="HTML file to write "
-                   "(default report.html)")
-    p.add_argument("--baseline", metavar="BASE.json",
-                   help="compare with this baseline (or reference results) file and show the comparison "
-                        "(replaces a comparison already in RESULTS.json)")
-    p.add_argument("--tolerance", action="append", default=[], metavar="SELECTOR=VALUE",
-                   help="check tolerance for --baseline, e.g. 'fluency=0.1' (repeatable)")
-    p.add_argument("--suite-tolerance", action="append", default=[], metavar="SELECTOR=VALUE",
-                   help="suite (mean change) tolerance for --baseline (repeatable)")
-    p.add_argument("--allow-evaluator-change", action="store_true",
-                   help="with --baseline: compare scores of different evaluators, tolerances widened by the drift")
+    p.add_argument(
+        "-o", "--output", metavar="PATH", default="report.html", help="HTML file to write (default report.html)"
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="BASE.json",
+        help="compare with this baseline (or reference results) file and show the comparison "
+        "(replaces a comparison already in RESULTS.json)",
+    )
+    p.add_argument(
+        "--tolerance",
+        action="append",
+        default=[],
+        metavar="SELECTOR=VALUE",
+        help="check tolerance for --baseline, e.g. 'fluency=0.1' (repeatable)",
+    )
+    p.add_argument(
+        "--suite-tolerance",
+        action="append",
+        default=[],
+        metavar="SELECTOR=VALUE",
+        help="suite (mean change) tolerance for --baseline (repeatable)",
+    )
+    p.add_argument(
+        "--allow-evaluator-change",
+        action="store_true",
+        help="with --baseline: compare scores of different evaluators, tolerances widened by the drift",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)")
-    p.add_argument("-p", dest="plugins", action="append", default=[], metavar="MODULE",
-                   help="import MODULE and use its pytest_nlgeval_report_sections hook (repeatable)")
+    p.add_argument(
+        "-p",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE and use its pytest_nlgeval_report_sections hook (repeatable)",
+    )
     p.add_argument("--no-plugins", action="store_true", help="do not load installed pytest plugins' sections")
     p.add_argument("--title", default="pytest-nlgeval report", help="page title")
     p.set_defaults(func=run)
@@ -48,10 +73,15 @@ def run(args) -> int:
     except ReportInputError as exc:
         raise UsageError(str(exc)) from None
     if args.baseline:
-        results["baseline"] = compare_with_baseline(results, args.baseline, source=args.results,
-                                                    tolerances=args.tolerance, suite_tolerances=args.suite_tolerance,
-                                                    allow_evaluator_change=args.allow_evaluator_change,
-                                                    seed=args.seed)
+        results["baseline"] = compare_with_baseline(
+            results,
+            args.baseline,
+            source=args.results,
+            tolerances=args.tolerance,
+            suite_tolerances=args.suite_tolerance,
+            allow_evaluator_change=args.allow_evaluator_change,
+            seed=args.seed,
+        )
     try:
         sections = collect_sections(results, plugins=args.plugins, autoload=False if args.no_plugins else None)
     except (ImportError, TypeError, ValueError) as exc:
@@ -64,8 +94,16 @@ def run(args) -> int:
     return 0
 
 
-def compare_with_baseline(results, baseline_path: str, *, source: str, tolerances=(), suite_tolerances=(),
-                          allow_evaluator_change: bool = False, seed: int = 0) -> dict:
+def compare_with_baseline(
+    results,
+    baseline_path: str,
+    *,
+    source: str,
+    tolerances=(),
+    suite_tolerances=(),
+    allow_evaluator_change: bool = False,
+    seed: int = 0,
+) -> dict:
     """``results["baseline"]`` as the pytest plugin would have written it for ``--nlgeval-baseline``."""
     from pytest_nlgeval.baseline.compare import compare
     from pytest_nlgeval.baseline.errors import BaselineError
@@ -74,9 +112,13 @@ def compare_with_baseline(results, baseline_path: str, *, source: str, tolerance
     from pytest_nlgeval.errors import UsageError
 
     try:
-        comparison = compare(load_snapshot(baseline_path), Baseline.from_results(results, source),
-                             tolerances=Tolerances.from_specs(list(tolerances), list(suite_tolerances)),
-                             allow_evaluator_change=allow_evaluator_change, seed=seed)
+        comparison = compare(
+            load_snapshot(baseline_path),
+            Baseline.from_results(results, source),
+            tolerances=Tolerances.from_specs(list(tolerances), list(suite_tolerances)),
+            allow_evaluator_change=allow_evaluator_change,
+            seed=seed,
+        )
     except BaselineError as exc:
         raise UsageError(str(exc)) from None
     return {"path": baseline_path, **comparison.to_dict()}

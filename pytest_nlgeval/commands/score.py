@@ -6,6 +6,7 @@ Each output row is the input row plus ``"nlgeval": {"<dimension>": score, ...}``
 dimension are printed at the end. Scores go through the same score cache as the pytest plugin
 (``.nlgeval-cache`` in the current directory unless ``--cache-dir``/``--no-cache``).
 """
+
 from __future__ import annotations
 
 import sys
@@ -19,12 +20,20 @@ _FIELDS = ("source", "reference", "context", "fact")
 def register(subparsers) -> None:
     from nlgeval_runtime.session import DEVICES, PRECISIONS
 
-    p = subparsers.add_parser("score", help="score the outputs in a JSONL file on UniEval-style dimensions",
-                              description="Score each row's output on the given dimensions; rows are JSON objects "
-                                          "(one per line, or one JSON list).")
+    p = subparsers.add_parser(
+        "score",
+        help="score the outputs in a JSONL file on UniEval-style dimensions",
+        description="Score each row's output on the given dimensions; rows are JSON objects "
+        "(one per line, or one JSON list).",
+    )
     p.add_argument("data", metavar="DATA.jsonl")
-    p.add_argument("-d", "--dimension", action="append", required=True,
-                   help="dimension to score (repeatable), e.g. consistency, fluency, overall")
+    p.add_argument(
+        "-d",
+        "--dimension",
+        action="append",
+        required=True,
+        help="dimension to score (repeatable), e.g. consistency, fluency, overall",
+    )
     p.add_argument("--task", default="summarization", help="summarization, dialogue, data2text or fact")
     p.add_argument("--output-field", default="output", help="field holding the generated text (default output)")
     for name in _FIELDS:
@@ -34,9 +43,13 @@ def register(subparsers) -> None:
     p.add_argument("--device", default="auto", choices=DEVICES)
     p.add_argument("--precision", default="auto", choices=PRECISIONS)
     p.add_argument("--batch-size", type=int, default=None, help="most inputs per ONNX Runtime call")
-    p.add_argument("--source-windows", default="auto", choices=("auto", "off"),
-                   help="auto: score long documents in overlapping sentence windows (consistency, groundedness); "
-                        "off: cut the tail as UniEval does (default auto)")
+    p.add_argument(
+        "--source-windows",
+        default="auto",
+        choices=("auto", "off"),
+        help="auto: score long documents in overlapping sentence windows (consistency, groundedness); "
+        "off: cut the tail as UniEval does (default auto)",
+    )
     p.add_argument("--chunk", type=int, default=256, help="rows scored per batched call (progress granularity)")
     p.add_argument("--cache-dir", default=None, help="score cache folder (default .nlgeval-cache)")
     p.add_argument("--no-cache", action="store_true", help="read and write no score cache")
@@ -71,12 +84,21 @@ def run_score(args) -> int:
     rows = read_rows(args.data)
     missing = [i for i, row in enumerate(rows) if args.output_field not in row]
     if missing:
-        raise UsageError(f"{args.data}: rows {missing[:10]} have no {args.output_field!r} field "
-                         "(choose the field with --output-field)")
+        raise UsageError(
+            f"{args.data}: rows {missing[:10]} have no {args.output_field!r} field "
+            "(choose the field with --output-field)"
+        )
     evaluator_class, engine_options = evaluator_factory(args)
-    evaluator = evaluator_class(args.model, device=args.device, precision=args.precision, batch_size=args.batch_size,
-                                cache=not args.no_cache, cache_dir=args.cache_dir,
-                                source_windows=args.source_windows, **engine_options)
+    evaluator = evaluator_class(
+        args.model,
+        device=args.device,
+        precision=args.precision,
+        batch_size=args.batch_size,
+        cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        source_windows=args.source_windows,
+        **engine_options,
+    )
     columns = {name: getattr(args, f"{name}_field") for name in _FIELDS}
     results: dict[str, list[float]] = {}
     started = time.monotonic()
@@ -91,15 +113,20 @@ def run_score(args) -> int:
                 if any(column in row for row in chunk):
                     inputs[f"{name}s"] = [row.get(column) for row in chunk]
             try:
-                values += evaluator.score_batch([row[args.output_field] for row in chunk], dimension,
-                                               task=args.task, **inputs)
+                values += evaluator.score_batch(
+                    [row[args.output_field] for row in chunk], dimension, task=args.task, **inputs
+                )
             except (DimensionError, InputError) as exc:
                 raise UsageError(f"{args.data}, rows {start}-{start + len(chunk) - 1}: {exc}") from None
             except NLGEvalRuntimeError as exc:
                 raise UsageError(str(exc)) from None
             done += len(chunk)
-            print(f"\r[{time.monotonic() - started:6.1f}s] scored {done}/{total} ({dimension})",
-                  end="", file=sys.stderr, flush=True)
+            print(
+                f"\r[{time.monotonic() - started:6.1f}s] scored {done}/{total} ({dimension})",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
         results[dimension] = values
     print(file=sys.stderr)
     if args.out:
@@ -109,8 +136,10 @@ def run_score(args) -> int:
                 scored["nlgeval"] = {**(row.get("nlgeval") or {}), **{d: results[d][i] for d in args.dimension}}
                 handle.write(json.dumps(scored, ensure_ascii=False) + "\n")
     stats = evaluator.stats
-    print(f"{len(rows)} rows, task {args.task}, evaluator {evaluator.fingerprint_id} "
-          f"({stats['scored']} inputs scored, {stats['cached']} from the cache)")
+    print(
+        f"{len(rows)} rows, task {args.task}, evaluator {evaluator.fingerprint_id} "
+        f"({stats['scored']} inputs scored, {stats['cached']} from the cache)"
+    )
     for dimension, values in results.items():
         mean = math.fsum(values) / len(values)
         print(f"  {dimension:<20} mean {mean:.4f}  min {min(values):.4f}  max {max(values):.4f}")

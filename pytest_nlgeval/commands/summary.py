@@ -6,21 +6,30 @@ Example::
 
     nlgeval summary results.json --format step-summary --artifact-url "$URL" >> "$GITHUB_STEP_SUMMARY"
 """
+
 from __future__ import annotations
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "summary", help="Markdown summary of a results file (job summary or pull-request comment)",
+        "summary",
+        help="Markdown summary of a results file (job summary or pull-request comment)",
         description="Totals, regressions with old -> new scores, the worst failures and a link to the report, "
-                    "within GitHub's size limits.",
+        "within GitHub's size limits.",
     )
     p.add_argument("results", metavar="RESULTS.json", help="results file of a pytest session")
-    p.add_argument("--format", choices=("step-summary", "pr-comment"), default="step-summary",
-                   help="step-summary (<= 1 MiB) or pr-comment (<= 64 KB, with a hidden marker)")
+    p.add_argument(
+        "--format",
+        choices=("step-summary", "pr-comment"),
+        default="step-summary",
+        help="step-summary (<= 1 MiB) or pr-comment (<= 64 KB, with a hidden marker)",
+    )
     p.add_argument("--artifact-url", metavar="URL", help="link to the uploaded HTML report")
-    p.add_argument("--marker-id", default="default", help="id in the comment's hidden marker (one sticky "
-                   "comment per id, e.g. per job)")
+    p.add_argument(
+        "--marker-id",
+        default="default",
+        help="id in the comment's hidden marker (one sticky comment per id, e.g. per job)",
+    )
     p.add_argument("-o", "--output", metavar="PATH", help="append to PATH instead of printing")
     p.set_defaults(func=run)
 

@@ -21,6 +21,7 @@ Failures never cost the run its scores:
     >>> cache.get_many("3f2a9c01d2e4b5a6", ["question: ..."])
     {'question: ...': (0.91, False, 12)}
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -101,7 +102,7 @@ class ScoreCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = self._open_checked()
-        except (sqlite3.Error, OSError) as exc:   # _Damaged (a failed integrity check) is a sqlite3.Error
+        except (sqlite3.Error, OSError) as exc:  # _Damaged (a failed integrity check) is a sqlite3.Error
             if _is_damage(exc):
                 if not self._set_aside(exc):
                     return None
@@ -118,8 +119,7 @@ class ScoreCache:
         return conn
 
     def _open_checked(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
             try:
                 if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -143,7 +143,8 @@ class ScoreCache:
             if row is None or row[0] != str(_SCHEMA_VERSION):
                 raise sqlite3.OperationalError(
                     f"it has schema version {row[0] if row else 'none'} and this pytest-nlgeval reads version "
-                    f"{_SCHEMA_VERSION}; delete it to start a new cache")
+                    f"{_SCHEMA_VERSION}; delete it to start a new cache"
+                )
         except BaseException:
             conn.close()
             raise
@@ -156,8 +157,9 @@ class ScoreCache:
         uri = self.path.resolve().as_uri()
         for query in ("mode=ro", "immutable=1"):  # immutable: a read-only mount where no -shm can be made
             try:
-                conn = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=1.0, isolation_level=None,
-                                       check_same_thread=False)
+                conn = sqlite3.connect(
+                    f"{uri}?{query}", uri=True, timeout=1.0, isolation_level=None, check_same_thread=False
+                )
                 row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
                 if row is not None and row[0] == str(_SCHEMA_VERSION):
                     return conn
@@ -238,8 +240,12 @@ class ScoreCache:
                     break
                 chunk = items[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
-                rows = self._query(conn, f"SELECT text_sha256, score, truncated, n_tokens FROM scores "
-                                         f"WHERE evaluator=? AND text_sha256 IN ({marks})", [evaluator_id, *chunk])
+                rows = self._query(
+                    conn,
+                    f"SELECT text_sha256, score, truncated, n_tokens FROM scores "
+                    f"WHERE evaluator=? AND text_sha256 IN ({marks})",
+                    [evaluator_id, *chunk],
+                )
                 for digest, score, truncated, n_tokens in rows:
                     if isinstance(score, float) and math.isfinite(score) and 0.0 <= score <= 1.0:
                         found[keys[digest]] = (score, bool(truncated), int(n_tokens))

@@ -6,6 +6,7 @@ assertion that made it, and outside pytest there is none (comparisons work uncha
 running test (node id, ``nlgeval`` marker options) and numbers the checks of each name within a test, so a
 check's ``key`` (``nodeid::name::index``) is stable across runs. Fields follow docs/results-schema.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -93,16 +94,39 @@ class CheckRecorder:
     def add_evaluator(self, evaluator_id: str, fingerprint: dict) -> None:
         self.evaluators.setdefault(evaluator_id, dict(fingerprint))
 
-    def record(self, *, kind: str, name: str, task: str | None, score: float, operator: str, threshold: float,
-               passed: bool, evaluator: str | None = None, details: dict | None = None) -> Check:
+    def record(
+        self,
+        *,
+        kind: str,
+        name: str,
+        task: str | None,
+        score: float,
+        operator: str,
+        threshold: float,
+        passed: bool,
+        evaluator: str | None = None,
+        details: dict | None = None,
+    ) -> Check:
         nodeid = self.nodeid or "<outside a test>"
         index = self._counters.get((nodeid, name), 0)
         self._counters[(nodeid, name)] = index + 1
         tolerance = self.marker.get("tolerance")
-        check = Check(key=f"{nodeid}::{name}::{index}", nodeid=nodeid, kind=kind, name=name, task=task,
-                      index=index, score=float(score), operator=operator, threshold=float(threshold),
-                      passed=bool(passed), evaluator=evaluator, details=dict(details or {}),
-                      tolerance=None if tolerance is None else float(tolerance), xfail=self.xfail)
+        check = Check(
+            key=f"{nodeid}::{name}::{index}",
+            nodeid=nodeid,
+            kind=kind,
+            name=name,
+            task=task,
+            index=index,
+            score=float(score),
+            operator=operator,
+            threshold=float(threshold),
+            passed=bool(passed),
+            evaluator=evaluator,
+            details=dict(details or {}),
+            tolerance=None if tolerance is None else float(tolerance),
+            xfail=self.xfail,
+        )
         self.checks.append(check)
         if self.item is not None:
             # record_property's storage: shows up as <property> in JUnit XML.

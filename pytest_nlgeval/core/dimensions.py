@@ -15,6 +15,7 @@ Custom zero-shot dimensions are a question plus fields::
     registry.add(Dimension(task="summarization", name="politeness",
                            question="Is this a polite summary?", fields=("summary",)))
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -74,8 +75,13 @@ class DimensionNotServedError(DimensionError):
 
 
 #: The released UniEval checkpoint (Zhong et al., 2022) that answers each task's questions.
-RELEASED = {"summarization": "MingZhong/unieval-sum", "data2text": "MingZhong/unieval-sum",
-            "dialogue": "MingZhong/unieval-dialog", "fact": "MingZhong/unieval-fact", "rag": "MingZhong/unieval-fact"}
+RELEASED = {
+    "summarization": "MingZhong/unieval-sum",
+    "data2text": "MingZhong/unieval-sum",
+    "dialogue": "MingZhong/unieval-dialog",
+    "fact": "MingZhong/unieval-fact",
+    "rag": "MingZhong/unieval-fact",
+}
 
 
 def released_checkpoint(task: str) -> str:
@@ -162,7 +168,9 @@ class Dimension:
         if self.window is not None and self.window not in self.arguments:
             raise DimensionError(f"{where}: window={self.window!r} is not one of its arguments {self.arguments}")
         if self.window_aggregation not in ("max", "mean"):
-            raise DimensionError(f"{where}: window_aggregation must be 'max' or 'mean', got {self.window_aggregation!r}")
+            raise DimensionError(
+                f"{where}: window_aggregation must be 'max' or 'mean', got {self.window_aggregation!r}"
+            )
 
     @property
     def key(self) -> str:
@@ -181,55 +189,156 @@ class Dimension:
         return " </s> ".join(parts)
 
 
-def _builtin(task, name, question, fields, unit="whole", aggregation="mean", description="", window=None,
-             arguments=None):
-    return Dimension(task=task, name=name, question=question, fields=fields, unit=unit, arguments=arguments,
-                     aggregation=aggregation, description=description, builtin=True, window=window)
+def _builtin(
+    task, name, question, fields, unit="whole", aggregation="mean", description="", window=None, arguments=None
+):
+    return Dimension(
+        task=task,
+        name=name,
+        question=question,
+        fields=fields,
+        unit=unit,
+        arguments=arguments,
+        aggregation=aggregation,
+        description=description,
+        builtin=True,
+        window=window,
+    )
 
 
 def builtin_dimensions() -> list[Dimension]:
     """The UniEval catalogue (UniEval's public code, maszhongming/UniEval), in the order of the reference code."""
     return [
-        _builtin("summarization", "coherence", "Is this a coherent summary to the document?",
-                 ("summary", "document"), description="the summary is well structured and organised"),
-        _builtin("summarization", "consistency", "Is this claim consistent with the document?",
-                 ("claim", "document"), unit="sentence", window="source",
-                 description="every sentence of the summary is supported by the document"),
-        _builtin("summarization", "fluency", "Is this a fluent paragraph?", ("paragraph",), unit="sentence",
-                 description="each sentence is well formed"),
-        _builtin("summarization", "relevance", "Is this summary relevant to the reference?",
-                 ("summary", "reference"), description="the summary keeps the important content"),
-        _builtin("dialogue", "naturalness", "Is this a natural response in the dialogue?", ("response",),
-                 description="a person would plausibly say this"),
-        _builtin("dialogue", "coherence", "Is this a coherent response given the dialogue history?",
-                 ("response", "dialogue history"), description="the response follows from the history"),
-        _builtin("dialogue", "engagingness",
-                 "Is this an engaging and informative response according to the dialogue history and fact?",
-                 ("response", "dialogue history", "fact"), unit="sentence", aggregation="sum",
-                 description="sum over sentences, range [0, inf)"),
-        _builtin("dialogue", "groundedness", "Is this response consistent with knowledge in the fact?",
-                 ("response", "fact"), window="fact", description="the response agrees with the knowledge given"),
-        _builtin("dialogue", "understandability", "Is this an understandable response in the dialogue?",
-                 ("response",), description="the response is easy to understand"),
-        _builtin("data2text", "naturalness", "Is this a fluent utterance?", ("utterance",),
-                 description="the text reads naturally"),
-        _builtin("data2text", "informativeness", "Is this sentence informative according to the reference?",
-                 ("sentence", "reference"), description="the text carries the reference's information"),
-        _builtin("fact", "consistency", "Is this claim consistent with the document?", ("claim", "document"),
-                 unit="sentence", window="source", description="every sentence is supported by the document"),
+        _builtin(
+            "summarization",
+            "coherence",
+            "Is this a coherent summary to the document?",
+            ("summary", "document"),
+            description="the summary is well structured and organised",
+        ),
+        _builtin(
+            "summarization",
+            "consistency",
+            "Is this claim consistent with the document?",
+            ("claim", "document"),
+            unit="sentence",
+            window="source",
+            description="every sentence of the summary is supported by the document",
+        ),
+        _builtin(
+            "summarization",
+            "fluency",
+            "Is this a fluent paragraph?",
+            ("paragraph",),
+            unit="sentence",
+            description="each sentence is well formed",
+        ),
+        _builtin(
+            "summarization",
+            "relevance",
+            "Is this summary relevant to the reference?",
+            ("summary", "reference"),
+            description="the summary keeps the important content",
+        ),
+        _builtin(
+            "dialogue",
+            "naturalness",
+            "Is this a natural response in the dialogue?",
+            ("response",),
+            description="a person would plausibly say this",
+        ),
+        _builtin(
+            "dialogue",
+            "coherence",
+            "Is this a coherent response given the dialogue history?",
+            ("response", "dialogue history"),
+            description="the response follows from the history",
+        ),
+        _builtin(
+            "dialogue",
+            "engagingness",
+            "Is this an engaging and informative response according to the dialogue history and fact?",
+            ("response", "dialogue history", "fact"),
+            unit="sentence",
+            aggregation="sum",
+            description="sum over sentences, range [0, inf)",
+        ),
+        _builtin(
+            "dialogue",
+            "groundedness",
+            "Is this response consistent with knowledge in the fact?",
+            ("response", "fact"),
+            window="fact",
+            description="the response agrees with the knowledge given",
+        ),
+        _builtin(
+            "dialogue",
+            "understandability",
+            "Is this an understandable response in the dialogue?",
+            ("response",),
+            description="the response is easy to understand",
+        ),
+        _builtin(
+            "data2text",
+            "naturalness",
+            "Is this a fluent utterance?",
+            ("utterance",),
+            description="the text reads naturally",
+        ),
+        _builtin(
+            "data2text",
+            "informativeness",
+            "Is this sentence informative according to the reference?",
+            ("sentence", "reference"),
+            description="the text carries the reference's information",
+        ),
+        _builtin(
+            "fact",
+            "consistency",
+            "Is this claim consistent with the document?",
+            ("claim", "document"),
+            unit="sentence",
+            window="source",
+            description="every sentence is supported by the document",
+        ),
         # Retrieval-augmented answers (the RAG triad of question, contexts and answer, plus the reference for
         # recall). Faithfulness and recall ask UniEval's consistency question of each sentence against the
         # retrieved passages; the two relevance dimensions ask a relevance question.
-        _builtin("rag", "faithfulness", "Is this claim consistent with the document?", ("claim", "document"),
-                 unit="sentence", window="context", arguments=("context",),
-                 description="every sentence of the answer is supported by the retrieved contexts"),
-        _builtin("rag", "answer_relevance", "Is this answer relevant to the question?", ("answer", "question"),
-                 description="the answer addresses the question"),
-        _builtin("rag", "context_relevance", "Is this document relevant to the question?", ("document", "question"),
-                 unit="context", description="mean over the retrieved contexts: each is relevant to the question"),
-        _builtin("rag", "context_recall", "Is this claim consistent with the document?", ("claim", "document"),
-                 unit="reference_sentence", window="context", arguments=("context",),
-                 description="every sentence of the reference answer is supported by the retrieved contexts"),
+        _builtin(
+            "rag",
+            "faithfulness",
+            "Is this claim consistent with the document?",
+            ("claim", "document"),
+            unit="sentence",
+            window="context",
+            arguments=("context",),
+            description="every sentence of the answer is supported by the retrieved contexts",
+        ),
+        _builtin(
+            "rag",
+            "answer_relevance",
+            "Is this answer relevant to the question?",
+            ("answer", "question"),
+            description="the answer addresses the question",
+        ),
+        _builtin(
+            "rag",
+            "context_relevance",
+            "Is this document relevant to the question?",
+            ("document", "question"),
+            unit="context",
+            description="mean over the retrieved contexts: each is relevant to the question",
+        ),
+        _builtin(
+            "rag",
+            "context_recall",
+            "Is this claim consistent with the document?",
+            ("claim", "document"),
+            unit="reference_sentence",
+            window="context",
+            arguments=("context",),
+            description="every sentence of the reference answer is supported by the retrieved contexts",
+        ),
     ]
 
 
@@ -240,11 +349,11 @@ _NO_OVERALL = frozenset({"fact", "rag"})
 class DimensionRegistry:
     """The dimensions known to a session: the built-in catalogue plus registered custom ones.
 
-        >>> registry = DimensionRegistry()
-        >>> registry.get("fluency").question
-        'Is this a fluent paragraph?'
-        >>> registry.get("coherence", task="dialogue").fields
-        ('response', 'dialogue history')
+    >>> registry = DimensionRegistry()
+    >>> registry.get("fluency").question
+    'Is this a fluent paragraph?'
+    >>> registry.get("coherence", task="dialogue").fields
+    ('response', 'dialogue history')
     """
 
     def __init__(self, dimensions: Iterable[Dimension] | None = None) -> None:
@@ -349,8 +458,9 @@ def _fact(value, what: str) -> str:
     return _check_text(value, what).rstrip("\n") + "\n"
 
 
-def prepare_inputs(dimension: Dimension, output, values: Mapping[str, object], *, split=None,
-                   label: str = "output") -> tuple[list[str], list[str]]:
+def prepare_inputs(
+    dimension: Dimension, output, values: Mapping[str, object], *, split=None, label: str = "output"
+) -> tuple[list[str], list[str]]:
     """Units and evaluator input texts of one output for one dimension.
 
     ``values`` maps argument names (``source``, ``reference``, ``context``, ``fact``) to texts; a
@@ -384,8 +494,11 @@ def _needed(dimension: Dimension, values: Mapping[str, object], argument: str, l
     value = values.get(argument)
     if value is None:
         what = "the retrieved contexts" if argument == "context" else "the reference answer"
-        how = f"pass {argument}=..." if label == "output" else \
-            f"pass {argument}s=[...] (one per output) or {argument}=... (shared by all)"
+        how = (
+            f"pass {argument}=..."
+            if label == "output"
+            else f"pass {argument}s=[...] (one per output) or {argument}=... (shared by all)"
+        )
         raise InputError(f"dimension {dimension.name!r} (task {dimension.task!r}) scores {what}: {how}")
     return value
 
@@ -412,8 +525,11 @@ def prepare_fields(dimension: Dimension, values: Mapping[str, object], *, label:
         value = values.get(argument)
         what = f"`{argument}=`" if label == "output" else f"`{argument}` of {label}"
         if value is None:
-            how = f"pass {argument}=..." if label == "output" else \
-                f"pass {argument}s=[...] (one per output) or {argument}=... (shared by all)"
+            how = (
+                f"pass {argument}=..."
+                if label == "output"
+                else f"pass {argument}s=[...] (one per output) or {argument}=... (shared by all)"
+            )
             raise InputError(
                 f"dimension {dimension.name!r} (task {dimension.task!r}) needs {what}: the "
                 f"{dimension.fields[1 + dimension.arguments.index(argument)]!r} field of its question; {how}"

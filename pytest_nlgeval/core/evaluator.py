@@ -14,6 +14,7 @@ for the same request.
     >>> ev.score_batch(["A summary.", "Another one."], "consistency", sources=[doc1, doc2])
     [0.91, 0.42]
 """
+
 from __future__ import annotations
 
 import json
@@ -58,12 +59,23 @@ class Evaluator:
     (``recorder=`` here or of :meth:`score`/:meth:`evaluate`) come in as arguments.
     """
 
-    def __init__(self, model: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
-                 batch_size: int | None = None, cache: Any = True, cache_dir: str | os.PathLike | None = None,
-                 threads: int | None = None, registry: DimensionRegistry | None = None,
-                 model_cache_dir: str | os.PathLike | None = None, source_windows: str = "auto",
-                 default_task: str | Callable[[], str] = DEFAULT_TASK, max_windows: int | None = None,
-                 recorder: Any = None) -> None:
+    def __init__(
+        self,
+        model: str | os.PathLike | None = None,
+        *,
+        device: str = "auto",
+        precision: str = "auto",
+        batch_size: int | None = None,
+        cache: Any = True,
+        cache_dir: str | os.PathLike | None = None,
+        threads: int | None = None,
+        registry: DimensionRegistry | None = None,
+        model_cache_dir: str | os.PathLike | None = None,
+        source_windows: str = "auto",
+        default_task: str | Callable[[], str] = DEFAULT_TASK,
+        max_windows: int | None = None,
+        recorder: Any = None,
+    ) -> None:
         from nlgeval_runtime.session import check_options
 
         from pytest_nlgeval.core.windows import check_mode
@@ -91,7 +103,7 @@ class Evaluator:
             cache = ScoreCache.in_folder(cache_dir or DEFAULT_CACHE_DIR)
         self.cache = cache or None
         self._scorer = None
-        self._graph_scorers: dict = {}   # sub-folder name -> its scorer (see :meth:`_graph_scorer`)
+        self._graph_scorers: dict = {}  # sub-folder name -> its scorer (see :meth:`_graph_scorer`)
         self._folder = None
         self._fingerprint: dict | None = None
         self._fingerprint_id: str | None = None
@@ -100,9 +112,11 @@ class Evaluator:
         self.stats = {"scored": 0, "cached": 0, "sessions": 0, "calls": 0}
 
     def __repr__(self) -> str:
-        return (f"Evaluator(model={self.model or 'default'!r}, device={self.device!r}, "
-                f"precision={self.precision!r}, source_windows={self.source_windows!r}, "
-                f"cache={'on' if self.cache else 'off'})")
+        return (
+            f"Evaluator(model={self.model or 'default'!r}, device={self.device!r}, "
+            f"precision={self.precision!r}, source_windows={self.source_windows!r}, "
+            f"cache={'on' if self.cache else 'off'})"
+        )
 
     # -- model and fingerprint --------------------------------------------------------------------------
     @property
@@ -126,8 +140,14 @@ class Evaluator:
             from nlgeval_runtime.boolqa import load_boolqa
 
             kwargs = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
-            self._scorer = load_boolqa(self.model, device=self.device, precision=self.precision,
-                                       threads=self.threads, cache_dir=self.model_cache_dir, **kwargs)
+            self._scorer = load_boolqa(
+                self.model,
+                device=self.device,
+                precision=self.precision,
+                threads=self.threads,
+                cache_dir=self.model_cache_dir,
+                **kwargs,
+            )
             self.stats["sessions"] += 1
             planned = self._fingerprint_id
             self._adopt(self._scorer.fingerprint)
@@ -223,8 +243,10 @@ class Evaluator:
         if misses:
             scorer = self.scorer if graph is None else self._graph_scorer(graph)
             result = scorer.score(misses)
-            fresh = {t: (float(s), bool(tr), int(n))
-                     for t, s, tr, n in zip(misses, result.scores, result.truncated, result.n_tokens)}
+            fresh = {
+                t: (float(s), bool(tr), int(n))
+                for t, s, tr, n in zip(misses, result.scores, result.truncated, result.n_tokens)
+            }
             known.update(fresh)
             if self.cache is not None:
                 self.cache.put_many(self.fingerprint_id, fresh)
@@ -240,8 +262,9 @@ class Evaluator:
 
             self.scorer  # the main session verifies the folder and fixes the fingerprint first
             kwargs: dict[str, Any] = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
-            scorers[graph] = load_boolqa(self.folder.path / graph, device=self.device, precision=self.precision,
-                                         threads=self.threads, **kwargs)
+            scorers[graph] = load_boolqa(
+                self.folder.path / graph, device=self.device, precision=self.precision, threads=self.threads, **kwargs
+            )
             self.stats["sessions"] += 1
         return scorers[graph]
 
@@ -262,9 +285,24 @@ class Evaluator:
     def dimension(self, name: str, task: str | None = None) -> Dimension:
         return self.registry.get(name, task)
 
-    def evaluate(self, outputs: Sequence[str], dimension: str, *, sources=None, references=None, contexts=None,
-                 facts=None, task: str | None = None, source=None, reference=None, context=None,
-                 fact=None, questions=None, question=None, recorder=None) -> ScoreList:
+    def evaluate(
+        self,
+        outputs: Sequence[str],
+        dimension: str,
+        *,
+        sources=None,
+        references=None,
+        contexts=None,
+        facts=None,
+        task: str | None = None,
+        source=None,
+        reference=None,
+        context=None,
+        fact=None,
+        questions=None,
+        question=None,
+        recorder=None,
+    ) -> ScoreList:
         """Score many outputs on one dimension in one batched call; returns a :class:`ScoreList`.
 
         Per-case inputs are lists (``sources=[...]``); one shared input is a single value (``source=...``).
@@ -282,11 +320,17 @@ class Evaluator:
             )
         if len(outputs) == 0:
             raise InputError("outputs is an empty list: there is nothing to score")
-        per_case = _per_case_values(len(outputs), sources=(sources, source), references=(references, reference),
-                                    contexts=(contexts, context), facts=(facts, fact),
-                                    questions=(questions, question))
-        return self._evaluate(outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))],
-                              self._recorder(recorder))
+        per_case = _per_case_values(
+            len(outputs),
+            sources=(sources, source),
+            references=(references, reference),
+            contexts=(contexts, context),
+            facts=(facts, fact),
+            questions=(questions, question),
+        )
+        return self._evaluate(
+            outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))], self._recorder(recorder)
+        )
 
     def _recorder(self, recorder):
         """The recorder a call handed in, else the evaluator's own (a recorder, or a function that gives one)."""
@@ -301,8 +345,9 @@ class Evaluator:
         default = self.default_task() if callable(self.default_task) else self.default_task
         return default or DEFAULT_TASK
 
-    def _evaluate(self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str],
-                  recorder=None) -> ScoreList:
+    def _evaluate(
+        self, outputs, dimension: str, task: str, per_case: list[dict], labels: list[str], recorder=None
+    ) -> ScoreList:
         __tracebackhide__ = hide_user_errors
         members = [self._as_served(dim) for dim in self._members(dimension, task)]
         plans = []  # (case, dimension, units, per unit: its windows or None)
@@ -328,7 +373,7 @@ class Evaluator:
             for _ in units:
                 if windows:
                     unit_windows, window_texts = windows[unit_at]
-                    scored = results[at:at + len(window_texts)]
+                    scored = results[at : at + len(window_texts)]
                     at += len(window_texts)
                     unit_results.append(_combine(dim, scored))
                     supports.append(_support(dim, unit_windows, scored))
@@ -344,8 +389,20 @@ class Evaluator:
             scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder))
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 
-    def score(self, output: str, dimension: str, *, source=None, reference=None, context=None, fact=None,
-              task: str | None = None, question=None, contexts=None, recorder=None) -> Score:
+    def score(
+        self,
+        output: str,
+        dimension: str,
+        *,
+        source=None,
+        reference=None,
+        context=None,
+        fact=None,
+        task: str | None = None,
+        question=None,
+        contexts=None,
+        recorder=None,
+    ) -> Score:
         """Score one output; compare the returned :class:`Score` with a threshold to assert.
 
         ``question`` and ``contexts`` (the retrieved passages, a list) are the inputs of the rag task.
@@ -362,8 +419,7 @@ class Evaluator:
             context = contexts
         values = {"source": source, "reference": reference, "context": context, "fact": fact, "question": question}
         per_case = [{k: v for k, v in values.items() if v is not None}]
-        return self._evaluate([output], dimension, self._task(task), per_case, ["output"],
-                              self._recorder(recorder))[0]
+        return self._evaluate([output], dimension, self._task(task), per_case, ["output"], self._recorder(recorder))[0]
 
     @staticmethod
     def samples(fn, *args, n: int = 5, **kwargs):
@@ -393,8 +449,12 @@ class Evaluator:
         from nlgeval_runtime.tokenize import TextEncoder
 
         conventions = self.folder.input_conventions
-        return TextEncoder(self.folder.tokenizer_path, separator=conventions["separator"],
-                           separator_token=conventions["separator_token"], max_length=conventions["max_length"])
+        return TextEncoder(
+            self.folder.tokenizer_path,
+            separator=conventions["separator"],
+            separator_token=conventions["separator_token"],
+            max_length=conventions["max_length"],
+        )
 
     def _windows(self, plans, texts: list[str], per_case: list[dict]):
         """Per unit (in plan order): ``(windows or None, texts to score)``; None when no unit needs windows.
@@ -432,9 +492,11 @@ class Evaluator:
                     continue
                 passage = None
                 if mode != "sentences":
-                    passage = (self._unit_windows(dim, unit, per_case[i]) if n > planner.max_length
-                               else ([Window(0, 1, 0, 0, self._source_parts(dim, per_case[i])[1])],
-                                     [text]))
+                    passage = (
+                        self._unit_windows(dim, unit, per_case[i])
+                        if n > planner.max_length
+                        else ([Window(0, 1, 0, 0, self._source_parts(dim, per_case[i])[1])], [text])
+                    )
                 if mode == "windows":
                     out.append(passage)
                     continue
@@ -532,11 +594,12 @@ class Evaluator:
 
         changes: dict = {}
         if unit and unit != dim.unit:
-            changes["unit"] = unit   # e.g. fluency judged over the whole text, where repetition shows
+            changes["unit"] = unit  # e.g. fluency judged over the whole text, where repetition shows
         if fields and tuple(fields) != dim.fields:
             arguments = tuple(a for f, a in zip(dim.fields[1:], dim.arguments) if f in fields[1:])
-            changes.update(fields=tuple(fields), arguments=arguments,
-                           window=dim.window if dim.window in arguments else None)
+            changes.update(
+                fields=tuple(fields), arguments=arguments, window=dim.window if dim.window in arguments else None
+            )
         return dataclasses.replace(dim, **changes)
 
     def _served(self, dim: Dimension) -> dict:
@@ -559,8 +622,10 @@ class Evaluator:
         elif not dim.builtin:
             if declared.get("zero_shot"):
                 return {}
-            why = ("it answers only the questions it was trained on, not custom zero-shot questions "
-                   f"(it serves: {', '.join(sorted(declared['serves']))})")
+            why = (
+                "it answers only the questions it was trained on, not custom zero-shot questions "
+                f"(it serves: {', '.join(sorted(declared['serves']))})"
+            )
         else:
             why = f"its model folder does not declare {dim.key} among the dimensions it serves"
         raise DimensionNotServedError(
@@ -587,8 +652,9 @@ def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
             raise InputError(f"pass either {plural}=[...] (one per output) or {argument}=... (shared), not both")
         if many is not None:
             if isinstance(many, str) or not isinstance(many, Sequence):
-                raise InputError(f"{plural}= must be a list with one entry per output; "
-                                 f"for one shared value use {argument}=...")
+                raise InputError(
+                    f"{plural}= must be a list with one entry per output; for one shared value use {argument}=..."
+                )
             if len(many) != n:
                 raise InputError(f"{plural}= has {len(many)} entries but there are {n} outputs")
             for case, value in zip(cases, many):
@@ -627,11 +693,15 @@ def _window_argument(dim: Dimension) -> str:
     return dim.window
 
 
-def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict,
-                recorder=None) -> Score:
+def _make_score(
+    name: str, task: str, parts: dict[str, tuple], inputs: dict, fid: str, fingerprint: dict, recorder=None
+) -> Score:
     components = {}
-    details: dict[str, Any] = {"inputs": _jsonable_inputs(inputs), "truncated": False,
-                               "source_windows": fingerprint.get("source_windows", "off")}
+    details: dict[str, Any] = {
+        "inputs": _jsonable_inputs(inputs),
+        "truncated": False,
+        "source_windows": fingerprint.get("source_windows", "off"),
+    }
     for dim_name, (dim, units, results, supports) in parts.items():
         unit_scores = [r[0] for r in results]
         components[dim_name] = _aggregate(dim, unit_scores)
@@ -641,8 +711,10 @@ def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid
             details["aggregation"] = dim.aggregation
             details["unit"] = dim.unit
             if dim.unit != "whole":
-                details["units"] = [{"text": u, "score": s, **({"window": supports[k]} if supports[k] else {})}
-                                    for k, (u, s) in enumerate(zip(units, unit_scores))]
+                details["units"] = [
+                    {"text": u, "score": s, **({"window": supports[k]} if supports[k] else {})}
+                    for k, (u, s) in enumerate(zip(units, unit_scores))
+                ]
             elif windowed:
                 details["window"] = supports[0]
         elif windowed:
@@ -658,8 +730,17 @@ def _make_score(name: str, task: str, parts: dict[str, tuple], inputs: dict, fid
         def explain(score, op, threshold, components=components):
             return ["mean of: " + ", ".join(f"{k} {v:.4f}" for k, v in components.items())]
 
-    return Score(value, name=name, kind="dimension", task=task, details=details, evaluator_id=fid,
-                 evaluator_fingerprint=fingerprint, explain=explain, recorder=recorder)
+    return Score(
+        value,
+        name=name,
+        kind="dimension",
+        task=task,
+        details=details,
+        evaluator_id=fid,
+        evaluator_fingerprint=fingerprint,
+        explain=explain,
+        recorder=recorder,
+    )
 
 
 def _jsonable_inputs(inputs: dict) -> dict:

@@ -19,6 +19,7 @@ up. ``_runs`` is the stack of installed runs, innermost last:
 * a pytest session installs its run when it is configured and takes it out when it ends; pytester runs
   sessions inside a session, so the innermost one is current and the outer one is back afterwards.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,12 @@ class Run:
     recorded); :meth:`use_recorder` lends the run another one for a while.
     """
 
-    def __init__(self, options: dict[str, Any] | None = None,
-                 register_dimensions: Callable[[Any], None] | None = None, recorder: Any = None) -> None:
+    def __init__(
+        self,
+        options: dict[str, Any] | None = None,
+        register_dimensions: Callable[[Any], None] | None = None,
+        recorder: Any = None,
+    ) -> None:
         self.options = dict(options or {})
         self._register_dimensions = register_dimensions
         self._registry = None
@@ -106,12 +111,18 @@ class Run:
         if evaluator is None:
             from pytest_nlgeval.core.evaluator import Evaluator
 
-            evaluator = Evaluator(key, device=self.options.get("device") or "auto",
-                                  precision=self.options.get("precision") or "auto",
-                                  batch_size=self.options.get("batch_size"), cache=self.cache or False,
-                                  registry=self.registry, source_windows=self.options.get("source_windows") or "auto",
-                                  max_windows=self.options.get("max_windows"),
-                                  default_task=self.default_task, recorder=lambda: self.recorder)
+            evaluator = Evaluator(
+                key,
+                device=self.options.get("device") or "auto",
+                precision=self.options.get("precision") or "auto",
+                batch_size=self.options.get("batch_size"),
+                cache=self.cache or False,
+                registry=self.registry,
+                source_windows=self.options.get("source_windows") or "auto",
+                max_windows=self.options.get("max_windows"),
+                default_task=self.default_task,
+                recorder=lambda: self.recorder,
+            )
             self._evaluators[key] = evaluator
         return evaluator
 
@@ -146,8 +157,9 @@ class Run:
                 from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR
 
                 cache_dir = os.path.join(os.fspath(self.options.get("cache_dir") or DEFAULT_CACHE_DIR), "llm")
-            judge = build_judge(settings, lm=lm, cache_dir=cache_dir, cache=cache, stats=self._judge_stats,
-                                usage=self._judge_usage)
+            judge = build_judge(
+                settings, lm=lm, cache_dir=cache_dir, cache=cache, stats=self._judge_stats, usage=self._judge_usage
+            )
             judge.recorder = lambda: self.recorder  # the judged fixture's scores are this run's checks
             self._judges[key] = judge
         return judge

@@ -18,6 +18,7 @@ hold (``max([a, b])`` asks ``b > a``): on scores in no particular order they fai
 instead: ``sorted(scores, key=float)``, ``max(scores, key=float)`` (which returns the :class:`Score`) or
 ``ScoreList.values``; these record nothing.
 """
+
 from __future__ import annotations
 
 import math
@@ -63,14 +64,31 @@ class Score:
     plain value that reads no global state.
     """
 
-    __slots__ = ("value", "name", "kind", "task", "details", "evaluator_id", "evaluator_fingerprint", "_explain",
-                 "recorder")
+    __slots__ = (
+        "value",
+        "name",
+        "kind",
+        "task",
+        "details",
+        "evaluator_id",
+        "evaluator_fingerprint",
+        "_explain",
+        "recorder",
+    )
 
-    def __init__(self, value: float, *, name: str, kind: str = "dimension", task: str | None = None,
-                 details: dict | None = None, evaluator_id: str | None = None,
-                 evaluator_fingerprint: dict | None = None,
-                 explain: Callable[["Score", str, float], list[str]] | None = None,
-                 recorder: Any = None) -> None:
+    def __init__(
+        self,
+        value: float,
+        *,
+        name: str,
+        kind: str = "dimension",
+        task: str | None = None,
+        details: dict | None = None,
+        evaluator_id: str | None = None,
+        evaluator_fingerprint: dict | None = None,
+        explain: Callable[["Score", str, float], list[str]] | None = None,
+        recorder: Any = None,
+    ) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
             raise TypeError(f"Score value must be a number, got {type(value).__name__}")
         self.value = float(value)
@@ -92,9 +110,17 @@ class Score:
         if recorder is not None:
             if self.evaluator_id and self.evaluator_fingerprint:
                 recorder.add_evaluator(self.evaluator_id, self.evaluator_fingerprint)
-            recorder.record(kind=self.kind, name=self.name, task=self.task, score=self.value, operator=op,
-                            threshold=threshold, passed=passed, evaluator=self.evaluator_id,
-                            details=self.details)
+            recorder.record(
+                kind=self.kind,
+                name=self.name,
+                task=self.task,
+                score=self.value,
+                operator=op,
+                threshold=threshold,
+                passed=passed,
+                evaluator=self.evaluator_id,
+                details=self.details,
+            )
         if not passed:
             raise AssertionError(self.failure_message(op, threshold))
         return True
@@ -148,14 +174,29 @@ class Score:
     def __neg__(self) -> float:
         return -self.value
 
-    def __add__(self, other): return self.value + float(other)
-    def __radd__(self, other): return float(other) + self.value
-    def __sub__(self, other): return self.value - float(other)
-    def __rsub__(self, other): return float(other) - self.value
-    def __mul__(self, other): return self.value * float(other)
-    def __rmul__(self, other): return float(other) * self.value
-    def __truediv__(self, other): return self.value / float(other)
-    def __rtruediv__(self, other): return float(other) / self.value
+    def __add__(self, other):
+        return self.value + float(other)
+
+    def __radd__(self, other):
+        return float(other) + self.value
+
+    def __sub__(self, other):
+        return self.value - float(other)
+
+    def __rsub__(self, other):
+        return float(other) - self.value
+
+    def __mul__(self, other):
+        return self.value * float(other)
+
+    def __rmul__(self, other):
+        return float(other) * self.value
+
+    def __truediv__(self, other):
+        return self.value / float(other)
+
+    def __rtruediv__(self, other):
+        return float(other) / self.value
 
     def __repr__(self) -> str:
         task = f", task={self.task!r}" if self.task else ""
@@ -176,7 +217,8 @@ class Score:
         lines: list[str] = []
         units = self.units
         noun = {"context": "retrieved context", "reference_sentence": "reference sentence"}.get(
-            str(self.details.get("unit")), "sentence")
+            str(self.details.get("unit")), "sentence"
+        )
         if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
             how = self.details.get("aggregation", "mean")
             lines.append(f"per-{noun} scores ({how} of {len(units)}):")
@@ -196,8 +238,10 @@ class Score:
             window = self.details.get("window")
         if window:
             first, last = window["sentences"]
-            lines.append(f"best-supporting source window {window['index'] + 1} of {window['count']} "
-                         f"(sentences {first + 1}-{last}, {window['aggregation']} over windows): {_clip(window['text'])!r}")
+            lines.append(
+                f"best-supporting source window {window['index'] + 1} of {window['count']} "
+                f"(sentences {first + 1}-{last}, {window['aggregation']} over windows): {_clip(window['text'])!r}"
+            )
         if self.details.get("truncated"):
             lines.append("note: the evaluator input was longer than the model's maximum length; its tail was cut")
         return lines
@@ -227,17 +271,26 @@ class ScoreList(Sequence[Score]):
     which can be asserted one by one.
     """
 
-    def __init__(self, scores: Iterable[Score], *, name: str, task: str | None = None,
-                 labels: Sequence[str] | None = None, samples: dict | None = None) -> None:
+    def __init__(
+        self,
+        scores: Iterable[Score],
+        *,
+        name: str,
+        task: str | None = None,
+        labels: Sequence[str] | None = None,
+        samples: dict | None = None,
+    ) -> None:
         self._scores = list(scores)
         #: set when the outputs are repeated samples of one call (:func:`pytest_nlgeval.samples`): what
         #: they were; the aggregates then record the spread of the scores
         self.samples = samples
         self.name = name
         self.task = task
-        self.labels = list(labels) if labels is not None else [
-            str((s.details.get("inputs") or {}).get("output", "")) for s in self._scores
-        ]
+        self.labels = (
+            list(labels)
+            if labels is not None
+            else [str((s.details.get("inputs") or {}).get("output", "")) for s in self._scores]
+        )
 
     def __len__(self) -> int:
         return len(self._scores)
@@ -260,8 +313,10 @@ class ScoreList(Sequence[Score]):
     __ge__ = __lt__ = __le__ = __gt__
 
     def _no_direct_compare(self) -> str:
-        return (f"compare an aggregate of the {self.name} scores: .mean() > t, .min() >= t, "
-                f".fraction(above=t) >= share, or index one case: scores[0] > t")
+        return (
+            f"compare an aggregate of the {self.name} scores: .mean() > t, .min() >= t, "
+            f".fraction(above=t) >= share, or index one case: scores[0] > t"
+        )
 
     def _check_nonempty(self, what: str) -> None:
         if not self._scores:
@@ -278,9 +333,17 @@ class ScoreList(Sequence[Score]):
 
             details["samples"] = {**self.samples, **spread(self.values)}
         details.update(extra or {})
-        return Score(value, name=f"{func}({self.name})", kind="aggregate", task=self.task, details=details,
-                     evaluator_id=first.evaluator_id, evaluator_fingerprint=first.evaluator_fingerprint,
-                     explain=explain, recorder=first.recorder)
+        return Score(
+            value,
+            name=f"{func}({self.name})",
+            kind="aggregate",
+            task=self.task,
+            details=details,
+            evaluator_id=first.evaluator_id,
+            evaluator_fingerprint=first.evaluator_fingerprint,
+            explain=explain,
+            recorder=first.recorder,
+        )
 
     def _case_line(self, i: int) -> str:
         return f"  case {i}: {self._scores[i].value:.4f}  {_clip(self.labels[i], 100)!r}"
@@ -331,10 +394,10 @@ class ScoreList(Sequence[Score]):
 
         def explain(score, op, threshold):
             misses = [i for i, hit in enumerate(hits) if not hit]
-            lines = [f"{sum(hits)} of {len(self)} cases are {side} {level:g} ({value:.1%}); "
-                     f"{len(misses)} are not:"]
-            lines += [self._case_line(i) for i in sorted(misses, key=lambda i: self.values[i],
-                                                           reverse=side == "<")[:10]]
+            lines = [f"{sum(hits)} of {len(self)} cases are {side} {level:g} ({value:.1%}); {len(misses)} are not:"]
+            lines += [
+                self._case_line(i) for i in sorted(misses, key=lambda i: self.values[i], reverse=side == "<")[:10]
+            ]
             if len(misses) > 10:
                 lines.append(f"  ... and {len(misses) - 10} more")
             return lines

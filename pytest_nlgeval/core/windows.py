@@ -17,6 +17,7 @@ both modes.
     >>> planner.plan(prefix_tokens=40, source="First. Second. ...")          # doctest: +SKIP
     [Window(index=0, count=3, first=0, last=7, text='First. ...'), ...]
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -141,7 +142,7 @@ class WindowPlanner:
             if end >= n:
                 break
             start = max(end - self.overlap, start + 1)
-        texts = [source[spans[a][0]:spans[b - 1][1]] + tail for a, b in bounds]
+        texts = [source[spans[a][0] : spans[b - 1][1]] + tail for a, b in bounds]
         return [Window(i, len(bounds), a, b, t) for i, ((a, b), t) in enumerate(zip(bounds, texts))]
 
 
@@ -168,13 +169,14 @@ def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") ->
     bounds.sort()
     if len(bounds) > top:
         words = _content_words(claim)
-        sentence_words = [_content_words(source[a:b]) for a, b in spans]   # a pair's words: its sentences'
+        sentence_words = [_content_words(source[a:b]) for a, b in spans]  # a pair's words: its sentences'
 
         def shared(bound):
-            unit = set().union(*sentence_words[bound[0]:bound[1]])
-            return len(words & unit) / (1.0 + 0.1 * len(unit))   # a pair must add evidence, not just words
+            unit = set().union(*sentence_words[bound[0] : bound[1]])
+            return len(words & unit) / (1.0 + 0.1 * len(unit))  # a pair must add evidence, not just words
 
         ranked = sorted(range(len(bounds)), key=lambda k: (-shared(bounds[k]), k))
         bounds = [bounds[k] for k in sorted(ranked[:top])]
-    return [Window(i, len(bounds), a, b, source[spans[a][0]:spans[b - 1][1]] + tail)
-            for i, (a, b) in enumerate(bounds)]
+    return [
+        Window(i, len(bounds), a, b, source[spans[a][0] : spans[b - 1][1]] + tail) for i, (a, b) in enumerate(bounds)
+    ]

@@ -16,19 +16,41 @@ Example::
 Nothing heavy (numpy, scikit-learn, scipy, dspy) is imported until a function that needs it runs; DSPy is
 needed only for LLM judges (``pip install "pytest-nlgeval[judges]"``).
 """
+
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["load_dataset", "LabelledDataset", "DatasetError", "induce", "InducedMetric", "ArtifactError",
-           "JudgeParseError", "as_dspy_metric", "as_reward_fn", "assert_metric", "make_lm", "cached_lm",
-           "render_report_card"]
+__all__ = [
+    "load_dataset",
+    "LabelledDataset",
+    "DatasetError",
+    "induce",
+    "InducedMetric",
+    "ArtifactError",
+    "JudgeParseError",
+    "as_dspy_metric",
+    "as_reward_fn",
+    "assert_metric",
+    "make_lm",
+    "cached_lm",
+    "render_report_card",
+]
 
 _WHERE = {
-    "load_dataset": "dataset", "LabelledDataset": "dataset", "DatasetError": "dataset",
-    "induce": "pipeline", "InducedMetric": "artifact", "ArtifactError": "artifact", "JudgeParseError": "artifact",
-    "as_dspy_metric": "rewards", "as_reward_fn": "rewards", "assert_metric": "assertions",
-    "make_lm": "llmcache", "cached_lm": "llmcache", "render_report_card": "report_card",
+    "load_dataset": "dataset",
+    "LabelledDataset": "dataset",
+    "DatasetError": "dataset",
+    "induce": "pipeline",
+    "InducedMetric": "artifact",
+    "ArtifactError": "artifact",
+    "JudgeParseError": "artifact",
+    "as_dspy_metric": "rewards",
+    "as_reward_fn": "rewards",
+    "assert_metric": "assertions",
+    "make_lm": "llmcache",
+    "cached_lm": "llmcache",
+    "render_report_card": "report_card",
 }
 
 

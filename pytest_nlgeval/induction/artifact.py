@@ -25,6 +25,7 @@ Example::
     >>> helpful("Paris is the capital of France.", input="Capital of France?")  # doctest: +SKIP
     4.12
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,18 @@ from typing import Sequence
 
 from pytest_nlgeval.errors import NLGEvalError
 
-__all__ = ["ARTIFACT_SCHEMA", "ARTIFACT_VERSION", "ArtifactError", "ArtifactIntegrityError", "Component",
-           "InducedMetric", "MetricEvaluation", "JudgeParseError", "content_hash", "seal"]
+__all__ = [
+    "ARTIFACT_SCHEMA",
+    "ARTIFACT_VERSION",
+    "ArtifactError",
+    "ArtifactIntegrityError",
+    "Component",
+    "InducedMetric",
+    "MetricEvaluation",
+    "JudgeParseError",
+    "content_hash",
+    "seal",
+]
 
 ARTIFACT_SCHEMA = "pytest-nlgeval/induced-metric"
 ARTIFACT_VERSION = 1
@@ -57,8 +68,10 @@ class ArtifactIntegrityError(ArtifactError):
         if expected is None:
             problem = "has no content hash (sha256), so whether it is the file `nlgeval induce` wrote cannot be checked"
         else:
-            problem = (f"does not match its content hash: stored sha256 {expected[:12]}…, content {actual[:12]}…; "
-                       "it was edited or damaged after `nlgeval induce` wrote it (every score depends on its numbers)")
+            problem = (
+                f"does not match its content hash: stored sha256 {expected[:12]}…, content {actual[:12]}…; "
+                "it was edited or damaged after `nlgeval induce` wrote it (every score depends on its numbers)"
+            )
         super().__init__(
             f"induced metric {path} {problem}. Re-create it with `nlgeval induce`, restore it from version control, "
             f"or, after reviewing a deliberate edit, re-seal it with `nlgeval metrics seal {path}` "
@@ -93,8 +106,14 @@ class Component:
     def from_dict(cls, data: dict) -> "Component":
         if data.get("kind") not in ("bank", "judge") or not data.get("name"):
             raise ArtifactError(f"component {data!r}: needs kind 'bank' or 'judge' and a name")
-        return cls(kind=data["kind"], name=data["name"], params=dict(data.get("params") or {}),
-                   signature=data.get("signature", ""), judge=data.get("judge"), card=data.get("card"))
+        return cls(
+            kind=data["kind"],
+            name=data["name"],
+            params=dict(data.get("params") or {}),
+            signature=data.get("signature", ""),
+            judge=data.get("judge"),
+            card=data.get("card"),
+        )
 
 
 @dataclass
@@ -133,11 +152,26 @@ class InducedMetric:
 
     higher_is_better = True
 
-    def __init__(self, *, name: str, task: str, target: str, label_kind: str, label_range: tuple[float, float],
-                 components: Sequence[Component], mean: Sequence[float], scale: Sequence[float],
-                 weights: Sequence[float], coefficients: Sequence[float], intercept: float,
-                 provenance: dict | None = None, report: dict | None = None, lm_identity: dict | None = None,
-                 needs_input: bool = False, needs_references: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        task: str,
+        target: str,
+        label_kind: str,
+        label_range: tuple[float, float],
+        components: Sequence[Component],
+        mean: Sequence[float],
+        scale: Sequence[float],
+        weights: Sequence[float],
+        coefficients: Sequence[float],
+        intercept: float,
+        provenance: dict | None = None,
+        report: dict | None = None,
+        lm_identity: dict | None = None,
+        needs_input: bool = False,
+        needs_references: bool = False,
+    ) -> None:
         n = len(components)
         if not (len(mean) == len(scale) == len(weights) == len(coefficients) == n) or n == 0:
             raise ArtifactError(
@@ -186,8 +220,9 @@ class InducedMetric:
                 raise ArtifactError(f"induced metric {self.name!r} has judge components but no LM id; pass lm=...")
             params = {k: v for k, v in (ident.get("params") or {}).items() if k not in ("temperature", "max_tokens")}
             p = ident.get("params") or {}
-            self._lm = make_lm(ident["model"], temperature=p.get("temperature", 0.0),
-                               max_tokens=p.get("max_tokens", 1000), **params)
+            self._lm = make_lm(
+                ident["model"], temperature=p.get("temperature", 0.0), max_tokens=p.get("max_tokens", 1000), **params
+            )
         return self._lm
 
     def _bank_metric(self, comp: Component):
@@ -195,8 +230,9 @@ class InducedMetric:
         if metric is None:
             from pytest_nlgeval.metrics import get_metric
 
-            metric = get_metric(comp.params.get("metric", comp.name),
-                                **{k: v for k, v in comp.params.items() if k != "metric"})
+            metric = get_metric(
+                comp.params.get("metric", comp.name), **{k: v for k, v in comp.params.items() if k != "metric"}
+            )
             if comp.signature and metric.signature != comp.signature:
                 warnings.warn(
                     f"induced metric {self.name!r}: component {comp.name!r} now computes as "
@@ -207,8 +243,14 @@ class InducedMetric:
             self._bank[comp.name] = metric
         return metric
 
-    def component_values(self, outputs: Sequence[str], inputs: Sequence | None = None,
-                         references: Sequence | None = None, *, num_threads: int = 1):
+    def component_values(
+        self,
+        outputs: Sequence[str],
+        inputs: Sequence | None = None,
+        references: Sequence | None = None,
+        *,
+        num_threads: int = 1,
+    ):
         """Raw component values (rows x components; ``nan`` for unparsed judge outputs) plus per-row
         rationales and errors of the judges."""
         from pytest_nlgeval.induction.judges import JudgeSpec, run_judge
@@ -218,15 +260,20 @@ class InducedMetric:
         inputs = list(inputs) if inputs is not None else [None] * n
         references = list(references) if references is not None else [None] * n
         if len(inputs) != n or len(references) != n:
-            raise ValueError(f"got {n} outputs, {len(inputs)} inputs and {len(references)} references; "
-                             "pass one per output")
+            raise ValueError(
+                f"got {n} outputs, {len(inputs)} inputs and {len(references)} references; pass one per output"
+            )
         columns: list[list[float]] = []
         rationales: list[dict[str, str]] = [{} for _ in range(n)]
         errors: list[dict[str, str]] = [{} for _ in range(n)]
         for comp in self.components:
             if comp.kind == "bank":
                 metric = self._bank_metric(comp)
-                refs = references if getattr(metric, "needs_references", False) or any(r is not None for r in references) else None
+                refs = (
+                    references
+                    if getattr(metric, "needs_references", False) or any(r is not None for r in references)
+                    else None
+                )
                 columns.append([float(v) for v in metric.score_batch(outputs, inputs, refs)])
             else:
                 spec = JudgeSpec.from_dict(comp.judge or {})
@@ -246,21 +293,25 @@ class InducedMetric:
 
         return predict_linear(rows, self.mean, self.scale, self.coefficients, self.intercept)
 
-    def score_batch(self, outputs: Sequence[str], inputs: Sequence | None = None,
-                    references: Sequence | None = None) -> list[float]:
+    def score_batch(
+        self, outputs: Sequence[str], inputs: Sequence | None = None, references: Sequence | None = None
+    ) -> list[float]:
         """Scores of many outputs (``nan`` where a judge output could not be parsed)."""
         rows, _, _ = self.component_values(outputs, inputs, references)
         return self.predict_rows(rows)
 
-    def evaluate(self, outputs: Sequence[str], inputs: Sequence | None = None,
-                 references: Sequence | None = None) -> list[MetricEvaluation]:
+    def evaluate(
+        self, outputs: Sequence[str], inputs: Sequence | None = None, references: Sequence | None = None
+    ) -> list[MetricEvaluation]:
         """Scores with their parts (component values, contributions, rationales)."""
         rows, rationales, errors = self.component_values(outputs, inputs, references)
         values = self.predict_rows(rows)
         out = []
         for row, value, rat, err in zip(rows, values, rationales, errors):
-            contrib = {c.name: (coef * (x - m) / s if math.isfinite(x) else math.nan)
-                       for c, x, m, s, coef in zip(self.components, row, self.mean, self.scale, self.coefficients)}
+            contrib = {
+                c.name: (coef * (x - m) / s if math.isfinite(x) else math.nan)
+                for c, x, m, s, coef in zip(self.components, row, self.mean, self.scale, self.coefficients)
+            }
             out.append(MetricEvaluation(value, {c.name: x for c, x in zip(self.components, row)}, contrib, rat, err))
         return out
 
@@ -289,12 +340,17 @@ class InducedMetric:
         by_line = {e.line: e for e in dataset.examples}
         missing = [ln for ln in lines if ln not in by_line]
         if missing:
-            raise ArtifactError(f"{dataset.source}: has no rows at lines {missing[:5]} used to fit {self.name!r}; "
-                                "verify with the dataset the metric was induced from")
+            raise ArtifactError(
+                f"{dataset.source}: has no rows at lines {missing[:5]} used to fit {self.name!r}; "
+                "verify with the dataset the metric was induced from"
+            )
         rows = [by_line[ln] for ln in lines]
-        values = self.score_batch([r.output for r in rows],
-                                  [r.input for r in rows] if all(r.input is not None for r in rows) else None,
-                                  [list(r.references) if r.references else None for r in rows])
+        values = self.score_batch(
+            [r.output for r in rows],
+            [r.input for r in rows] if all(r.input is not None for r in rows) else None,
+            [list(r.references) if r.references else None for r in rows],
+        )
+
         def diff(now: float, then) -> float:
             if then is None:  # no prediction at fit time (a judge gave no score): must still have none
                 return 0.0 if not math.isfinite(now) else math.inf
@@ -316,8 +372,12 @@ class InducedMetric:
             "needs_references": self.needs_references,
             "components": [c.to_dict() for c in self.components],
             "scaler": {"mean": self.mean, "scale": self.scale},
-            "pls": {"weights": self.weights, "coefficients": self.coefficients, "intercept": self.intercept,
-                    "n_components": 1},
+            "pls": {
+                "weights": self.weights,
+                "coefficients": self.coefficients,
+                "intercept": self.intercept,
+                "n_components": 1,
+            },
             "lm": self.lm_identity,
             "provenance": self.provenance,
             "report": self.report,
@@ -337,12 +397,16 @@ class InducedMetric:
         """Build the metric from an artifact's JSON object. ``trust=False`` also verifies its ``sha256``
         (:meth:`load` does; a dict built in memory usually has none)."""
         if not isinstance(data, dict) or data.get("schema") != ARTIFACT_SCHEMA:
-            raise ArtifactError(f"{source}: not an induced-metric artifact (expected \"schema\": \"{ARTIFACT_SCHEMA}\"); "
-                                "create one with `nlgeval induce`")
+            raise ArtifactError(
+                f"{source}: not an induced-metric artifact (expected \"schema\": \"{ARTIFACT_SCHEMA}\"); "
+                "create one with `nlgeval induce`"
+            )
         version = data.get("version")
         if version != ARTIFACT_VERSION:
-            raise ArtifactError(f"{source}: artifact version {version!r} is not supported by this pytest-nlgeval "
-                                f"(supports {ARTIFACT_VERSION}); upgrade pytest-nlgeval or re-run `nlgeval induce`")
+            raise ArtifactError(
+                f"{source}: artifact version {version!r} is not supported by this pytest-nlgeval "
+                f"(supports {ARTIFACT_VERSION}); upgrade pytest-nlgeval or re-run `nlgeval induce`"
+            )
         if not trust:
             actual = content_hash(data)
             if data.get("sha256") != actual:
@@ -350,13 +414,24 @@ class InducedMetric:
                 raise ArtifactIntegrityError(source, stored if isinstance(stored, str) else None, actual)
         _validate_fields(data, source)
         try:
-            return cls(name=data["name"], task=data.get("task", ""), target=data["target"],
-                       label_kind=data.get("label_kind", "numeric"), label_range=tuple(data["label_range"]),
-                       components=[Component.from_dict(c) for c in data["components"]],
-                       mean=data["scaler"]["mean"], scale=data["scaler"]["scale"], weights=data["pls"]["weights"],
-                       coefficients=data["pls"]["coefficients"], intercept=data["pls"]["intercept"],
-                       provenance=data.get("provenance"), report=data.get("report"), lm_identity=data.get("lm"),
-                       needs_input=bool(data.get("needs_input")), needs_references=bool(data.get("needs_references")))
+            return cls(
+                name=data["name"],
+                task=data.get("task", ""),
+                target=data["target"],
+                label_kind=data.get("label_kind", "numeric"),
+                label_range=tuple(data["label_range"]),
+                components=[Component.from_dict(c) for c in data["components"]],
+                mean=data["scaler"]["mean"],
+                scale=data["scaler"]["scale"],
+                weights=data["pls"]["weights"],
+                coefficients=data["pls"]["coefficients"],
+                intercept=data["pls"]["intercept"],
+                provenance=data.get("provenance"),
+                report=data.get("report"),
+                lm_identity=data.get("lm"),
+                needs_input=bool(data.get("needs_input")),
+                needs_references=bool(data.get("needs_references")),
+            )
         except (KeyError, TypeError) as exc:
             raise ArtifactError(f"{source}: malformed induced-metric artifact (missing or bad field {exc})") from None
 
@@ -376,11 +451,15 @@ class InducedMetric:
                 metric = get_metric(registered, **options)
                 metric.check_options()
             except UnknownMetricError:
-                raise ArtifactError(f"{where}: components[{i}] ({comp.name!r}) names metric {registered!r}, which is "
-                                    "not registered; see `nlgeval metrics list`") from None
+                raise ArtifactError(
+                    f"{where}: components[{i}] ({comp.name!r}) names metric {registered!r}, which is "
+                    "not registered; see `nlgeval metrics list`"
+                ) from None
             except (TypeError, ValueError, MetricUnavailableError) as exc:
-                raise ArtifactError(f"{where}: components[{i}] ({comp.name!r}) has invalid params "
-                                    f"{json.dumps(options, sort_keys=True, default=str)}: {exc}") from None
+                raise ArtifactError(
+                    f"{where}: components[{i}] ({comp.name!r}) has invalid params "
+                    f"{json.dumps(options, sort_keys=True, default=str)}: {exc}"
+                ) from None
 
     @classmethod
     def load(cls, path: str | Path, lm=None, *, trust: bool = False) -> "InducedMetric":
@@ -391,8 +470,10 @@ class InducedMetric:
         """
         path = Path(path)
         if not path.is_file():
-            raise ArtifactError(f"induced metric file {str(path)!r} does not exist; create it with "
-                                "`nlgeval induce DATA --task ... --target COLUMN -o FILE`")
+            raise ArtifactError(
+                f"induced metric file {str(path)!r} does not exist; create it with "
+                "`nlgeval induce DATA --task ... --target COLUMN -o FILE`"
+            )
         try:
             data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
         except ValueError as exc:
@@ -411,17 +492,23 @@ class InducedMetric:
         metric checks, so a baseline is never compared silently with a re-induced metric."""
         import hashlib
 
-        composition = {"components": [c.to_dict() | {"card": None} for c in self.components],
-                       "scaler": [self.mean, self.scale],
-                       "pls": [self.weights, self.coefficients, self.intercept]}
+        composition = {
+            "components": [c.to_dict() | {"card": None} for c in self.components],
+            "scaler": [self.mean, self.scale],
+            "pls": [self.weights, self.coefficients, self.intercept],
+        }
         blob = json.dumps(composition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return {"model": f"induced-metric:{self.name}", "kind": "induced-metric",
-                "files": {"composition": hashlib.sha256(blob.encode("utf-8")).hexdigest()},
-                "components": [c.signature or c.name for c in self.components],
-                # shown by the plugin's summary next to the evaluator id
-                "provider": (f"LLM judges: {(self.lm_identity or {}).get('model')}" if self.uses_judges
-                             else "bank metrics"),
-                "precision": "float64"}
+        return {
+            "model": f"induced-metric:{self.name}",
+            "kind": "induced-metric",
+            "files": {"composition": hashlib.sha256(blob.encode("utf-8")).hexdigest()},
+            "components": [c.signature or c.name for c in self.components],
+            # shown by the plugin's summary next to the evaluator id
+            "provider": (
+                f"LLM judges: {(self.lm_identity or {}).get('model')}" if self.uses_judges else "bank metrics"
+            ),
+            "precision": "float64",
+        }
 
     @property
     def fingerprint_id(self) -> str:
@@ -440,13 +527,19 @@ class InducedMetric:
         """A compact description for reports: components with weights, held-out agreement, robustness."""
         prov = self.provenance
         return {
-            "name": self.name, "task": self.task, "target": self.target,
+            "name": self.name,
+            "task": self.task,
+            "target": self.target,
             "artifact": str(self.path) if self.path else None,
-            "components": [{"name": c.name, "kind": c.kind, "weight": w, "coefficient": b}
-                           for c, w, b in zip(self.components, self.weights, self.coefficients)],
+            "components": [
+                {"name": c.name, "kind": c.kind, "weight": w, "coefficient": b}
+                for c, w, b in zip(self.components, self.weights, self.coefficients)
+            ],
             "intercept": self.intercept,
-            "heldout": prov.get("heldout"), "robustness": prov.get("robustness"),
-            "dataset": prov.get("dataset"), "mode": prov.get("mode"),
+            "heldout": prov.get("heldout"),
+            "robustness": prov.get("robustness"),
+            "dataset": prov.get("dataset"),
+            "mode": prov.get("mode"),
         }
 
     def __repr__(self) -> str:
@@ -504,9 +597,12 @@ def _describe(value) -> str:
 
 def _validate_fields(data: dict, source: str) -> None:
     """Check the type of every field the score depends on; the error names the field and the file."""
+
     def fail(field_name: str, expected: str, value) -> None:
-        raise ArtifactError(f"{source}: field {field_name} must be {expected}, got {_describe(value)}; "
-                            "re-create the file with `nlgeval induce` or fix the field")
+        raise ArtifactError(
+            f"{source}: field {field_name} must be {expected}, got {_describe(value)}; "
+            "re-create the file with `nlgeval induce` or fix the field"
+        )
 
     def need(obj: dict, key: str, where: str, check, expected: str, required: bool = True, default=None):
         if key not in obj:
@@ -525,44 +621,74 @@ def _validate_fields(data: dict, source: str) -> None:
     need(data, "target", "target", lambda v: isinstance(v, str) and v != "", "a non-empty string")
     need(data, "task", "task", is_str, "a string", required=False)
     need(data, "label_kind", "label_kind", is_str, "a string", required=False)
-    need(data, "label_range", "label_range",
-         lambda v: numbers(v) and len(v) == 2 and v[0] <= v[1], "two finite numbers [low, high]")
+    need(
+        data,
+        "label_range",
+        "label_range",
+        lambda v: numbers(v) and len(v) == 2 and v[0] <= v[1],
+        "two finite numbers [low, high]",
+    )
     for key in ("needs_input", "needs_references"):
         need(data, key, key, lambda v: isinstance(v, bool), "true or false", required=False)
     for key in ("provenance", "report", "lm"):
         need(data, key, key, lambda v: v is None or isinstance(v, dict), "an object or null", required=False)
-    components = need(data, "components", "components", lambda v: isinstance(v, list) and len(v) > 0,
-                      "a non-empty list")
+    components = need(
+        data, "components", "components", lambda v: isinstance(v, list) and len(v) > 0, "a non-empty list"
+    )
     for i, comp in enumerate(components):
         where = f"components[{i}]"
         if not isinstance(comp, dict):
             fail(where, "an object", comp)
         need(comp, "kind", f"{where}.kind", lambda v: v in ("bank", "judge"), "'bank' or 'judge'")
         need(comp, "name", f"{where}.name", lambda v: isinstance(v, str) and v != "", "a non-empty string")
-        need(comp, "params", f"{where}.params", lambda v: v is None or isinstance(v, dict), "an object",
-             required=False)
+        need(comp, "params", f"{where}.params", lambda v: v is None or isinstance(v, dict), "an object", required=False)
         need(comp, "signature", f"{where}.signature", is_str, "a string", required=False)
-        need(comp, "card", f"{where}.card", lambda v: v is None or isinstance(v, str), "a string or null",
-             required=False)
-        need(comp, "judge", f"{where}.judge", lambda v: isinstance(v, dict) if comp["kind"] == "judge" else
-             v is None or isinstance(v, dict), "an object (the judge's spec)", required=comp["kind"] == "judge")
+        need(
+            comp, "card", f"{where}.card", lambda v: v is None or isinstance(v, str), "a string or null", required=False
+        )
+        need(
+            comp,
+            "judge",
+            f"{where}.judge",
+            lambda v: isinstance(v, dict) if comp["kind"] == "judge" else v is None or isinstance(v, dict),
+            "an object (the judge's spec)",
+            required=comp["kind"] == "judge",
+        )
     scaler = need(data, "scaler", "scaler", lambda v: isinstance(v, dict), "an object")
     need(scaler, "mean", "scaler.mean", numbers, "a list of finite numbers")
-    need(scaler, "scale", "scaler.scale", lambda v: numbers(v) and all(x > 0 for x in v),
-         "a list of positive finite numbers")
+    need(
+        scaler,
+        "scale",
+        "scaler.scale",
+        lambda v: numbers(v) and all(x > 0 for x in v),
+        "a list of positive finite numbers",
+    )
     pls = need(data, "pls", "pls", lambda v: isinstance(v, dict), "an object")
     need(pls, "weights", "pls.weights", numbers, "a list of finite numbers")
     need(pls, "coefficients", "pls.coefficients", numbers, "a list of finite numbers")
     need(pls, "intercept", "pls.intercept", _is_number, "a finite number")
-    need(pls, "n_components", "pls.n_components", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-         "a positive integer", required=False)
+    need(
+        pls,
+        "n_components",
+        "pls.n_components",
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "a positive integer",
+        required=False,
+    )
     n = len(components)
-    lengths = {"scaler.mean": len(scaler["mean"]), "scaler.scale": len(scaler["scale"]),
-               "pls.weights": len(pls["weights"]), "pls.coefficients": len(pls["coefficients"])}
+    lengths = {
+        "scaler.mean": len(scaler["mean"]),
+        "scaler.scale": len(scaler["scale"]),
+        "pls.weights": len(pls["weights"]),
+        "pls.coefficients": len(pls["coefficients"]),
+    }
     wrong = {k: v for k, v in lengths.items() if v != n}
     if wrong:
-        raise ArtifactError(f"{source}: {n} components but " + ", ".join(f"{v} values in {k}" for k, v in wrong.items())
-                            + "; every list of the composition has one value per component")
+        raise ArtifactError(
+            f"{source}: {n} components but "
+            + ", ".join(f"{v} values in {k}" for k, v in wrong.items())
+            + "; every list of the composition has one value per component"
+        )
 
 
 def _as_list(values, what: str) -> list:

@@ -12,6 +12,7 @@ The comparison records a check of kind ``"metric"`` named after the artifact; it
 metric's card (components, weights, held-out agreement, robustness) and this output's component values and
 judges' rationales, so reports and baselines treat it like a dimension.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -47,8 +48,10 @@ def load_metric(metric, *, lm=None, trust: bool = False, _caller_file: str | Non
             metric.set_lm(lm)
         return metric
     if not isinstance(metric, (str, Path)):
-        raise TypeError(f"assert_metric takes the path of an induced-metric artifact (or an InducedMetric), "
-                        f"got {type(metric).__name__}")
+        raise TypeError(
+            f"assert_metric takes the path of an induced-metric artifact (or an InducedMetric), "
+            f"got {type(metric).__name__}"
+        )
     path = _resolve(metric, _caller_file)
     if not path.is_file():
         raise FileNotFoundError(
@@ -68,8 +71,10 @@ def load_metric(metric, *, lm=None, trust: bool = False, _caller_file: str | Non
 
 def _explainer(evaluation, metric):
     def explain(score, op, threshold) -> list[str]:
-        lines = [f"induced metric {metric.name!r} (target {metric.target!r}, label range "
-                 f"{metric.label_range[0]:g}-{metric.label_range[1]:g}); component contributions:"]
+        lines = [
+            f"induced metric {metric.name!r} (target {metric.target!r}, label range "
+            f"{metric.label_range[0]:g}-{metric.label_range[1]:g}); component contributions:"
+        ]
         for name in sorted(evaluation.contributions, key=lambda n: evaluation.contributions[n]):
             line = f"  {name}: {evaluation.contributions[name]:+.3f} (value {evaluation.components[name]:.4g})"
             if name in evaluation.rationales:
@@ -101,21 +106,31 @@ def _make_score(metric, evaluation, output, input, references, recorder):
             "after one retry: " + "; ".join(f"{k}: {v[:160]}" for k, v in evaluation.errors.items())
         )
     details = {
-        "inputs": {"output": output, **({"input": input} if input is not None else {}),
-                   **({"references": references} if references is not None else {})},
+        "inputs": {
+            "output": output,
+            **({"input": input} if input is not None else {}),
+            **({"references": references} if references is not None else {}),
+        },
         "artifact": str(metric.path) if metric.path else None,
         "components": evaluation.components,
         "contributions": evaluation.contributions,
         "rationales": evaluation.rationales,
         "metric_card": metric.card(),
     }
-    return Score(evaluation.value, name=metric.name, kind="metric", task=None, details=details,
-                 evaluator_id=metric.fingerprint_id, evaluator_fingerprint=metric.fingerprint,
-                 explain=_explainer(evaluation, metric), recorder=recorder)
+    return Score(
+        evaluation.value,
+        name=metric.name,
+        kind="metric",
+        task=None,
+        details=details,
+        evaluator_id=metric.fingerprint_id,
+        evaluator_fingerprint=metric.fingerprint,
+        explain=_explainer(evaluation, metric),
+        recorder=recorder,
+    )
 
 
-def assert_metric(output: str, metric, *, input: str | None = None, references=None, lm=None,
-                  trust: bool = False):
+def assert_metric(output: str, metric, *, input: str | None = None, references=None, lm=None, trust: bool = False):
     """Score ``output`` with an induced metric; compare the result with a threshold to assert.
 
     ``output`` is the generated text. ``metric`` is the artifact path (``"metrics/helpful.json"``, relative
@@ -139,8 +154,15 @@ def assert_metric(output: str, metric, *, input: str | None = None, references=N
     return _make_score(induced, evaluation, output, input, references, _run_recorder())
 
 
-def assert_metrics(outputs: Sequence[str], metric, *, inputs: Sequence[str | None] | None = None,
-                   references: Sequence | None = None, lm=None, trust: bool = False):
+def assert_metrics(
+    outputs: Sequence[str],
+    metric,
+    *,
+    inputs: Sequence[str | None] | None = None,
+    references: Sequence | None = None,
+    lm=None,
+    trust: bool = False,
+):
     """Score many outputs in one batch; returns a :class:`pytest_nlgeval.core.score.ScoreList`
     (``assert_metrics(answers, "metrics/helpful.json", inputs=questions).mean() >= 3.5``)."""
     from pytest_nlgeval.core.score import ScoreList
@@ -153,6 +175,7 @@ def assert_metrics(outputs: Sequence[str], metric, *, inputs: Sequence[str | Non
     references = list(references) if references is not None else [None] * n
     evaluations = induced.evaluate(outputs, inputs, references)
     recorder = _run_recorder()
-    scores = [_make_score(induced, ev, o, i, r, recorder)
-              for ev, o, i, r in zip(evaluations, outputs, inputs, references)]
+    scores = [
+        _make_score(induced, ev, o, i, r, recorder) for ev, o, i, r in zip(evaluations, outputs, inputs, references)
+    ]
     return ScoreList(scores, name=induced.name)

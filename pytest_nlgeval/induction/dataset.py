@@ -14,6 +14,7 @@ Example::
 Every problem in the file is reported as a :class:`DatasetError` that names the file, the line and the
 column, and says how to fix it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -106,8 +107,7 @@ class LabelledDataset:
 
     def subset(self, indices: Sequence[int]) -> "LabelledDataset":
         """The rows at ``indices`` (same source and hash, so provenance still names the file)."""
-        return LabelledDataset([self.examples[i] for i in indices], dict(self.label_kinds), self.source,
-                               self.sha256)
+        return LabelledDataset([self.examples[i] for i in indices], dict(self.label_kinds), self.source, self.sha256)
 
     def split(self, test_fraction: float = 0.3, seed: int = 0) -> tuple["LabelledDataset", "LabelledDataset"]:
         """Random train/held-out split (a seeded permutation; both parts keep file order)."""
@@ -173,9 +173,17 @@ def load_dataset(
         records = list(_read_csv(path, raw))
     else:
         raise DatasetError(f"{path}: unknown file type {suffix!r}; use .jsonl (one JSON object per line) or .csv")
-    return build_dataset(records, source=str(path), sha256=digest, target=target, labels=labels,
-                         label_kinds=label_kinds, output_column=output_column, input_column=input_column,
-                         references_column=references_column)
+    return build_dataset(
+        records,
+        source=str(path),
+        sha256=digest,
+        target=target,
+        labels=labels,
+        label_kinds=label_kinds,
+        output_column=output_column,
+        input_column=input_column,
+        references_column=references_column,
+    )
 
 
 def build_dataset(
@@ -208,8 +216,13 @@ def build_dataset(
         )
     text_columns = {output_column, input_column, references_column}
     if labels is None:
-        chosen = [c for c in columns if c not in text_columns and c.lower() not in _RESERVED
-                  and all(_as_number(r.get(c)) is not None for _, r in records)]
+        chosen = [
+            c
+            for c in columns
+            if c not in text_columns
+            and c.lower() not in _RESERVED
+            and all(_as_number(r.get(c)) is not None for _, r in records)
+        ]
         if target is not None and target not in chosen:
             chosen.insert(0, target)
     else:
@@ -223,9 +236,7 @@ def build_dataset(
         )
     for column in chosen:
         if column not in first and all(column not in r for _, r in records):
-            raise DatasetError(
-                f"{source}: no label column {column!r}; columns are: {', '.join(columns)}"
-            )
+            raise DatasetError(f"{source}: no label column {column!r}; columns are: {', '.join(columns)}")
     has_input = any(r.get(input_column) not in (None, "") for _, r in records)
     has_refs = any(r.get(references_column) not in (None, "", []) for _, r in records)
 
@@ -301,9 +312,7 @@ def infer_label_kind(values: Sequence[float]) -> str:
 def _check_forced(kind: str, column: str, observed: list[float], examples, source: str) -> None:
     for value, ex in zip(observed, examples):
         if kind == "binary" and value not in (0.0, 1.0):
-            raise DatasetError(
-                f"{source}, line {ex.line}, column {column!r}: {value:g} is not a binary label (0 or 1)"
-            )
+            raise DatasetError(f"{source}, line {ex.line}, column {column!r}: {value:g} is not a binary label (0 or 1)")
         if kind == "likert" and not float(value).is_integer():
             raise DatasetError(
                 f"{source}, line {ex.line}, column {column!r}: {value:g} is not a Likert level (an integer)"
@@ -374,8 +383,7 @@ def _read_csv(path: Path, raw: bytes):
     for row in reader:
         if None in row:
             raise DatasetError(
-                f"{path}, line {row_start}: more fields than the header has columns; quote fields that "
-                "contain commas"
+                f"{path}, line {row_start}: more fields than the header has columns; quote fields that contain commas"
             )
         yield row_start, {k: v for k, v in row.items()}
         row_start = reader.line_num + 1

@@ -12,6 +12,7 @@ Ryan et al. (2025), Section 3.1 and Appendix E.2:
 Each generated judge is a :class:`~pytest_nlgeval.induction.judges.JudgeSpec`, run by
 :func:`~pytest_nlgeval.induction.judges.run_judge`; :func:`judge_card` describes it in a metric card.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,18 @@ from pytest_nlgeval.induction.judges import (
 )
 from pytest_nlgeval.induction.llmcache import require_dspy
 
-__all__ = ["ExampleSelection", "criterion_judges", "example_judge", "generate_judges", "high_low_examples",
-           "judge_card", "optimized_judge", "propose_axes", "rubric_judges", "to_five_point"]
+__all__ = [
+    "ExampleSelection",
+    "criterion_judges",
+    "example_judge",
+    "generate_judges",
+    "high_low_examples",
+    "judge_card",
+    "optimized_judge",
+    "propose_axes",
+    "rubric_judges",
+    "to_five_point",
+]
 
 
 # -- generation ---------------------------------------------------------------------------------------
@@ -80,8 +91,13 @@ def propose_axes(dataset, *, task: str, target: str, lm, n_axes: int = 15, seed:
     labels = [e.labels[target] for e in dataset.examples]
     high, low = high_low_examples(labels, 5, seed)
     predictor = dspy.Predict(signatures()["ProposeAxes"])
-    fields = dict(task=task, target=target, high_scored=_example_block(dataset, high, target),
-                  low_scored=_example_block(dataset, low, target), num_axes=n_axes)
+    fields = dict(
+        task=task,
+        target=target,
+        high_scored=_example_block(dataset, high, target),
+        low_scored=_example_block(dataset, low, target),
+        num_axes=n_axes,
+    )
     with dspy.context(lm=lm, adapter=chat_adapter()):
         try:
             pred = predictor(**fields)
@@ -98,16 +114,41 @@ def propose_axes(dataset, *, task: str, target: str, lm, n_axes: int = 15, seed:
     return unique[:n_axes]
 
 
-def criterion_judges(axes: Sequence[str], *, task: str, target: str, uses_input: bool, uses_references: bool,
-                     taken: set[str] | None = None) -> list[JudgeSpec]:
+def criterion_judges(
+    axes: Sequence[str],
+    *,
+    task: str,
+    target: str,
+    uses_input: bool,
+    uses_references: bool,
+    taken: set[str] | None = None,
+) -> list[JudgeSpec]:
     """One single-criterion judge per axis."""
     taken = taken if taken is not None else set()
-    return [JudgeSpec(kind="criterion", name=_slug(axis, taken), task=task, target=target, criterion=axis,
-                      uses_input=uses_input, uses_references=uses_references) for axis in axes]
+    return [
+        JudgeSpec(
+            kind="criterion",
+            name=_slug(axis, taken),
+            task=task,
+            target=target,
+            criterion=axis,
+            uses_input=uses_input,
+            uses_references=uses_references,
+        )
+        for axis in axes
+    ]
 
 
-def rubric_judges(axes: Sequence[str], *, task: str, target: str, lm, uses_input: bool, uses_references: bool,
-                  taken: set[str] | None = None) -> list[JudgeSpec]:
+def rubric_judges(
+    axes: Sequence[str],
+    *,
+    task: str,
+    target: str,
+    lm,
+    uses_input: bool,
+    uses_references: bool,
+    taken: set[str] | None = None,
+) -> list[JudgeSpec]:
     """One rubric judge per axis; the LLM writes a description of each score level 1-5."""
     dspy = require_dspy()
     taken = taken if taken is not None else set()
@@ -124,8 +165,18 @@ def rubric_judges(axes: Sequence[str], *, task: str, target: str, lm, uses_input
                     continue  # no rubric for this axis: its criterion judge still runs
         rubric = {str(k): " ".join(str(getattr(pred, f"score_{k}") or "").split()) for k in range(1, 6)}
         name = _slug(axis, taken).replace("judge_", "rubric_", 1)
-        specs.append(JudgeSpec(kind="rubric", name=name, task=task, target=target, criterion=axis, rubric=rubric,
-                               uses_input=uses_input, uses_references=uses_references))
+        specs.append(
+            JudgeSpec(
+                kind="rubric",
+                name=name,
+                task=task,
+                target=target,
+                criterion=axis,
+                rubric=rubric,
+                uses_input=uses_input,
+                uses_references=uses_references,
+            )
+        )
     return specs
 
 
@@ -144,9 +195,20 @@ class ExampleSelection:
     chosen: int = 0
 
 
-def example_judge(dataset, *, task: str, target: str, lm, per_quintile: int = 1, n_sets: int = 5,
-                  eval_rows: int = 20, seed: int = 0, uses_input: bool = True, uses_references: bool = False,
-                  num_threads: int = 1) -> tuple[JudgeSpec, ExampleSelection]:
+def example_judge(
+    dataset,
+    *,
+    task: str,
+    target: str,
+    lm,
+    per_quintile: int = 1,
+    n_sets: int = 5,
+    eval_rows: int = 20,
+    seed: int = 0,
+    uses_input: bool = True,
+    uses_references: bool = False,
+    num_threads: int = 1,
+) -> tuple[JudgeSpec, ExampleSelection]:
     """The example-based judge: ``n_sets`` candidate sets, each with ``per_quintile`` rows from each label
     quintile; the set whose judgments have the lowest mean absolute error (on the 1-5 scale) against the
     labels of ``eval_rows`` other training rows is kept.
@@ -175,9 +237,14 @@ def example_judge(dataset, *, task: str, target: str, lm, per_quintile: int = 1,
         rest = [i for i in range(len(labels)) if i not in set(chosen)]
         eval_idx = sorted(rng.choice(rest, size=min(eval_rows, len(rest)), replace=False).tolist())
         spec = _examples_spec(dataset, chosen, scaled, task, target, uses_input, uses_references, "judge_examples")
-        run = run_judge(spec, lm, [dataset.examples[i].output for i in eval_idx],
-                        [dataset.examples[i].input for i in eval_idx],
-                        [dataset.examples[i].references for i in eval_idx], num_threads=num_threads)
+        run = run_judge(
+            spec,
+            lm,
+            [dataset.examples[i].output for i in eval_idx],
+            [dataset.examples[i].input for i in eval_idx],
+            [dataset.examples[i].references for i in eval_idx],
+            num_threads=num_threads,
+        )
         errs = [abs(v - scaled[i]) for v, i in zip(run.values, eval_idx) if math.isfinite(v)]
         err = float(np.mean(errs)) if errs else math.inf
         selection.errors.append(err)
@@ -194,18 +261,42 @@ def _examples_spec(dataset, chosen, scaled, task, target, uses_input, uses_refer
     examples = []
     for i in chosen:
         ex = dataset.examples[i]
-        examples.append({"input": ex.input if uses_input else None,
-                         "references": list(ex.references) if (uses_references and ex.references) else None,
-                         "output": ex.output, "score": round(float(scaled[i]), 2)})
-    return JudgeSpec(kind="examples", name=name, task=task, target=target,
-                     criterion=f"Overall {target}, judged like the human raters of the scored examples.",
-                     examples=examples, uses_input=uses_input, uses_references=uses_references)
+        examples.append(
+            {
+                "input": ex.input if uses_input else None,
+                "references": list(ex.references) if (uses_references and ex.references) else None,
+                "output": ex.output,
+                "score": round(float(scaled[i]), 2),
+            }
+        )
+    return JudgeSpec(
+        kind="examples",
+        name=name,
+        task=task,
+        target=target,
+        criterion=f"Overall {target}, judged like the human raters of the scored examples.",
+        examples=examples,
+        uses_input=uses_input,
+        uses_references=uses_references,
+    )
 
 
-def optimized_judge(dataset, *, task: str, target: str, lm, optimizer: str = "mipro", seed: int = 0,
-                    uses_input: bool = True, uses_references: bool = False, reflection_lm=None,
-                    auto: str | None = "light", max_metric_calls: int | None = None,
-                    num_threads: int = 1, budget: dict | None = None) -> JudgeSpec:
+def optimized_judge(
+    dataset,
+    *,
+    task: str,
+    target: str,
+    lm,
+    optimizer: str = "mipro",
+    seed: int = 0,
+    uses_input: bool = True,
+    uses_references: bool = False,
+    reflection_lm=None,
+    auto: str | None = "light",
+    max_metric_calls: int | None = None,
+    num_threads: int = 1,
+    budget: dict | None = None,
+) -> JudgeSpec:
     """A judge whose prompt an optimiser rewrote: ``optimizer="mipro"`` (MIPROv2) or ``"gepa"`` (GEPA).
 
     The training metric is ``1 - |score - label| / 4`` on the 1-5 scale. The optimised instructions and
@@ -216,8 +307,15 @@ def optimized_judge(dataset, *, task: str, target: str, lm, optimizer: str = "mi
     dspy = require_dspy()
     labels = [e.labels[target] for e in dataset.examples]
     scaled = to_five_point(labels, min(labels), max(labels))
-    base = JudgeSpec(kind="optimized", name=f"judge_{optimizer}", task=task, target=target,
-                     criterion=f"Overall {target}.", uses_input=uses_input, uses_references=uses_references)
+    base = JudgeSpec(
+        kind="optimized",
+        name=f"judge_{optimizer}",
+        task=task,
+        target=target,
+        criterion=f"Overall {target}.",
+        uses_input=uses_input,
+        uses_references=uses_references,
+    )
     trainset = []
     for ex, y in zip(dataset.examples, scaled):
         fields = judge_inputs(base, ex.output, ex.input, ex.references)
@@ -236,17 +334,25 @@ def optimized_judge(dataset, *, task: str, target: str, lm, optimizer: str = "mi
     with dspy.context(lm=lm, adapter=chat_adapter()):
         if optimizer == "mipro":
             extra = dict(budget or {})
-            opt = dspy.MIPROv2(metric=closeness, auto=auto, num_threads=num_threads, seed=seed,
-                               num_candidates=extra.pop("num_candidates", None))
+            opt = dspy.MIPROv2(
+                metric=closeness,
+                auto=auto,
+                num_threads=num_threads,
+                seed=seed,
+                num_candidates=extra.pop("num_candidates", None),
+            )
             try:
                 compiled = opt.compile(program, trainset=trainset, **extra)
             except ImportError as exc:  # DSPy's MIPROv2 searches with optuna, an extra of dspy
-                raise ImportError(f"the MIPROv2-optimised judge needs optuna: pip install \"dspy[optuna]\" "
-                                  f"(or use optimizer='gepa'); {exc}") from exc
+                raise ImportError(
+                    f"the MIPROv2-optimised judge needs optuna: pip install \"dspy[optuna]\" "
+                    f"(or use optimizer='gepa'); {exc}"
+                ) from exc
         elif optimizer == "gepa":
             budget = {"max_metric_calls": max_metric_calls} if max_metric_calls else {"auto": auto}
-            opt = dspy.GEPA(metric=closeness, reflection_lm=reflection_lm or lm, num_threads=num_threads, seed=seed,
-                            **budget)
+            opt = dspy.GEPA(
+                metric=closeness, reflection_lm=reflection_lm or lm, num_threads=num_threads, seed=seed, **budget
+            )
             compiled = opt.compile(program, trainset=trainset)
         else:
             raise ValueError(f"optimizer must be 'mipro' or 'gepa', got {optimizer!r}")
@@ -260,10 +366,10 @@ def optimized_judge(dataset, *, task: str, target: str, lm, optimizer: str = "mi
 
 _KIND_TEXT = {
     "criterion": "a single-criterion LLM judge: the criterion was proposed by an LLM as an axis of variation "
-                 "between high- and low-scored training outputs",
+    "between high- and low-scored training outputs",
     "rubric": "a rubric LLM judge: an LLM-proposed criterion with a written description of each score level",
     "examples": "an example-based LLM judge: scored training outputs from each label quintile are shown to the "
-                "judge; the example set with the lowest training error was kept",
+    "judge; the example set with the lowest training error was kept",
     "optimized": "an LLM judge whose prompt was rewritten by a DSPy optimiser on the training rows",
 }
 
@@ -271,37 +377,72 @@ _KIND_TEXT = {
 def judge_card(spec: JudgeSpec, lm_identity: dict | None = None) -> str:
     """A metric card (the AutoMetrics sections, Markdown) describing a generated judge."""
     model = (lm_identity or {}).get("model", "the configured LLM")
-    lines = [f"# {spec.name}", "", f"{spec.criterion}", "", "## Metric Details", "",
-             f"- Kind: {_KIND_TEXT.get(spec.kind, spec.kind)}.",
-             f"- Task: {spec.task}", f"- Target quality: {spec.target}",
-             "- Range: integers 1 to 5; higher is better.",
-             f"- Input-required: {'yes' if spec.uses_input else 'no'}; "
-             f"reference-based: {'yes' if spec.uses_references else 'no'}.",
-             f"- Signature: `{spec.signature}`"]
+    lines = [
+        f"# {spec.name}",
+        "",
+        f"{spec.criterion}",
+        "",
+        "## Metric Details",
+        "",
+        f"- Kind: {_KIND_TEXT.get(spec.kind, spec.kind)}.",
+        f"- Task: {spec.task}",
+        f"- Target quality: {spec.target}",
+        "- Range: integers 1 to 5; higher is better.",
+        f"- Input-required: {'yes' if spec.uses_input else 'no'}; "
+        f"reference-based: {'yes' if spec.uses_references else 'no'}.",
+        f"- Signature: `{spec.signature}`",
+    ]
     if spec.rubric:
         lines += ["", "Rubric:"] + [f"- {k}: {spec.rubric[k]}" for k in sorted(spec.rubric)]
     if spec.examples:
-        lines += ["", f"Scored examples in the prompt: {len(spec.examples)} "
-                      f"(scores {', '.join(format(e['score'], 'g') for e in spec.examples)} on the 1-5 scale)."]
-    lines += ["", "## Intended Use", "",
-              f"Scoring outputs of the task above for {spec.target}, as one component of an induced metric whose "
-              "weights were fitted to human labels. On its own it is an uncalibrated LLM opinion.",
-              "", "## Implementation and Cost", "",
-              f"One call of {model} per output (cached on disk by model, parameters and prompt). Outputs that "
-              "cannot be parsed into a score 1-5 are retried once and then left unscored.",
-              "", "## Known Limitations", "",
-              "LLM judges favour longer and more confident text, are sensitive to prompt wording and can drift "
-              "when the model behind the API changes; the criterion was written from a handful of examples.",
-              "", "## Related Metrics", "", "The other generated judges of the same induced metric.",
-              "", "## Further Reading", "",
-              "Ryan et al. (2025), AutoMetrics: approximate human judgments with automatically generated "
-              "evaluators.", ""]
+        lines += [
+            "",
+            f"Scored examples in the prompt: {len(spec.examples)} "
+            f"(scores {', '.join(format(e['score'], 'g') for e in spec.examples)} on the 1-5 scale).",
+        ]
+    lines += [
+        "",
+        "## Intended Use",
+        "",
+        f"Scoring outputs of the task above for {spec.target}, as one component of an induced metric whose "
+        "weights were fitted to human labels. On its own it is an uncalibrated LLM opinion.",
+        "",
+        "## Implementation and Cost",
+        "",
+        f"One call of {model} per output (cached on disk by model, parameters and prompt). Outputs that "
+        "cannot be parsed into a score 1-5 are retried once and then left unscored.",
+        "",
+        "## Known Limitations",
+        "",
+        "LLM judges favour longer and more confident text, are sensitive to prompt wording and can drift "
+        "when the model behind the API changes; the criterion was written from a handful of examples.",
+        "",
+        "## Related Metrics",
+        "",
+        "The other generated judges of the same induced metric.",
+        "",
+        "## Further Reading",
+        "",
+        "Ryan et al. (2025), AutoMetrics: approximate human judgments with automatically generated evaluators.",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def generate_judges(dataset, *, task: str, target: str, lm, n_criteria: int = 10, n_rubrics: int = 5,
-                    example_based: bool = True, optimizer: str | None = None, seed: int = 0,
-                    num_threads: int = 1, progress: Callable[[str], None] | None = None) -> tuple[list[JudgeSpec], dict]:
+def generate_judges(
+    dataset,
+    *,
+    task: str,
+    target: str,
+    lm,
+    n_criteria: int = 10,
+    n_rubrics: int = 5,
+    example_based: bool = True,
+    optimizer: str | None = None,
+    seed: int = 0,
+    num_threads: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[JudgeSpec], dict]:
     """All generated judges for ``dataset`` (the training rows); returns (specs, generation notes)."""
     say = progress or (lambda msg: None)
     uses_input = dataset.has_inputs
@@ -321,21 +462,42 @@ def generate_judges(dataset, *, task: str, target: str, lm, n_criteria: int = 10
             n_criteria = n_rubrics = 0
         notes["axes"] = axes
         crit_axes = axes[:n_criteria]
-        rub_axes = axes[n_criteria:n_criteria + n_rubrics] or axes[:n_rubrics]
-        specs += criterion_judges(crit_axes, task=task, target=target, uses_input=uses_input,
-                                  uses_references=uses_refs, taken=taken)
+        rub_axes = axes[n_criteria : n_criteria + n_rubrics] or axes[:n_rubrics]
+        specs += criterion_judges(
+            crit_axes, task=task, target=target, uses_input=uses_input, uses_references=uses_refs, taken=taken
+        )
         if n_rubrics:
             say(f"writing {len(rub_axes)} rubrics")
-            specs += rubric_judges(rub_axes, task=task, target=target, lm=lm, uses_input=uses_input,
-                                   uses_references=uses_refs, taken=taken)
+            specs += rubric_judges(
+                rub_axes, task=task, target=target, lm=lm, uses_input=uses_input, uses_references=uses_refs, taken=taken
+            )
     if example_based:
         say("choosing examples for the example-based judge")
-        spec, selection = example_judge(dataset, task=task, target=target, lm=lm, seed=seed, uses_input=uses_input,
-                                        uses_references=uses_refs, num_threads=num_threads)
+        spec, selection = example_judge(
+            dataset,
+            task=task,
+            target=target,
+            lm=lm,
+            seed=seed,
+            uses_input=uses_input,
+            uses_references=uses_refs,
+            num_threads=num_threads,
+        )
         specs.append(spec)
         notes["example_selection"] = asdict(selection)
     if optimizer:
         say(f"optimising a judge with {optimizer}")
-        specs.append(optimized_judge(dataset, task=task, target=target, lm=lm, optimizer=optimizer, seed=seed,
-                                     uses_input=uses_input, uses_references=uses_refs, num_threads=num_threads))
+        specs.append(
+            optimized_judge(
+                dataset,
+                task=task,
+                target=target,
+                lm=lm,
+                optimizer=optimizer,
+                seed=seed,
+                uses_input=uses_input,
+                uses_references=uses_refs,
+                num_threads=num_threads,
+            )
+        )
     return specs, notes

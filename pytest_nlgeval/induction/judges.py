@@ -14,6 +14,7 @@ Example::
     >>> run_judge(spec, lm, ["Paris."], inputs=["Capital of France?"])[0].value  # doctest: +SKIP
     5.0
 """
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,20 @@ from typing import Any, Literal, Sequence  # Literal: resolved by name in the si
 
 from pytest_nlgeval.induction.llmcache import require_dspy
 
-__all__ = ["JudgeResult", "JudgeRun", "JudgeSpec", "chat_adapter", "clip", "judge_inputs", "judge_predictor",
-           "parse_errors", "retry_config", "run_judge", "short_error", "signatures"]
+__all__ = [
+    "JudgeResult",
+    "JudgeRun",
+    "JudgeSpec",
+    "chat_adapter",
+    "clip",
+    "judge_inputs",
+    "judge_predictor",
+    "parse_errors",
+    "retry_config",
+    "run_judge",
+    "short_error",
+    "signatures",
+]
 
 _MAX_TEXT = 1500  # characters of one example shown in a generation prompt
 NONE = "(none)"
@@ -221,8 +234,15 @@ def retry_config(lm) -> dict:
     return config
 
 
-def run_judge(spec: JudgeSpec, lm, outputs: Sequence[str], inputs: Sequence[str | None] | None = None,
-              references: Sequence | None = None, *, num_threads: int = 1) -> JudgeRun:
+def run_judge(
+    spec: JudgeSpec,
+    lm,
+    outputs: Sequence[str],
+    inputs: Sequence[str | None] | None = None,
+    references: Sequence | None = None,
+    *,
+    num_threads: int = 1,
+) -> JudgeRun:
     """Score ``outputs`` with one judge; ``lm`` is any ``dspy.BaseLM`` (wrap it with ``cached_lm``).
 
     Rows whose output cannot be parsed after one retry get ``nan`` and an ``error``; see

@@ -16,6 +16,7 @@ Example::
     >>> lm.usage.summary()                                                          # doctest: +SKIP
     '0 LLM calls (0 from cache), 0 prompt + 0 completion tokens'
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,19 @@ from typing import Literal
 from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.extras import MissingExtraError
 
-__all__ = ["LLMUsage", "cached_lm", "default_cache_dir", "request_key", "require_dspy", "JudgesUnavailable",
-           "make_lm", "JudgeServerError", "JudgeServerUnreachable", "JudgeServerTimeout", "JudgeServerHTTPError"]
+__all__ = [
+    "LLMUsage",
+    "cached_lm",
+    "default_cache_dir",
+    "request_key",
+    "require_dspy",
+    "JudgesUnavailable",
+    "make_lm",
+    "JudgeServerError",
+    "JudgeServerUnreachable",
+    "JudgeServerTimeout",
+    "JudgeServerHTTPError",
+]
 
 _SECRET_PARAMS = {"api_key", "api_token", "azure_ad_token"}
 # How a request travels, not what it asks: left out of the cache key so that a longer time-out or more
@@ -88,8 +100,12 @@ def _server_error(exc: Exception, model: str, api_base: str | None) -> JudgeServ
     if isinstance(exc, dx.LMTimeoutError) or "timed out" in lowered:
         return JudgeServerTimeout(model, api_base, detail)
     # LiteLLM reports a refused connection as an InternalServerError (status 500) saying "Connection error."
-    if isinstance(exc, dx.LMTransportError) or "connection error" in lowered or "failed to connect" in lowered \
-            or "connection refused" in lowered:
+    if (
+        isinstance(exc, dx.LMTransportError)
+        or "connection error" in lowered
+        or "failed to connect" in lowered
+        or "connection refused" in lowered
+    ):
         return JudgeServerUnreachable(model, api_base, detail)
     if isinstance(exc, dx.LMProviderError) and (status is None or int(status) >= 500):
         return JudgeServerHTTPError(model, api_base, detail, status=None if status is None else int(status))
@@ -102,8 +118,7 @@ def require_dspy():
         import dspy
     except ImportError as exc:
         raise JudgesUnavailable(
-            "LLM judges", "dspy", "judges", "dspy",
-            f"{exc}; or induce from bank metrics alone by not configuring an LM"
+            "LLM judges", "dspy", "judges", "dspy", f"{exc}; or induce from bank metrics alone by not configuring an LM"
         ) from None
     return dspy
 
@@ -140,29 +155,45 @@ class LLMUsage:
             self.cache_hits += 1
 
     def to_dict(self) -> dict:
-        return {"calls": self.calls, "cache_hits": self.cache_hits, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens}
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
 
     def summary(self) -> str:
-        return (f"{self.calls + self.cache_hits} LLM calls ({self.cache_hits} from cache), "
-                f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens")
+        return (
+            f"{self.calls + self.cache_hits} LLM calls ({self.cache_hits} from cache), "
+            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens"
+        )
 
 
 def lm_identity(lm) -> dict:
     """The model id and request parameters of an LM, without secrets (stored in artifacts and cache keys)."""
-    params = {k: v for k, v in dict(getattr(lm, "kwargs", {}) or {}).items()
-              if k not in _SECRET_PARAMS and k not in _TRANSPORT_PARAMS and v is not None}
-    return {"model": str(getattr(lm, "model", type(lm).__name__)),
-            "model_type": str(getattr(lm, "model_type", "chat")),
-            "params": _jsonable(params)}
+    params = {
+        k: v
+        for k, v in dict(getattr(lm, "kwargs", {}) or {}).items()
+        if k not in _SECRET_PARAMS and k not in _TRANSPORT_PARAMS and v is not None
+    }
+    return {
+        "model": str(getattr(lm, "model", type(lm).__name__)),
+        "model_type": str(getattr(lm, "model_type", "chat")),
+        "params": _jsonable(params),
+    }
 
 
 def request_key(identity: dict, params: dict, prompt, messages) -> str:
     """SHA-256 of the canonical JSON of model id, merged parameters and the full prompt/messages."""
     merged = dict(identity.get("params") or {})
     merged.update({k: v for k, v in params.items() if k not in _SECRET_PARAMS and k not in _TRANSPORT_PARAMS})
-    payload = {"model": identity["model"], "model_type": identity.get("model_type", "chat"),
-               "params": _jsonable(merged), "prompt": prompt, "messages": _jsonable(messages)}
+    payload = {
+        "model": identity["model"],
+        "model_type": identity.get("model_type", "chat"),
+        "params": _jsonable(merged),
+        "prompt": prompt,
+        "messages": _jsonable(messages),
+    }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -173,6 +204,7 @@ def _jsonable(value):
 
 def _plain_logprobs(value):
     """Log-probabilities as plain JSON (the client returns pydantic objects)."""
+
     def plain(obj):
         if hasattr(obj, "model_dump") and not isinstance(obj, type):
             return obj.model_dump()
@@ -269,10 +301,15 @@ def _cached_lm_class():
             self.usage.add_call(usage)
             # Log-probabilities arrive as the client's objects: stored (and returned) as plain JSON, so an
             # answer from the cache is the same data as the answer that was cached.
-            outputs = [{**o, "logprobs": _plain_logprobs(o["logprobs"])} if isinstance(o, dict) and o.get("logprobs")
-                       is not None else o for o in outputs]
-            self.store.put(key, {"model": self.identity["model"], "outputs": list(outputs),
-                                 "usage": _jsonable(usage or {})})
+            outputs = [
+                {**o, "logprobs": _plain_logprobs(o["logprobs"])}
+                if isinstance(o, dict) and o.get("logprobs") is not None
+                else o
+                for o in outputs
+            ]
+            self.store.put(
+                key, {"model": self.identity["model"], "outputs": list(outputs), "usage": _jsonable(usage or {})}
+            )
             return list(outputs)
 
         def __call__(self, prompt=None, *, messages=None, **kwargs):
@@ -339,9 +376,19 @@ def cached_lm(lm, cache_dir: str | Path | Literal[False] | None = None, usage: L
 ENGINES = ("litellm", "auto", "lm15")
 
 
-def make_lm(model: str, *, api_base: str | None = None, api_key: str | None = None, temperature: float = 0.0,
-            max_tokens: int = 1000, cache_dir: str | Path | Literal[False] | None = None, timeout: float | None = 120.0,
-            num_retries: int = 2, engine: str = "litellm", **params):
+def make_lm(
+    model: str,
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 1000,
+    cache_dir: str | Path | Literal[False] | None = None,
+    timeout: float | None = 120.0,
+    num_retries: int = 2,
+    engine: str = "litellm",
+    **params,
+):
     """Build a cached ``dspy.LM`` for any LiteLLM model id (``openai/<model>`` with ``api_base`` for an
     OpenAI-compatible server such as vLLM or llama.cpp; ``ollama_chat/<model>``).
 
@@ -369,6 +416,13 @@ def make_lm(model: str, *, api_base: str | None = None, api_key: str | None = No
         kwargs["api_key"] = "no-key"
     if timeout is not None:
         kwargs["timeout"] = float(timeout)
-    lm = dspy.LM(model, temperature=temperature, max_tokens=max_tokens, cache=False, num_retries=int(num_retries),
-                 engine=engine, **kwargs)
+    lm = dspy.LM(
+        model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        cache=False,
+        num_retries=int(num_retries),
+        engine=engine,
+        **kwargs,
+    )
     return cached_lm(lm, cache_dir)

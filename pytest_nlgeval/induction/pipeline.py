@@ -10,6 +10,7 @@ Example (offline, bank metrics only)::
 With an LLM (``lm=make_lm("openai/<model>", api_base=...)``) the generated judges join the candidates; below
 80 labelled rows only generated judges are used, as in the paper, unless ``use_bank=True``.
 """
+
 from __future__ import annotations
 
 import math
@@ -142,8 +143,10 @@ def induce(
     say = progress or (lambda msg: None)
     started = time.time()
     if target not in dataset.label_kinds:
-        raise InductionError(f"target {target!r} is not a label column of {dataset.source}; "
-                             f"label columns: {', '.join(dataset.label_kinds)}")
+        raise InductionError(
+            f"target {target!r} is not a label column of {dataset.source}; "
+            f"label columns: {', '.join(dataset.label_kinds)}"
+        )
     if not task or not task.strip():
         raise InductionError("task must describe what the system does, e.g. --task \"Answer customer questions\"")
     notes: list[str] = []
@@ -157,8 +160,10 @@ def induce(
     if use_bank is None:
         use_bank = lm is None or n_rows >= MIN_ROWS_FOR_BANK
         if lm is not None and not use_bank:
-            notes.append(f"{n_rows} labelled rows (< {MIN_ROWS_FOR_BANK}): generated judges only, as in AutoMetrics; "
-                         "pass use_bank=True to add bank metrics")
+            notes.append(
+                f"{n_rows} labelled rows (< {MIN_ROWS_FOR_BANK}): generated judges only, as in AutoMetrics; "
+                "pass use_bank=True to add bank metrics"
+            )
     if lm is None:
         notes.append("No LLM was configured: the metric was induced from bank metrics alone (no generated judges).")
         if not use_bank:
@@ -184,8 +189,18 @@ def induce(
         from pytest_nlgeval.induction.judges import run_judge
 
         specs, generation_notes = generate_judges(
-            train, task=task, target=target, lm=lm, n_criteria=n_criteria, n_rubrics=n_rubrics,
-            example_based=example_judge, optimizer=optimizer, seed=seed, num_threads=num_threads, progress=say)
+            train,
+            task=task,
+            target=target,
+            lm=lm,
+            n_criteria=n_criteria,
+            n_rubrics=n_rubrics,
+            example_based=example_judge,
+            optimizer=optimizer,
+            seed=seed,
+            num_threads=num_threads,
+            progress=say,
+        )
         ident = lm_identity(lm.inner)
         for i, spec in enumerate(specs, 1):
             say(f"[{i}/{len(specs)}] judging {len(train)} training outputs with {spec.name}  ({lm.usage.summary()})")
@@ -200,12 +215,19 @@ def induce(
             names.append(spec.name)
             generated.append(True)
             columns.append(run.values)
-            components[spec.name] = Component(kind="judge", name=spec.name, signature=spec.signature,
-                                              judge=spec.to_dict(), card=judge_card(spec, ident))
+            components[spec.name] = Component(
+                kind="judge",
+                name=spec.name,
+                signature=spec.signature,
+                judge=spec.to_dict(),
+                card=judge_card(spec, ident),
+            )
         bad = {k: v for k, v in failures.items() if v}
         if bad:
-            notes.append("judge outputs that could not be parsed (left unscored, rows left out of the fit): "
-                         + ", ".join(f"{k} {v}" for k, v in bad.items()))
+            notes.append(
+                "judge outputs that could not be parsed (left unscored, rows left out of the fit): "
+                + ", ".join(f"{k} {v}" for k, v in bad.items())
+            )
 
     # -- retrieve -------------------------------------------------------------------------------------------
     if use_bank:
@@ -235,19 +257,28 @@ def induce(
             try:
                 values = _bank_values(metric, train)
             except Exception as exc:
-                notes.append(f"bank metric {h.name} failed on the training rows and was skipped: "
-                             f"{type(exc).__name__}: {str(exc)[:300]}")
+                notes.append(
+                    f"bank metric {h.name} failed on the training rows and was skipped: "
+                    f"{type(exc).__name__}: {str(exc)[:300]}"
+                )
                 continue
-            retrieved_report.append({"name": h.name, "bm25": None if math.isnan(h.score) else h.score,
-                                     "rank": h.rank, "reranked": h.reranked})
+            retrieved_report.append(
+                {
+                    "name": h.name,
+                    "bm25": None if math.isnan(h.score) else h.score,
+                    "rank": h.rank,
+                    "reranked": h.reranked,
+                }
+            )
             names.append(h.name)
             generated.append(False)
             columns.append(values)
             components[h.name] = Component(kind="bank", name=h.name, params={}, signature=metric.signature)
 
     if not names:
-        raise InductionError("no candidate metric could be computed for this dataset; see the notes: "
-                             + "; ".join(notes))
+        raise InductionError(
+            "no candidate metric could be computed for this dataset; see the notes: " + "; ".join(notes)
+        )
 
     # -- regress --------------------------------------------------------------------------------------------
     # A row enters the fit only when every candidate scored it; judges that often failed to parse would leave
@@ -261,8 +292,10 @@ def induce(
         if not sparse or len(names) == 1:
             break
         missing, j = max(sparse)
-        notes.append(f"{names[j]}: {missing} of {len(train)} training outputs could not be parsed; left out of the "
-                     "fit so that enough rows have every candidate scored")
+        notes.append(
+            f"{names[j]}: {missing} of {len(train)} training outputs could not be parsed; left out of the "
+            "fit so that enough rows have every candidate scored"
+        )
         del names[j], generated[j], columns[j]
     X = np.array(columns, dtype=float).T
     say(f"regressing {len(names)} candidates (PLS, 1 component, keep {n_keep})")
@@ -279,13 +312,25 @@ def induce(
     lo, hi = float(dataset.labels(target).min()), float(dataset.labels(target).max())
     ident = lm_identity(lm.inner) if lm is not None else None
     metric = InducedMetric(
-        name=name or target, task=task, target=target, label_kind=dataset.label_kind(target), label_range=(lo, hi),
-        components=[components[n] for n in fit.names], mean=fit.mean, scale=fit.scale, weights=fit.weights,
-        coefficients=fit.coefficients, intercept=fit.intercept, lm_identity=ident,
-        needs_input=any(getattr(components[n], "kind") == "judge" and (components[n].judge or {}).get("uses_input")
-                        for n in fit.names),
-        needs_references=any((components[n].judge or {}).get("uses_references") for n in fit.names
-                             if components[n].kind == "judge"),
+        name=name or target,
+        task=task,
+        target=target,
+        label_kind=dataset.label_kind(target),
+        label_range=(lo, hi),
+        components=[components[n] for n in fit.names],
+        mean=fit.mean,
+        scale=fit.scale,
+        weights=fit.weights,
+        coefficients=fit.coefficients,
+        intercept=fit.intercept,
+        lm_identity=ident,
+        needs_input=any(
+            getattr(components[n], "kind") == "judge" and (components[n].judge or {}).get("uses_input")
+            for n in fit.names
+        ),
+        needs_references=any(
+            (components[n].judge or {}).get("uses_references") for n in fit.names if components[n].kind == "judge"
+        ),
     )
     if lm is not None:
         metric._lm = lm
@@ -293,15 +338,20 @@ def induce(
 
     # -- report: held-out agreement ---------------------------------------------------------------------------
     say(f"scoring {len(test)} held-out outputs")
-    rows, rationales, errors = metric.component_values(test.outputs, test.inputs if test.has_inputs else None,
-                                                       test.references if test.has_references else None,
-                                                       num_threads=num_threads)
+    rows, rationales, errors = metric.component_values(
+        test.outputs,
+        test.inputs if test.has_inputs else None,
+        test.references if test.has_references else None,
+        num_threads=num_threads,
+    )
     test_pred = metric.predict_rows(rows)
     y_test = test.labels(target)
     agreement = kendall_agreement(y_test, test_pred, n_boot=n_boot, seed=seed)
     if not agreement.significant:
-        msg = (f"induced metric {metric.name!r}: held-out Kendall tau {agreement.tau:.3f} has p = {agreement.p_value:.3g} "
-               f"> 0.05 on {agreement.n} rows; the metric is not shown to track the labels (label more outputs)")
+        msg = (
+            f"induced metric {metric.name!r}: held-out Kendall tau {agreement.tau:.3f} has p = {agreement.p_value:.3g} "
+            f"> 0.05 on {agreement.n} rows; the metric is not shown to track the labels (label more outputs)"
+        )
         warnings.warn(msg, InductionWarning, stacklevel=2)
         notes.append(msg)
     unscored_test = sum(1 for v in test_pred if not math.isfinite(v))
@@ -315,28 +365,51 @@ def induce(
 
         robust = measure_robustness(
             lambda o, i, r: metric.score_batch(o, i if test.has_inputs else None, r if test.has_references else None),
-            test.outputs, test.inputs, test.references, seed=seed,
-            lm=lm if (lm is not None and llm_perturbations) else None, task=task, target=target)
+            test.outputs,
+            test.inputs,
+            test.references,
+            seed=seed,
+            lm=lm if (lm is not None and llm_perturbations) else None,
+            task=task,
+            target=target,
+        )
 
     # -- provenance and report ------------------------------------------------------------------------------------
     components_report = []
     held_cols = list(zip(*rows)) if rows else []
     for j, comp_name in enumerate(fit.names):
         comp = components[comp_name]
-        components_report.append({
-            "name": comp_name, "kind": comp.kind, "weight": fit.weights[j], "coefficient": fit.coefficients[j],
-            "mean": fit.mean[j], "scale": fit.scale[j], "tau_train": candidate_tau.get(comp_name),
-            "tau_heldout": _kendall(held_cols[j], y_test) if held_cols else None,
-            "criterion": (comp.judge or {}).get("criterion"), "signature": comp.signature,
-        })
+        components_report.append(
+            {
+                "name": comp_name,
+                "kind": comp.kind,
+                "weight": fit.weights[j],
+                "coefficient": fit.coefficients[j],
+                "mean": fit.mean[j],
+                "scale": fit.scale[j],
+                "tau_train": candidate_tau.get(comp_name),
+                "tau_heldout": _kendall(held_cols[j], y_test) if held_cols else None,
+                "criterion": (comp.judge or {}).get("criterion"),
+                "signature": comp.signature,
+            }
+        )
     examples = _example_judgments(test, target, test_pred, rows, rationales, errors, fit.names)
     report = {
         "notes": notes,
-        "mode": "bank metrics only" if lm is None else ("judges and bank metrics" if use_bank else "generated judges only"),
+        "mode": "bank metrics only"
+        if lm is None
+        else ("judges and bank metrics" if use_bank else "generated judges only"),
         "steps": [s.__dict__ for s in fit.steps],
-        "candidates": [{"name": n, "kind": "judge" if g else "bank", "tau_train": candidate_tau.get(n),
-                        "selected": n in fit.names, "parse_failures": failures.get(n, 0)}
-                       for n, g in zip(names, generated)],
+        "candidates": [
+            {
+                "name": n,
+                "kind": "judge" if g else "bank",
+                "tau_train": candidate_tau.get(n),
+                "selected": n in fit.names,
+                "parse_failures": failures.get(n, 0),
+            }
+            for n, g in zip(names, generated)
+        ],
         "components": components_report,
         "retrieved": retrieved_report,
         "generation": generation_notes,
@@ -354,14 +427,28 @@ def induce(
         "python": platform.python_version(),
         "packages": _packages(pkgs),
         "seed": seed,
-        "dataset": {"source": dataset.source.replace("\\", "/").split("/")[-1], "sha256": dataset.sha256,
-                    "rows": n_rows, "train": len(train), "heldout": len(test), "target": target,
-                    "label_kind": dataset.label_kind(target), "label_range": [lo, hi]},
+        "dataset": {
+            "source": dataset.source.replace("\\", "/").split("/")[-1],
+            "sha256": dataset.sha256,
+            "rows": n_rows,
+            "train": len(train),
+            "heldout": len(test),
+            "target": target,
+            "label_kind": dataset.label_kind(target),
+            "label_range": [lo, hi],
+        },
         "mode": report["mode"],
-        "settings": {"n_keep": n_keep, "k": k, "rerank": rerank, "test_fraction": test_fraction,
-                     "n_criteria": n_criteria if lm is not None else 0, "n_rubrics": n_rubrics if lm is not None else 0,
-                     "example_judge": bool(example_judge and lm is not None), "optimizer": optimizer,
-                     "use_bank": use_bank},
+        "settings": {
+            "n_keep": n_keep,
+            "k": k,
+            "rerank": rerank,
+            "test_fraction": test_fraction,
+            "n_criteria": n_criteria if lm is not None else 0,
+            "n_rubrics": n_rubrics if lm is not None else 0,
+            "example_judge": bool(example_judge and lm is not None),
+            "optimizer": optimizer,
+            "use_bank": use_bank,
+        },
         "fit": {"rows_used": fit.rows_used, "rows_dropped": fit.rows_dropped},
         "heldout": agreement.to_dict(),
         "robustness": robust.to_dict() if robust is not None else None,
@@ -374,9 +461,11 @@ def induce(
         "seconds": round(time.time() - started, 1),
     }
     metric.report = report
-    say(f"done: held-out Kendall tau {agreement.tau:.3f} (p={agreement.p_value:.3g}, "
+    say(
+        f"done: held-out Kendall tau {agreement.tau:.3f} (p={agreement.p_value:.3g}, "
         f"95% CI {agreement.ci_low:.3f}..{agreement.ci_high:.3f}, n={agreement.n})"
-        + (f"; {usage.summary()}" if usage is not None else ""))
+        + (f"; {usage.summary()}" if usage is not None else "")
+    )
     return metric
 
 
@@ -395,8 +484,10 @@ def _dedupe(notes: list[str]) -> list[str]:
     for key, names in groups.items():
         what, _, reason = key.partition(": ")
         plural = len(names) > 1
-        out.append(f"bank metric{'s' if plural else ''} {', '.join(names)} "
-                   f"{what.replace(' was ', ' were ') if plural else what}: {reason}")
+        out.append(
+            f"bank metric{'s' if plural else ''} {', '.join(names)} "
+            f"{what.replace(' was ', ' were ') if plural else what}: {reason}"
+        )
     return out
 
 
@@ -414,9 +505,15 @@ def _example_judgments(test, target, preds, rows, rationales, errors, names, n: 
     out = []
     for i in picks:
         ex = test.examples[i]
-        out.append({
-            "input": ex.input, "output": ex.output, "label": ex.labels[target], "prediction": preds[i],
-            "components": {nm: rows[i][j] for j, nm in enumerate(names)},
-            "rationales": rationales[i], "errors": errors[i],
-        })
+        out.append(
+            {
+                "input": ex.input,
+                "output": ex.output,
+                "label": ex.labels[target],
+                "prediction": preds[i],
+                "components": {nm: rows[i][j] for j, nm in enumerate(names)},
+                "rationales": rationales[i],
+                "errors": errors[i],
+            }
+        )
     return out

@@ -4,6 +4,7 @@ Registered as a pytest plugin (entry point ``pytest11``: ``nlgeval_induction``) 
 ``--nlgeval-report`` and ``nlgeval report`` both collect it through the ``pytest_nlgeval_report_sections``
 hook. Module import is stdlib and pytest only: a session without induced metrics pays nothing.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -47,5 +48,11 @@ def pytest_nlgeval_report_sections(results):
         if context is None:
             context = stored_card_context(details["metric_card"])
         cards.append(card_html(context, standalone=False))
-    return [{"id": METRIC_SECTION_ID, "title": "Induced metrics", "html": Markup("\n".join(cards)),
-             "replaces": _BUILTIN_METRIC_SECTION}]
+    return [
+        {
+            "id": METRIC_SECTION_ID,
+            "title": "Induced metrics",
+            "html": Markup("\n".join(cards)),
+            "replaces": _BUILTIN_METRIC_SECTION,
+        }
+    ]

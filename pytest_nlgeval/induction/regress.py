@@ -20,6 +20,7 @@ Example::
     >>> fit.names
     ['a', 'c']
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,15 @@ from typing import Sequence
 
 from pytest_nlgeval.errors import NLGEvalError
 
-__all__ = ["RegressionError", "RegressionStep", "LinearFit", "fit_pls", "predict_linear", "Agreement",
-           "kendall_agreement"]
+__all__ = [
+    "RegressionError",
+    "RegressionStep",
+    "LinearFit",
+    "fit_pls",
+    "predict_linear",
+    "Agreement",
+    "kendall_agreement",
+]
 
 
 class RegressionError(NLGEvalError, ValueError):
@@ -72,8 +80,9 @@ class LinearFit:
         return predict_linear(X, self.mean, self.scale, self.coefficients, self.intercept)
 
 
-def predict_linear(X, mean: Sequence[float], scale: Sequence[float], coefficients: Sequence[float],
-                   intercept: float) -> list[float]:
+def predict_linear(
+    X, mean: Sequence[float], scale: Sequence[float], coefficients: Sequence[float], intercept: float
+) -> list[float]:
     """The composed prediction, computed row by row with a correctly rounded sum.
 
     Using :func:`math.fsum` per row (instead of a BLAS matrix product whose rounding can depend on the
@@ -171,11 +180,17 @@ def fit_pls(
     steps: list[RegressionStep] = []
     w, c, b = fit(idx)
     order = sorted(range(len(idx)), key=lambda k: -abs(w[k]))
-    keep = sorted(order[: n_keep], key=lambda k: order.index(k))
+    keep = sorted(order[:n_keep], key=lambda k: order.index(k))
     kept = [idx[k] for k in keep]
-    steps.append(RegressionStep("PLS (1 component) on all candidates; ranked by |weight|",
-                                [names[i] for i in idx], w, c,
-                                dropped=[names[idx[k]] for k in order[n_keep:]]))
+    steps.append(
+        RegressionStep(
+            "PLS (1 component) on all candidates; ranked by |weight|",
+            [names[i] for i in idx],
+            w,
+            c,
+            dropped=[names[idx[k]] for k in order[n_keep:]],
+        )
+    )
     w, c, b = fit(kept)
     steps.append(RegressionStep(f"refit on the top {len(kept)}", [names[i] for i in kept], w, c))
     if drop_negative_generated:
@@ -188,8 +203,15 @@ def fit_pls(
                     "not track the labels (check the task description and the target column)"
                 )
             w, c, b = fit(kept)
-            steps.append(RegressionStep("dropped generated judges with negative coefficients; refit",
-                                        [names[i] for i in kept], w, c, dropped=[names[i] for i in negative]))
+            steps.append(
+                RegressionStep(
+                    "dropped generated judges with negative coefficients; refit",
+                    [names[i] for i in kept],
+                    w,
+                    c,
+                    dropped=[names[i] for i in negative],
+                )
+            )
     return LinearFit(
         names=[names[i] for i in kept],
         mean=[float(mean[i]) for i in kept],
@@ -229,12 +251,10 @@ class Agreement:
         return math.isfinite(self.p_value) and self.p_value <= 0.05
 
     def to_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                for k, v in self.__dict__.items()}
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in self.__dict__.items()}
 
 
-def kendall_agreement(y_true, y_pred, *, n_boot: int = 1000, confidence: float = 0.95,
-                      seed: int = 0) -> Agreement:
+def kendall_agreement(y_true, y_pred, *, n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> Agreement:
     """Kendall's tau of ``y_pred`` against ``y_true`` with a bootstrap interval (rows with ``nan`` skipped).
 
     >>> a = kendall_agreement([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 6, 5], n_boot=200)

@@ -11,6 +11,7 @@ Example::
     >>> [h.name for h in hits][:2]                                                          # doctest: +SKIP
     ['unieval_summarization_consistency', 'rouge2']
 """
+
 from __future__ import annotations
 
 import re
@@ -19,11 +20,15 @@ from typing import Sequence
 
 __all__ = ["QUERY_TEMPLATE", "RetrievedMetric", "retrieve_metrics", "bm25_rank", "tokenize"]
 
-QUERY_TEMPLATE = 'I am looking for a metric to evaluate the following task: "{task}" In particular I care about "{target}".'
+QUERY_TEMPLATE = (
+    'I am looking for a metric to evaluate the following task: "{task}" In particular I care about "{target}".'
+)
 
 # Words of the query template itself and common function words carry no signal about a metric.
-_STOP = set("""a an and are as at be by for from has have i in is it its looking metric metrics of on or
-particular that the this to was were will with about care evaluate following task""".split())
+_STOP = set(
+    """a an and are as at be by for from has have i in is it its looking metric metrics of on or
+particular that the this to was were will with about care evaluate following task""".split()
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -56,8 +61,16 @@ def bm25_rank(query: str, documents: dict[str, str]) -> list[tuple[str, float]]:
     return [(names[i], float(scores[i])) for i in order]
 
 
-def retrieve_metrics(task: str, target: str, *, k: int = 30, names: Sequence[str] | None = None,
-                     allowed=None, rerank_lm=None, rerank_k: int | None = None) -> list[RetrievedMetric]:
+def retrieve_metrics(
+    task: str,
+    target: str,
+    *,
+    k: int = 30,
+    names: Sequence[str] | None = None,
+    allowed=None,
+    rerank_lm=None,
+    rerank_k: int | None = None,
+) -> list[RetrievedMetric]:
     """The ``k`` bank metrics whose cards best match the task and target.
 
     ``task`` and ``target`` fill :data:`QUERY_TEMPLATE`. ``k`` is how many BM25 candidates to keep (at least
@@ -74,7 +87,7 @@ def retrieve_metrics(task: str, target: str, *, k: int = 30, names: Sequence[str
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     docs: dict[str, str] = {}
-    for name in (names if names is not None else list_metrics()):
+    for name in names if names is not None else list_metrics():
         if allowed is not None and not allowed(name):
             continue
         try:
@@ -89,8 +102,9 @@ def retrieve_metrics(task: str, target: str, *, k: int = 30, names: Sequence[str
     return hits
 
 
-def llm_rerank(task: str, target: str, hits: list[RetrievedMetric], docs: dict[str, str], lm,
-               keep: int) -> list[RetrievedMetric]:
+def llm_rerank(
+    task: str, target: str, hits: list[RetrievedMetric], docs: dict[str, str], lm, keep: int
+) -> list[RetrievedMetric]:
     """Ask the LLM to order the candidates by usefulness; names it does not return keep their BM25 order."""
     from pytest_nlgeval.induction.llmcache import require_dspy
     from pytest_nlgeval.metrics import load_card
@@ -122,5 +136,6 @@ def llm_rerank(task: str, target: str, hits: list[RetrievedMetric], docs: dict[s
     by_name = {h.name: h for h in hits}
     order = [n for n in dict.fromkeys(str(r).strip() for r in ranking) if n in by_name]
     order += [h.name for h in hits if h.name not in order]
-    return [RetrievedMetric(n, by_name[n].score, i, reranked=(i != by_name[n].rank))
-            for i, n in enumerate(order[:keep])]
+    return [
+        RetrievedMetric(n, by_name[n].score, i, reranked=(i != by_name[n].rank)) for i, n in enumerate(order[:keep])
+    ]

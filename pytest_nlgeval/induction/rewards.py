@@ -14,6 +14,7 @@ label scale). An output whose judge answer cannot be parsed has no score: by def
 :class:`~pytest_nlgeval.induction.artifact.JudgeParseError`; pass ``failure_score=`` to give such outputs a
 fixed reward explicitly.
 """
+
 from __future__ import annotations
 
 import math
@@ -52,9 +53,16 @@ def _field(obj, name: str | None):
     return value
 
 
-def as_dspy_metric(metric, *, output_field: str | None = None, input_field: str | None = "input",
-                   references_field: str | None = None, normalize: bool = True,
-                   failure_score: float | None = None, lm=None):
+def as_dspy_metric(
+    metric,
+    *,
+    output_field: str | None = None,
+    input_field: str | None = "input",
+    references_field: str | None = None,
+    normalize: bool = True,
+    failure_score: float | None = None,
+    lm=None,
+):
     """A DSPy metric ``metric(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction``.
 
     The returned ``Prediction`` has ``score`` (a float; DSPy's ``Evaluate`` and optimisers sum and compare it)
@@ -82,8 +90,9 @@ def as_dspy_metric(metric, *, output_field: str | None = None, input_field: str 
         if output_field is not None:
             value = _field(pred, output_field)
             if value is None:
-                raise KeyError(f"prediction has no field {output_field!r}; pass output_field=... naming the "
-                               "program's output")
+                raise KeyError(
+                    f"prediction has no field {output_field!r}; pass output_field=... naming the program's output"
+                )
             return str(value)
         keys = [k for k in (pred.keys() if hasattr(pred, "keys") else []) if k not in ("reasoning", "rationale")]
         if len(keys) != 1:
@@ -98,12 +107,16 @@ def as_dspy_metric(metric, *, output_field: str | None = None, input_field: str 
         if ev.errors or not math.isfinite(ev.value):
             if failure_score is None:
                 raise JudgeParseError(f"induced metric {induced.name!r}: no score for this output: {ev.errors}")
-            return dspy.Prediction(score=float(failure_score),
-                                   feedback="The judge's answer could not be parsed, so this output has no score.")
+            return dspy.Prediction(
+                score=float(failure_score),
+                feedback="The judge's answer could not be parsed, so this output has no score.",
+            )
         score = scale(ev.value)
-        feedback = (f"{induced.target} scored {ev.value:.2f} on the human label scale "
-                    f"({induced.label_range[0]:g}-{induced.label_range[1]:g}).\n"
-                    "Weakest parts of the score:\n" + ev.feedback())
+        feedback = (
+            f"{induced.target} scored {ev.value:.2f} on the human label scale "
+            f"({induced.label_range[0]:g}-{induced.label_range[1]:g}).\n"
+            "Weakest parts of the score:\n" + ev.feedback()
+        )
         return dspy.Prediction(score=score, feedback=feedback)
 
     induced_metric.__name__ = f"induced_{induced.name}"
@@ -136,8 +149,9 @@ def _prompt_text(item: Any) -> str | None:
     return _completion_text(item)
 
 
-def as_reward_fn(metric, *, normalize: bool = True, references_key: str = "references",
-                 failure_score: float | None = None, lm=None):
+def as_reward_fn(
+    metric, *, normalize: bool = True, references_key: str = "references", failure_score: float | None = None, lm=None
+):
     """A TRL-style reward function ``reward(completions, prompts=None, **kw) -> list[float]``.
 
     ``completions`` (and ``prompts``) are strings or chat message lists, as TRL's GRPO trainer passes them;
@@ -163,9 +177,11 @@ def as_reward_fn(metric, *, normalize: bool = True, references_key: str = "refer
         for i, v in enumerate(values):
             if not math.isfinite(v):
                 if failure_score is None:
-                    raise JudgeParseError(f"induced metric {induced.name!r}: completion {i} has no score "
-                                          "(a judge answer could not be parsed); pass failure_score=... to reward "
-                                          "such completions with a fixed value")
+                    raise JudgeParseError(
+                        f"induced metric {induced.name!r}: completion {i} has no score "
+                        "(a judge answer could not be parsed); pass failure_score=... to reward "
+                        "such completions with a fixed value"
+                    )
                 out.append(float(failure_score))
             else:
                 out.append(scale(v))

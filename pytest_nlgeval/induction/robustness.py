@@ -21,6 +21,7 @@ Example::
     >>> perturb_worse("The cat sat. It was warm. Then it slept.", "truncate")
     'The cat sat. It'
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["WORSE", "SAME", "perturb_worse", "perturb_same", "RobustnessReport", "measure_robustness",
-           "sensitivity", "stability"]
+__all__ = [
+    "WORSE",
+    "SAME",
+    "perturb_worse",
+    "perturb_same",
+    "RobustnessReport",
+    "measure_robustness",
+    "sensitivity",
+    "stability",
+]
 
 WORSE = ("truncate", "shuffle_sentences", "contradiction", "repetition")
 SAME = ("whitespace", "punctuation", "casing", "synonyms")
@@ -38,14 +47,43 @@ SAME = ("whitespace", "punctuation", "casing", "synonyms")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _AUX = re.compile(r"\b(is|are|was|were|can|will|would|should|could|does|do|did|has|have|had|must)\b", re.I)
 _SYNONYMS = {  # pairs that stay grammatical whichever part of speech the word has in context
-    "big": "large", "large": "big", "small": "little", "little": "small", "quick": "fast", "fast": "quick",
-    "maybe": "perhaps", "perhaps": "maybe", "often": "frequently", "frequently": "often",
-    "important": "significant", "significant": "important", "enough": "sufficient", "sufficient": "enough",
-    "easy": "simple", "simple": "easy", "hard": "difficult", "difficult": "hard", "rapid": "swift",
-    "mistake": "error", "error": "mistake", "idea": "notion", "problem": "issue", "issue": "problem",
-    "method": "approach", "choose": "select", "select": "choose", "buy": "purchase", "purchase": "buy",
-    "car": "automobile", "however": "nevertheless", "also": "additionally", "usually": "typically",
-    "typically": "usually", "quickly": "rapidly", "rapidly": "quickly", "huge": "enormous",
+    "big": "large",
+    "large": "big",
+    "small": "little",
+    "little": "small",
+    "quick": "fast",
+    "fast": "quick",
+    "maybe": "perhaps",
+    "perhaps": "maybe",
+    "often": "frequently",
+    "frequently": "often",
+    "important": "significant",
+    "significant": "important",
+    "enough": "sufficient",
+    "sufficient": "enough",
+    "easy": "simple",
+    "simple": "easy",
+    "hard": "difficult",
+    "difficult": "hard",
+    "rapid": "swift",
+    "mistake": "error",
+    "error": "mistake",
+    "idea": "notion",
+    "problem": "issue",
+    "issue": "problem",
+    "method": "approach",
+    "choose": "select",
+    "select": "choose",
+    "buy": "purchase",
+    "purchase": "buy",
+    "car": "automobile",
+    "however": "nevertheless",
+    "also": "additionally",
+    "usually": "typically",
+    "typically": "usually",
+    "quickly": "rapidly",
+    "rapidly": "quickly",
+    "huge": "enormous",
 }
 _FUNCTION_WORDS = ("the", "a", "and", "of", "to", "in", "for", "with", "on")
 
@@ -58,7 +96,7 @@ def split_sentences(text: str) -> list[str]:
 def _negate(sentence: str) -> str:
     m = _AUX.search(sentence)
     if m:
-        return sentence[: m.end()] + " not" + sentence[m.end():]
+        return sentence[: m.end()] + " not" + sentence[m.end() :]
     body = sentence.rstrip(".!?")
     return f"It is not true that {body[:1].lower()}{body[1:]}."
 
@@ -88,13 +126,13 @@ def perturb_worse(text: str, kind: str, seed: int = 0) -> str:
         if not sents:
             return text
         i = rng.randrange(len(sents))
-        out = sents[: i + 1] + [_negate(sents[i])] + sents[i + 1:]
+        out = sents[: i + 1] + [_negate(sents[i])] + sents[i + 1 :]
         return " ".join(out)
     if kind == "repetition":
         if not sents:
             return text
         i = rng.randrange(len(sents))
-        out = sents[: i + 1] + [sents[i]] * 2 + sents[i + 1:]
+        out = sents[: i + 1] + [sents[i]] * 2 + sents[i + 1 :]
         return " ".join(out)
     raise ValueError(f"unknown degradation {kind!r}; choose from {WORSE}")
 
@@ -128,12 +166,14 @@ def perturb_same(text: str, kind: str, seed: int = 0) -> str:
         words[i] = words[i].upper() if len(words[i]) == 1 else words[i].capitalize()
         return " ".join(words)
     if kind == "synonyms":
+
         def swap(m: re.Match) -> str:
             word = m.group(0)
             repl = _SYNONYMS.get(word.lower())
             if repl is None:
                 return word
             return repl.capitalize() if word[0].isupper() else repl
+
         pattern = re.compile(r"\b(" + "|".join(map(re.escape, _SYNONYMS)) + r")\b", re.I)
         return pattern.sub(swap, text, count=2)
     raise ValueError(f"unknown same-quality edit {kind!r}; choose from {SAME}")
@@ -171,16 +211,29 @@ class RobustnessReport:
 
     def to_dict(self) -> dict:
         clean = lambda v: None if isinstance(v, float) and not math.isfinite(v) else v  # noqa: E731
-        return {"sensitivity": clean(self.sensitivity), "stability": clean(self.stability),
-                "per_perturbation": {k: {kk: clean(vv) for kk, vv in d.items()} for k, d in self.per_perturbation.items()},
-                "n_rows": self.n_rows, "normalisation": self.normalisation,
-                "llm_perturbations": self.llm_perturbations}
+        return {
+            "sensitivity": clean(self.sensitivity),
+            "stability": clean(self.stability),
+            "per_perturbation": {k: {kk: clean(vv) for kk, vv in d.items()} for k, d in self.per_perturbation.items()},
+            "n_rows": self.n_rows,
+            "normalisation": self.normalisation,
+            "llm_perturbations": self.llm_perturbations,
+        }
 
 
-def measure_robustness(score_batch: Callable[[list[str], list, list], list[float]], outputs: Sequence[str],
-                       inputs: Sequence | None = None, references: Sequence | None = None, *, seed: int = 0,
-                       worse: Sequence[str] = WORSE, same: Sequence[str] = SAME, lm=None, task: str = "",
-                       target: str = "") -> RobustnessReport:
+def measure_robustness(
+    score_batch: Callable[[list[str], list, list], list[float]],
+    outputs: Sequence[str],
+    inputs: Sequence | None = None,
+    references: Sequence | None = None,
+    *,
+    seed: int = 0,
+    worse: Sequence[str] = WORSE,
+    same: Sequence[str] = SAME,
+    lm=None,
+    task: str = "",
+    target: str = "",
+) -> RobustnessReport:
     """Score every output and its perturbations with ``score_batch(outputs, inputs, references)``.
 
     Each rule-based perturbation is applied to every output where it changes the text; with ``lm`` an
@@ -227,8 +280,13 @@ def measure_robustness(score_batch: Callable[[list[str], list, list], list[float
             on, pn = _normalise(o, lo, hi), _normalise(p, lo, hi)
             per[kind] = {"stability": stability(on, pn), "n": len(idx)}
             all_same[0].extend(on), all_same[1].extend(pn)
-    return RobustnessReport(sensitivity=sensitivity(*all_worse), stability=stability(*all_same),
-                            per_perturbation=per, n_rows=n, llm_perturbations=lm is not None)
+    return RobustnessReport(
+        sensitivity=sensitivity(*all_worse),
+        stability=stability(*all_same),
+        per_perturbation=per,
+        n_rows=n,
+        llm_perturbations=lm is not None,
+    )
 
 
 def llm_perturbations(outputs: Sequence[str], lm, *, task: str, target: str) -> list[tuple[str | None, str | None]]:

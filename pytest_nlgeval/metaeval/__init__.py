@@ -34,6 +34,7 @@ and :mod:`~pytest_nlgeval.metaeval.protocol` (the table of every metric against 
 names are importable from this package. The meta-evaluation of
 trajectory scores is :mod:`pytest_nlgeval.trajectory.metaeval`.
 """
+
 from pytest_nlgeval.metaeval.protocol import MetaEvalResult, meta_evaluate
 from pytest_nlgeval.metaeval.records import (
     PRECOMPUTED,
@@ -56,7 +57,19 @@ from pytest_nlgeval.metaeval.values import (
 )
 
 __all__ = [
-    "COEFFICIENTS", "LEVELS", "PRECOMPUTED", "Correlation", "MetaEvalError", "MetaEvalResult", "MetricSpec",
-    "MetricValues", "Record", "compute_metric_values", "correlate", "evaluator_values", "load_records",
-    "meta_evaluate", "parse_records",
+    "COEFFICIENTS",
+    "LEVELS",
+    "PRECOMPUTED",
+    "Correlation",
+    "MetaEvalError",
+    "MetaEvalResult",
+    "MetricSpec",
+    "MetricValues",
+    "Record",
+    "compute_metric_values",
+    "correlate",
+    "evaluator_values",
+    "load_records",
+    "meta_evaluate",
+    "parse_records",
 ]

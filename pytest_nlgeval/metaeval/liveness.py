@@ -29,6 +29,7 @@ file of the same schema can replace them (``nlgeval probe MODEL --texts FILE``).
     >>> report.failures(min_liveness=0.85, min_sd=0.05)                  # doctest: +SKIP
     []
 """
+
 from __future__ import annotations
 
 import json
@@ -47,12 +48,28 @@ __all__ = ["MIN_LIVENESS", "MIN_SD", "Pair", "ProbeReport", "build_pairs", "load
 MIN_LIVENESS = 0.85
 MIN_SD = 0.05
 TEXTS = Path(__file__).with_name("probe_texts.json")
-FLUENCY_FAMILY = ("summarization/fluency", "dialogue/naturalness", "dialogue/understandability",
-                  "data2text/naturalness")
-DULL_REPLIES = ("Yeah, I guess so.", "Okay.", "I don't know.", "Hmm, maybe.", "That's nice.", "Cool.", "Sure.",
-                "I see.")
-EVASIVE_ANSWERS = ("I'm not sure about that, sorry.", "Please check our website for more information.",
-                   "That is a good question.", "I can't help with that right now.")
+FLUENCY_FAMILY = (
+    "summarization/fluency",
+    "dialogue/naturalness",
+    "dialogue/understandability",
+    "data2text/naturalness",
+)
+DULL_REPLIES = (
+    "Yeah, I guess so.",
+    "Okay.",
+    "I don't know.",
+    "Hmm, maybe.",
+    "That's nice.",
+    "Cool.",
+    "Sure.",
+    "I see.",
+)
+EVASIVE_ANSWERS = (
+    "I'm not sure about that, sorry.",
+    "Please check our website for more information.",
+    "That is a good question.",
+    "I can't help with that right now.",
+)
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 
 
@@ -77,9 +94,12 @@ def load_texts(path: str | Path | None = None) -> dict[str, list[dict]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProbeTextError(f"cannot read probe texts {str(path)!r}: {exc}") from None
-    need = {"documents": ("document", "summary"), "dialogues": ("history", "fact", "reply"),
-            "utterances": ("data", "reference", "utterance"),
-            "rag": ("question", "contexts", "answer", "reference")}
+    need = {
+        "documents": ("document", "summary"),
+        "dialogues": ("history", "fact", "reply"),
+        "utterances": ("data", "reference", "utterance"),
+        "rag": ("question", "contexts", "answer", "reference"),
+    }
     out: dict[str, list[dict]] = {}
     for section, keys in need.items():
         rows = data.get(section, []) if isinstance(data, dict) else None
@@ -114,8 +134,8 @@ def _stutter(text: str, rng: random.Random) -> str | None:
         return None
     n = rng.randint(3, min(5, len(words) - 1))
     at = rng.randrange(0, len(words) - n + 1)
-    span = words[at:at + n]
-    return " ".join(words[:at + n] + span + span + words[at + n:])
+    span = words[at : at + n]
+    return " ".join(words[: at + n] + span + span + words[at + n :])
 
 
 def _change_number(sentence: str, rng: random.Random) -> str | None:
@@ -133,7 +153,7 @@ def _change_number(sentence: str, rng: random.Random) -> str | None:
     text = f"{new:,.0f}" if "," in m.group(0) else (f"{new:g}" if "." in m.group(0) else str(int(round(new))))
     if text == m.group(0):
         return None
-    return sentence[:m.start()] + text + sentence[m.end():]
+    return sentence[: m.start()] + text + sentence[m.end() :]
 
 
 def _sentences(text: str) -> list[str]:
@@ -182,8 +202,12 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
         add("summarization/relevance", "another document's lead", {"output": lead, "reference": joined}, other_lead)
         if row.get("references") and other.get("references"):
             # a second human summary of the same document against one of another document
-            add("summarization/relevance", "another document's summary",
-                {"output": row["references"][0], "reference": joined}, other["references"][0])
+            add(
+                "summarization/relevance",
+                "another document's summary",
+                {"output": row["references"][0], "reference": joined},
+                other["references"][0],
+            )
         for task in ("summarization", "fact"):
             dim = f"{task}/consistency"
             for sentence in summary:
@@ -192,8 +216,12 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
                     add(dim, "number changed", {"output": sentence, "source": document}, changed)
                     break
             claim = rng.choice(summary)
-            add(dim, "claim of another document", {"output": claim, "source": document},
-                rng.choice(other["summary"]).strip())
+            add(
+                dim,
+                "claim of another document",
+                {"output": claim, "source": document},
+                rng.choice(other["summary"]).strip(),
+            )
 
     dialogues = texts.get("dialogues", [])
     for k, row in enumerate(dialogues):
@@ -201,19 +229,35 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
         history, fact = _history(row["history"]), row["fact"].strip() + "\n"
         for dim in ("dialogue/naturalness", "dialogue/understandability"):
             fluency(dim, reply)
-        add("dialogue/coherence", "reply of another dialogue", {"output": reply, "context": history},
-            other["reply"].strip())
-        add("dialogue/groundedness", "reply of another dialogue", {"output": reply, "fact": fact},
-            other["reply"].strip())
-        add("dialogue/engagingness", "generic reply", {"output": reply, "context": history, "fact": fact},
-            DULL_REPLIES[k % len(DULL_REPLIES)])
+        add(
+            "dialogue/coherence",
+            "reply of another dialogue",
+            {"output": reply, "context": history},
+            other["reply"].strip(),
+        )
+        add(
+            "dialogue/groundedness",
+            "reply of another dialogue",
+            {"output": reply, "fact": fact},
+            other["reply"].strip(),
+        )
+        add(
+            "dialogue/engagingness",
+            "generic reply",
+            {"output": reply, "context": history, "fact": fact},
+            DULL_REPLIES[k % len(DULL_REPLIES)],
+        )
 
     utterances = texts.get("utterances", [])
     for k, row in enumerate(utterances):
         utterance, other = row["utterance"].strip(), _other(utterances, k, rng)
         fluency("data2text/naturalness", utterance)
-        add("data2text/informativeness", "utterance of other data",
-            {"output": utterance, "reference": row["reference"].strip()}, other["utterance"].strip())
+        add(
+            "data2text/informativeness",
+            "utterance of other data",
+            {"output": utterance, "reference": row["reference"].strip()},
+            other["utterance"].strip(),
+        )
 
     def swap(dim: str, kind: str, good: dict, **bad_inputs) -> None:
         """A pair whose output stays and whose inputs are damaged (retrieval went wrong, not the answer)."""
@@ -233,14 +277,26 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
         add("rag/answer_relevance", "answer to another question", asked, other["answer"].strip())
         add("rag/answer_relevance", "evasive reply", asked, EVASIVE_ANSWERS[k % len(EVASIVE_ANSWERS)])
         passage = {"output": answer, "question": row["question"], "context": contexts[:1]}
-        swap("rag/context_relevance", "passage retrieved for another question", passage,
-             context=[other["contexts"][0].strip()])
+        swap(
+            "rag/context_relevance",
+            "passage retrieved for another question",
+            passage,
+            context=[other["contexts"][0].strip()],
+        )
         if len(contexts) > 1:
-            swap("rag/context_relevance", "passage on the same subject that does not answer", passage,
-                 context=contexts[1:2])
+            swap(
+                "rag/context_relevance",
+                "passage on the same subject that does not answer",
+                passage,
+                context=contexts[1:2],
+            )
         recall = {"output": answer, "reference": row["reference"].strip(), "context": contexts}
-        swap("rag/context_recall", "passages retrieved for another question", recall,
-             context=[c.strip() for c in other["contexts"]])
+        swap(
+            "rag/context_recall",
+            "passages retrieved for another question",
+            recall,
+            context=[c.strip() for c in other["contexts"]],
+        )
         if len(contexts) > 1:
             swap("rag/context_recall", "only the passage that does not answer", recall, context=contexts[1:])
     return pairs
@@ -253,9 +309,9 @@ class DimensionResult:
     pairs: int = 0
     correct: int = 0
     sd: float = 0.0
-    by_kind: dict[str, list[int]] = field(default_factory=dict)   # kind -> [correct, pairs]
+    by_kind: dict[str, list[int]] = field(default_factory=dict)  # kind -> [correct, pairs]
     refused: str | None = None
-    examples: list[dict] = field(default_factory=list)             # pairs ranked wrongly (at most 3)
+    examples: list[dict] = field(default_factory=list)  # pairs ranked wrongly (at most 3)
 
     @property
     def liveness(self) -> float:
@@ -265,10 +321,16 @@ class DimensionResult:
         return self.refused is not None or (self.liveness >= min_liveness and self.sd >= min_sd)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dimension": self.dimension, "pairs": self.pairs, "correct": self.correct,
-                "liveness": round(self.liveness, 4), "sd": round(self.sd, 4), "refused": self.refused,
-                "by_kind": {k: {"correct": c, "pairs": n} for k, (c, n) in self.by_kind.items()},
-                "wrong_examples": self.examples}
+        return {
+            "dimension": self.dimension,
+            "pairs": self.pairs,
+            "correct": self.correct,
+            "liveness": round(self.liveness, 4),
+            "sd": round(self.sd, 4),
+            "refused": self.refused,
+            "by_kind": {k: {"correct": c, "pairs": n} for k, (c, n) in self.by_kind.items()},
+            "wrong_examples": self.examples,
+        }
 
 
 @dataclass
@@ -282,10 +344,13 @@ class ProbeReport:
         return [r for r in self.results.values() if not r.passes(min_liveness, min_sd)]
 
     def to_dict(self, min_liveness: float = MIN_LIVENESS, min_sd: float = MIN_SD) -> dict[str, Any]:
-        return {"model": self.model, "fingerprint": self.fingerprint,
-                "gate": {"min_liveness": min_liveness, "min_sd": min_sd},
-                "passed": not self.failures(min_liveness, min_sd),
-                "dimensions": [r.to_dict() for r in self.results.values()]}
+        return {
+            "model": self.model,
+            "fingerprint": self.fingerprint,
+            "gate": {"min_liveness": min_liveness, "min_sd": min_sd},
+            "passed": not self.failures(min_liveness, min_sd),
+            "dimensions": [r.to_dict() for r in self.results.values()],
+        }
 
     def table(self, min_liveness: float = MIN_LIVENESS, min_sd: float = MIN_SD) -> str:
         """A markdown table: one row per dimension."""
@@ -295,18 +360,25 @@ class ProbeReport:
                 lines.append(f"| {r.dimension} | - | - | - | - | refused: {r.refused} |")
                 continue
             kinds = "; ".join(f"{k} {c}/{n}" for k, (c, n) in r.by_kind.items())
-            verdict = "live" if r.passes(min_liveness, min_sd) else (
-                "DEAD (sd)" if r.liveness >= min_liveness else "DEAD")
+            verdict = (
+                "live" if r.passes(min_liveness, min_sd) else ("DEAD (sd)" if r.liveness >= min_liveness else "DEAD")
+            )
             lines.append(f"| {r.dimension} | {r.pairs} | {r.liveness:.3f} | {r.sd:.3f} | {kinds} | {verdict} |")
         return "\n".join(lines)
 
 
-_PLURAL = {"source": "sources", "reference": "references", "context": "contexts", "fact": "facts",
-           "question": "questions"}
+_PLURAL = {
+    "source": "sources",
+    "reference": "references",
+    "context": "contexts",
+    "fact": "facts",
+    "question": "questions",
+}
 
 
-def probe(evaluator, pairs: dict[str, list[Pair]] | None = None,
-          dimensions: Iterable[str] | None = None) -> ProbeReport:
+def probe(
+    evaluator, pairs: dict[str, list[Pair]] | None = None, dimensions: Iterable[str] | None = None
+) -> ProbeReport:
     """Score every pair with ``evaluator`` (one batched call per dimension and side) and summarise."""
     from pytest_nlgeval.core.dimensions import DimensionNotServedError
 
@@ -333,8 +405,15 @@ def probe(evaluator, pairs: dict[str, list[Pair]] | None = None,
             tally[0] += ok
             tally[1] += 1
             if not ok and len(result.examples) < 3:
-                result.examples.append({"kind": pair.kind, "good": pair.good["output"], "good_score": round(g, 4),
-                                        "bad": pair.bad["output"], "bad_score": round(b, 4)})
+                result.examples.append(
+                    {
+                        "kind": pair.kind,
+                        "good": pair.good["output"],
+                        "good_score": round(g, 4),
+                        "bad": pair.bad["output"],
+                        "bad_score": round(b, 4),
+                    }
+                )
         result.sd = statistics.pstdev(good + bad) if len(good) + len(bad) > 1 else 0.0
     return ProbeReport(evaluator.model_ref, evaluator.fingerprint_id, results)
 

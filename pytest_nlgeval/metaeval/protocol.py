@@ -5,6 +5,7 @@
 correlates them with each human dimension (:mod:`~pytest_nlgeval.metaeval.statistics`) and returns a
 :class:`MetaEvalResult` that prints as a table, Markdown or JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,9 +39,16 @@ class MetaEvalResult:
 
     def to_dict(self) -> dict:
         return {
-            "level": self.level, "n_records": self.n_records, "source": self.source,
-            "bootstrap": {"n": self.n_bootstrap, "confidence": self.confidence, "seed": self.seed,
-                          "resample": "documents", "interval": "percentile"},
+            "level": self.level,
+            "n_records": self.n_records,
+            "source": self.source,
+            "bootstrap": {
+                "n": self.n_bootstrap,
+                "confidence": self.confidence,
+                "seed": self.seed,
+                "resample": "documents",
+                "interval": "percentile",
+            },
             "signatures": self.signatures,
             "rows": [r.to_dict() for r in self.rows],
         }
@@ -64,8 +72,11 @@ class MetaEvalResult:
         return ["metric", "dimension", unit, *COEFFICIENTS]
 
     def _footer(self) -> str:
-        ci = (f"{self.confidence:.0%} bootstrap intervals over documents ({self.n_bootstrap} replicates, seed {self.seed})"
-              if self.n_bootstrap else "no bootstrap")
+        ci = (
+            f"{self.confidence:.0%} bootstrap intervals over documents ({self.n_bootstrap} replicates, seed {self.seed})"
+            if self.n_bootstrap
+            else "no bootstrap"
+        )
         skip = "; (-k): documents skipped for constant scores" if self.level == "summary" else ""
         return f"{self.level}-level correlations on {self.n_records} records; {ci}{skip}"
 
@@ -73,8 +84,7 @@ class MetaEvalResult:
         header = self._header()
         body = [self._cells(r) for r in self.rows]
         widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)),
-                 "  ".join("-" * w for w in widths)]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)), "  ".join("-" * w for w in widths)]
         lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in body]
         lines += ["", self._footer()]
         lines += [f"  {name}: {sig}" for name, sig in self.signatures.items()]
@@ -87,7 +97,6 @@ class MetaEvalResult:
         lines += ["", self._footer() + ".", ""]
         lines += [f"- `{name}`: `{sig}`" for name, sig in self.signatures.items()]
         return "\n".join(lines)
-
 
     def to_wide(self, coefficients: Sequence[str] = ("spearman", "kendall"), markdown: bool = False) -> str:
         """One table per coefficient: a row per metric, a column per dimension, and their average.
@@ -120,8 +129,7 @@ class MetaEvalResult:
                 lines += ["| " + " | ".join(row) + " |" for row in body]
             else:
                 widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-                lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)),
-                         "  ".join("-" * w for w in widths)]
+                lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)), "  ".join("-" * w for w in widths)]
                 lines += ["  ".join(x.ljust(w) for x, w in zip(row, widths)) for row in body]
             blocks.append("\n".join(lines))
         footer = self._footer() + ("." if markdown else "")
@@ -192,7 +200,18 @@ def meta_evaluate(
         signatures[mv.label] = mv.signature
         for d in dims:
             human = np.array([r.scores[d] for r in recs], dtype=float)
-            rows.append(correlate(mv.for_dimension(d), human, level, doc_ids, system_ids,
-                                  n_bootstrap=n_bootstrap, confidence=confidence, seed=seed,
-                                  metric=mv.label, dimension=d))
+            rows.append(
+                correlate(
+                    mv.for_dimension(d),
+                    human,
+                    level,
+                    doc_ids,
+                    system_ids,
+                    n_bootstrap=n_bootstrap,
+                    confidence=confidence,
+                    seed=seed,
+                    metric=mv.label,
+                    dimension=d,
+                )
+            )
     return MetaEvalResult(level, rows, signatures, len(recs), n_bootstrap, confidence, seed, source)

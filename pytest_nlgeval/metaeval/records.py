@@ -3,6 +3,7 @@
 A record is one rated system output in the UniEval layout (see :mod:`pytest_nlgeval.metaeval`); every
 error names the record, the field and the fix.
 """
+
 from __future__ import annotations
 
 import math
@@ -123,25 +124,31 @@ def parse_records(data: Any, origin: str = "data") -> list[Record]:
         if contexts is not None:
             if isinstance(contexts, str):
                 contexts = [contexts]
-            if not isinstance(contexts, list) or not contexts or not all(isinstance(x, str) and x.strip()
-                                                                         for x in contexts):
-                raise MetaEvalError(f"{where}: field 'contexts' must be a non-empty list of retrieved passages "
-                                    "(strings)")
+            if (
+                not isinstance(contexts, list)
+                or not contexts
+                or not all(isinstance(x, str) and x.strip() for x in contexts)
+            ):
+                raise MetaEvalError(
+                    f"{where}: field 'contexts' must be a non-empty list of retrieved passages (strings)"
+                )
         doc_id = rec.get("doc_id")
         system_id = rec.get("system_id")
-        records.append(Record(
-            index=i,
-            doc_id=None if doc_id is None else str(doc_id),
-            system_id=None if system_id is None else str(system_id),
-            output=output,
-            source=_optional_text(rec, "source", where),
-            references=refs,
-            context=_optional_text(rec, "context", where),
-            scores=human,
-            predict_scores=pred,
-            question=_optional_text(rec, "question", where),
-            contexts=None if contexts is None else tuple(contexts),
-        ))
+        records.append(
+            Record(
+                index=i,
+                doc_id=None if doc_id is None else str(doc_id),
+                system_id=None if system_id is None else str(system_id),
+                output=output,
+                source=_optional_text(rec, "source", where),
+                references=refs,
+                context=_optional_text(rec, "context", where),
+                scores=human,
+                predict_scores=pred,
+                question=_optional_text(rec, "question", where),
+                contexts=None if contexts is None else tuple(contexts),
+            )
+        )
     return records
 
 

@@ -5,6 +5,7 @@ Pearson, Spearman and Kendall's tau-b as scipy.stats computes them; ``sample``, 
 levels as the UniEval tables define them; percentile intervals from resampling documents with a seeded
 generator (see :mod:`pytest_nlgeval.metaeval` for the protocol they serve).
 """
+
 from __future__ import annotations
 
 import math
@@ -93,7 +94,10 @@ class Correlation:
             return None if isinstance(v, float) and math.isnan(v) else v
 
         return {
-            "metric": self.metric, "dimension": self.dimension, "level": self.level, "n": self.n,
+            "metric": self.metric,
+            "dimension": self.dimension,
+            "level": self.level,
+            "n": self.n,
             "skipped": self.skipped,
             **{c: clean(getattr(self, c)) for c in COEFFICIENTS},
             "intervals": {c: [clean(lo), clean(hi)] for c, (lo, hi) in self.intervals.items()},
@@ -175,7 +179,11 @@ def correlate(
         for k, c in enumerate(COEFFICIENTS):
             col = samples[:, k]
             col = col[np.isfinite(col)]
-            out[c] = (float(np.quantile(col, alpha)), float(np.quantile(col, 1 - alpha))) if col.size else (math.nan, math.nan)
+            out[c] = (
+                (float(np.quantile(col, alpha)), float(np.quantile(col, 1 - alpha)))
+                if col.size
+                else (math.nan, math.nan)
+            )
         return out
 
     if level == "summary":

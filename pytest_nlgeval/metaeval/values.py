@@ -1,6 +1,7 @@
 """Metric values for meta-evaluation: a metric of the bank, a Boolean-QA evaluator, or scores precomputed
 in the records, one value per record.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -99,9 +100,17 @@ def _precomputed(records: Sequence[Record], key: str | None) -> MetricValues:
     return MetricValues(label, "precomputed:" + label, True, values)
 
 
-def evaluator_values(records: Sequence[Record], model: str | None, dimensions: Sequence[str], *,
-                     task: str = "summarization", source_windows: str = "auto", label: str | None = None,
-                     multi_ref: str = "first", evaluator_options: Mapping[str, Any] | None = None) -> MetricValues:
+def evaluator_values(
+    records: Sequence[Record],
+    model: str | None,
+    dimensions: Sequence[str],
+    *,
+    task: str = "summarization",
+    source_windows: str = "auto",
+    label: str | None = None,
+    multi_ref: str = "first",
+    evaluator_options: Mapping[str, Any] | None = None,
+) -> MetricValues:
     """The scores of a Boolean-QA evaluator on every record, one array per human dimension.
 
     Each human dimension is matched with the evaluator's dimension of the same name in ``task`` (the
@@ -124,8 +133,10 @@ def evaluator_values(records: Sequence[Record], model: str | None, dimensions: S
         try:
             registry.get(d, task)
         except DimensionError as exc:
-            raise MetaEvalError(f"human dimension {d!r} has no evaluator dimension of that name: {exc}; "
-                                "choose the rated dimensions to compare with --dimension") from None
+            raise MetaEvalError(
+                f"human dimension {d!r} has no evaluator dimension of that name: {exc}; "
+                "choose the rated dimensions to compare with --dimension"
+            ) from None
     options = dict(evaluator_options or {})
     evaluator_class = options.pop("evaluator_class", Evaluator)  # e.g. the Ray engine's RayEvaluator
     evaluator = evaluator_class(model, source_windows=source_windows, **options)
@@ -143,22 +154,31 @@ def evaluator_values(records: Sequence[Record], model: str | None, dimensions: S
             if metric.needs_context and r.context is None:
                 raise MetaEvalError(f"{_rwhere(r)}: {task}/{d} needs the record's 'context' (the fact)")
         try:
-            scored = metric.score_batch(outputs, [r.source for r in records],
-                                        [list(r.references) if r.references else None for r in records],
-                                        contexts=[r.context for r in records])
+            scored = metric.score_batch(
+                outputs,
+                [r.source for r in records],
+                [list(r.references) if r.references else None for r in records],
+                contexts=[r.context for r in records],
+            )
         except MetricInputError as exc:
             raise MetaEvalError(f"{task}/{d}: {exc} (output i is record i)") from None
         values[d] = np.asarray(scored, dtype=float)
     name = label or f"{model or 'default'} ({'windows' if source_windows == 'auto' else 'no windows'})"
-    signature = (f"evaluator:{evaluator.model_ref}|task:{task}|windows:{source_windows}|refs:{multi_ref}|"
-                 f"fingerprint:{evaluator.fingerprint_id}")
+    signature = (
+        f"evaluator:{evaluator.model_ref}|task:{task}|windows:{source_windows}|refs:{multi_ref}|"
+        f"fingerprint:{evaluator.fingerprint_id}"
+    )
     evaluator.close()
     return MetricValues(name, signature, True, values)
 
 
 #: what each rag dimension reads from a record, besides the answer (``system_output``)
-_RAG_NEEDS = {"faithfulness": ("contexts",), "answer_relevance": ("question",),
-              "context_relevance": ("question", "contexts"), "context_recall": ("contexts", "reference")}
+_RAG_NEEDS = {
+    "faithfulness": ("contexts",),
+    "answer_relevance": ("question",),
+    "context_relevance": ("question", "contexts"),
+    "context_recall": ("contexts", "reference"),
+}
 
 
 def _rag_values(evaluator, records: Sequence[Record], dimension: str) -> list[float]:
@@ -169,8 +189,10 @@ def _rag_values(evaluator, records: Sequence[Record], dimension: str) -> list[fl
         for need in needs:
             have = r.references if need == "reference" else getattr(r, need)
             if not have:
-                raise MetaEvalError(f"{_rwhere(r)}: rag/{dimension} needs the record's {need!r}"
-                                    + (" (a list of retrieved passages)" if need == "contexts" else ""))
+                raise MetaEvalError(
+                    f"{_rwhere(r)}: rag/{dimension} needs the record's {need!r}"
+                    + (" (a list of retrieved passages)" if need == "contexts" else "")
+                )
     inputs: dict[str, Any] = {}
     if "question" in needs:
         inputs["questions"] = [r.question for r in records]
@@ -203,8 +225,9 @@ def _parallel_scores(spec: "MetricSpec", records: Sequence[Record], columns, job
             bounds.append((start, end))
         start = end
     with ProcessPoolExecutor(max_workers=len(bounds)) as pool:
-        futures = [pool.submit(_score_chunk, spec.name, dict(spec.options), *(col[a:b] for col in columns))
-                   for a, b in bounds]
+        futures = [
+            pool.submit(_score_chunk, spec.name, dict(spec.options), *(col[a:b] for col in columns)) for a, b in bounds
+        ]
         return [v for f in futures for v in f.result()]
 
 
@@ -237,11 +260,17 @@ def compute_metric_values(records: Sequence[Record], spec: MetricSpec | str, job
                 "'reference' or 'references' field"
             )
         if metric.needs_input and r.source is None:
-            raise MetaEvalError(f"{_rwhere(r)}: metric {spec.name!r} needs the input text, but the record has no 'source' field")
+            raise MetaEvalError(
+                f"{_rwhere(r)}: metric {spec.name!r} needs the input text, but the record has no 'source' field"
+            )
         if getattr(metric, "needs_context", False) and r.context is None:
             raise MetaEvalError(f"{_rwhere(r)}: metric {spec.name!r} needs the 'context' field (fact/knowledge)")
-    columns = ([r.output for r in records], [r.source for r in records],
-               [list(r.references) if r.references else None for r in records], [r.context for r in records])
+    columns = (
+        [r.output for r in records],
+        [r.source for r in records],
+        [list(r.references) if r.references else None for r in records],
+        [r.context for r in records],
+    )
     try:
         if jobs > 1 and len(records) > 1:
             values = _parallel_scores(spec, records, columns, jobs)
@@ -252,5 +281,7 @@ def compute_metric_values(records: Sequence[Record], spec: MetricSpec | str, job
     arr = np.asarray(values, dtype=float)
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise MetaEvalError(f"{_rwhere(records[int(bad[0])])}: metric {spec.name!r} gave a non-finite value ({arr[bad[0]]})")
+        raise MetaEvalError(
+            f"{_rwhere(records[int(bad[0])])}: metric {spec.name!r} gave a non-finite value ({arr[bad[0]]})"
+        )
     return MetricValues(spec.label, metric.signature, metric.higher_is_better, arr)

@@ -12,6 +12,7 @@ Example::
     >>> load_card("rouge2").sections["Metric Details"][:40]  # doctest: +ELLIPSIS
     '...'
 """
+
 from pytest_nlgeval.metrics.base import Metric, MetricInputError, MetricResult, MetricUnavailableError
 from pytest_nlgeval.metrics.cards import REQUIRED_SECTIONS, CardError, MetricCard, load_card, load_cards
 from pytest_nlgeval.metrics.registry import (

@@ -1,4 +1,5 @@
 """Tokenisation shared by the metrics that count words themselves (diversity, length, edit rate)."""
+
 from __future__ import annotations
 
 import re

@@ -9,6 +9,7 @@ Lookup follows WordNet's morphology (the ``morphy`` rules of the WordNet documen
 the exception list first; otherwise the word itself and the forms produced by the detachment rules
 that are in the index; if none is, the rules are applied again to the produced forms.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,17 @@ POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 
 # morphy(7WN) detachment rules: (suffix, replacement)
 _RULES = {
-    "n": [("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
-          ("men", "man"), ("ies", "y")],
+    "n": [
+        ("s", ""),
+        ("ses", "s"),
+        ("ves", "f"),
+        ("xes", "x"),
+        ("zes", "z"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("men", "man"),
+        ("ies", "y"),
+    ],
     "v": [("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")],
     "a": [("er", ""), ("est", ""), ("er", "e"), ("est", "e")],
     "r": [],
@@ -58,10 +68,16 @@ class WordNetDB:
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = Path(folder)
-        missing = [f"{kind}.{name}" for name in POS_FILES.values() for kind in ("index", "data")
-                   if not (self.folder / f"{kind}.{name}").is_file()]
+        missing = [
+            f"{kind}.{name}"
+            for name in POS_FILES.values()
+            for kind in ("index", "data")
+            if not (self.folder / f"{kind}.{name}").is_file()
+        ]
         if missing:
-            raise FileNotFoundError(f"{self.folder} is not a WordNet 3.0 database folder (missing {', '.join(missing)})")
+            raise FileNotFoundError(
+                f"{self.folder} is not a WordNet 3.0 database folder (missing {', '.join(missing)})"
+            )
         self._index: dict[str, dict[str, list[int]]] = {p: {} for p in POS_FILES}
         self._exc: dict[str, dict[str, list[str]]] = {p: {} for p in POS_FILES}
         for pos, name in POS_FILES.items():
@@ -84,7 +100,7 @@ class WordNetDB:
                 f = line.split()
                 # lemma pos synset_cnt p_cnt [ptr_symbol x p_cnt] sense_cnt tagsense_cnt offsets...
                 n_synsets, n_ptrs = int(f[2]), int(f[3])
-                table[f[0]] = [int(o) for o in f[4 + n_ptrs + 2: 4 + n_ptrs + 2 + n_synsets]]
+                table[f[0]] = [int(o) for o in f[4 + n_ptrs + 2 : 4 + n_ptrs + 2 + n_synsets]]
 
     def _read_synset(self, pos: str, offset: int) -> _Synset:
         fh = self._data[pos]

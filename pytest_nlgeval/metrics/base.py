@@ -14,6 +14,7 @@ Example::
     >>> m.signature
     'distinct_2|n:2|tok:lower-word-punct|impl:pytest-nlgeval'
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -12,6 +12,7 @@ Example::
     >>> sorted(card.sections)[:2]
     ['Further Reading', 'Implementation and Cost']
 """
+
 from __future__ import annotations
 
 import re

@@ -13,6 +13,7 @@ Example::
     >>> get_metric("distinct_1").score("the cat and the dog")  # 4 distinct / 5 unigrams
     0.8
 """
+
 from __future__ import annotations
 
 from pytest_nlgeval.metrics._text import TOKENIZATION, ngrams, tokens

@@ -12,6 +12,7 @@ Example::
     >>> get_metric("levenshtein").score("kitten", references=["sitting"])  # 3 edits / 7 chars
     0.5714285714285714
 """
+
 from __future__ import annotations
 
 from pytest_nlgeval.metrics._text import TOKENIZATION, tokens

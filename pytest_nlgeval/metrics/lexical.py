@@ -19,6 +19,7 @@ Example::
     >>> round(get_metric("bleu").score("The dog bit the man.", references=["The dog bit the man."]), 6)
     100.0
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -80,8 +81,14 @@ class Rouge(Metric):
 
     needs_references = True
 
-    def __init__(self, variant: str = "rouge2", measure: str = "f", use_stemmer: bool = False, multi_ref: str = "max",
-                 impl: str = "fast"):
+    def __init__(
+        self,
+        variant: str = "rouge2",
+        measure: str = "f",
+        use_stemmer: bool = False,
+        multi_ref: str = "max",
+        impl: str = "fast",
+    ):
         if variant not in _ROUGE_VARIANTS:
             raise ValueError(f"unknown ROUGE variant {variant!r}; choose one of {', '.join(_ROUGE_VARIANTS)}")
         if measure not in _MEASURES:
@@ -258,7 +265,9 @@ class Bleu(_Sacre):
 
     name = "bleu"
 
-    def __init__(self, tokenize: str = "13a", lowercase: bool = False, smooth_method: str = "exp", max_ngram_order: int = 4):
+    def __init__(
+        self, tokenize: str = "13a", lowercase: bool = False, smooth_method: str = "exp", max_ngram_order: int = 4
+    ):
         self.tokenize = tokenize
         self.lowercase = bool(lowercase)
         self.smooth_method = smooth_method
@@ -270,8 +279,12 @@ class Bleu(_Sacre):
 
         try:
             return BLEU(
-                lowercase=self.lowercase, tokenize=self.tokenize, smooth_method=self.smooth_method,
-                max_ngram_order=self.max_ngram_order, effective_order=True, references=references,
+                lowercase=self.lowercase,
+                tokenize=self.tokenize,
+                smooth_method=self.smooth_method,
+                max_ngram_order=self.max_ngram_order,
+                effective_order=True,
+                references=references,
             )
         except Exception as exc:  # sacrebleu raises various types for bad options
             raise ValueError(f"bleu: invalid option ({exc})") from exc
@@ -285,8 +298,13 @@ class Bleu(_Sacre):
         )
 
     def _options(self):
-        return {"case": "lc" if self.lowercase else "mixed", "tok": self.tokenize, "smooth": self.smooth_method,
-                "order": self.max_ngram_order, "eff": True}
+        return {
+            "case": "lc" if self.lowercase else "mixed",
+            "tok": self.tokenize,
+            "smooth": self.smooth_method,
+            "order": self.max_ngram_order,
+            "eff": True,
+        }
 
 
 class Chrf(_Sacre):
@@ -311,12 +329,21 @@ class Chrf(_Sacre):
     def _make(self, references=None):
         from sacrebleu.metrics import CHRF
 
-        return CHRF(char_order=self.char_order, word_order=self.word_order, beta=self.beta, lowercase=self.lowercase,
-                    references=references)
+        return CHRF(
+            char_order=self.char_order,
+            word_order=self.word_order,
+            beta=self.beta,
+            lowercase=self.lowercase,
+            references=references,
+        )
 
     def _options(self):
-        return {"nc": self.char_order, "nw": self.word_order, "beta": self.beta,
-                "case": "lc" if self.lowercase else "mixed"}
+        return {
+            "nc": self.char_order,
+            "nw": self.word_order,
+            "beta": self.beta,
+            "case": "lc" if self.lowercase else "mixed",
+        }
 
 
 class Ter(_Sacre):
@@ -339,8 +366,12 @@ class Ter(_Sacre):
     def _make(self, references=None):
         from sacrebleu.metrics import TER
 
-        return TER(case_sensitive=self.case_sensitive, normalized=self.normalized, no_punct=self.no_punct,
-                   references=references)
+        return TER(
+            case_sensitive=self.case_sensitive,
+            normalized=self.normalized,
+            no_punct=self.no_punct,
+            references=references,
+        )
 
     def _options(self):
         return {"case": "mixed" if self.case_sensitive else "lc", "norm": self.normalized, "punct": not self.no_punct}

@@ -16,6 +16,7 @@ Example::
     >>> get_metric("meteor").score("the cat sat on the mat", references=["the cat sat on the mat"])  # doctest: +SKIP
     0.9996...
 """
+
 from __future__ import annotations
 
 import os
@@ -90,12 +91,19 @@ class Meteor(Metric):
         meteor_score = require("nltk.translate.meteor_score", "metric 'meteor'").meteor_score
         hyp = [w.lower() for w in words(output)]
         refs = [[w.lower() for w in words(r)] for r in references]
-        return float(meteor_score(refs, hyp, wordnet=self._wordnet(), alpha=self.alpha, beta=self.beta, gamma=self.gamma))
+        return float(
+            meteor_score(refs, hyp, wordnet=self._wordnet(), alpha=self.alpha, beta=self.beta, gamma=self.gamma)
+        )
 
     def _options(self):
         self._wordnet()
-        return {"alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "wordnet": self._wn_label,
-                "tok": "lower-words"}
+        return {
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "gamma": self.gamma,
+            "wordnet": self._wn_label,
+            "tok": "lower-words",
+        }
 
     def _versions(self):
         return {"nltk": package_version("nltk")}

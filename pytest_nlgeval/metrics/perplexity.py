@@ -13,6 +13,7 @@ Example::
     >>> ppl.score("The cat sat on the mat.")                          # doctest: +SKIP
     48.2
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,15 @@ class Perplexity(Metric):
     name = "perplexity"
     higher_is_better = False
 
-    def __init__(self, model: str | None = None, condition_on_input: bool = False, device: str = "auto",
-                 precision: str = "auto", max_tokens: int | None = None, scorer=None):
+    def __init__(
+        self,
+        model: str | None = None,
+        condition_on_input: bool = False,
+        device: str = "auto",
+        precision: str = "auto",
+        max_tokens: int | None = None,
+        scorer=None,
+    ):
         self.model = model
         self.condition_on_input = bool(condition_on_input)
         self.needs_input = self.condition_on_input
@@ -79,17 +87,22 @@ class Perplexity(Metric):
         return self._score_many([output], [input], [references])[0]
 
     def _feedback(self, output, input, references, value):
-        res = self.scorer.score([output], prompts=[input or ""] if self.condition_on_input else None,
-                                max_tokens=self.max_tokens)
+        res = self.scorer.score(
+            [output], prompts=[input or ""] if self.condition_on_input else None, max_tokens=self.max_tokens
+        )
         lp = res.logprobs[0]
         worst = int(lp.argmin())
         token = self.scorer.tokenizer.decode([int(res.token_ids[0][worst])])
-        return (f"perplexity {value:.1f} over {lp.size} tokens; least expected token {token!r} "
-                f"(log p = {lp[worst]:.2f}).")
+        return (
+            f"perplexity {value:.1f} over {lp.size} tokens; least expected token {token!r} (log p = {lp[worst]:.2f})."
+        )
 
     def _options(self):
-        return {"model": self.model or "default", "cond": self.condition_on_input,
-                "max_tokens": self.max_tokens or "all"}
+        return {
+            "model": self.model or "default",
+            "cond": self.condition_on_input,
+            "max_tokens": self.max_tokens or "all",
+        }
 
     def _versions(self):
         return {"lm": self.scorer.model_id, "provider": self.scorer.provider}

@@ -18,6 +18,7 @@ Example::
     >>> round(get_metric("fkgl").score("The cat sat on the mat."), 2)  # 0.39*6 + 11.8*1 - 15.59
     -1.45
 """
+
 from __future__ import annotations
 
 import re

@@ -11,6 +11,7 @@ Example::
     >>> get_metric("rouge2", multi_ref="mean").signature  # doctest: +ELLIPSIS
     'rouge2|measure:f|stem:no|refs:mean|rouge-score:...'
 """
+
 from __future__ import annotations
 
 import importlib
@@ -36,6 +37,7 @@ class _Entry:
     factory: Factory  # "package.module:ClassName" or a callable returning a Metric
     defaults: dict[str, Any] = field(default_factory=dict)
     card: str | None = None  # path of the metric card (third-party metrics)
+
 
 #: entry-point group through which installed packages add metrics: ``name = "pkg.module:Class"``;
 #: the class may point to its card with a ``card_path`` attribute.
@@ -75,17 +77,39 @@ _BUILTIN: dict[str, _Entry] = {
     "embedding_cosine": _Entry(_P + "embedding:EmbeddingCosine"),
     "bertscore_minilm": _Entry(_P + "embedding:GreedyTokenMatch"),
     # UniEval dimensions (ONNX Boolean-QA evaluator)
-    "unieval_summarization_coherence": _Entry(_P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "coherence"}),
-    "unieval_summarization_consistency": _Entry(_P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "consistency"}),
-    "unieval_summarization_fluency": _Entry(_P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "fluency"}),
-    "unieval_summarization_relevance": _Entry(_P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "relevance"}),
-    "unieval_dialogue_naturalness": _Entry(_P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "naturalness"}),
-    "unieval_dialogue_coherence": _Entry(_P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "coherence"}),
-    "unieval_dialogue_engagingness": _Entry(_P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "engagingness"}),
-    "unieval_dialogue_groundedness": _Entry(_P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "groundedness"}),
-    "unieval_dialogue_understandability": _Entry(_P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "understandability"}),
-    "unieval_data2text_naturalness": _Entry(_P + "unieval:UniEvalDimension", {"task": "data2text", "dimension": "naturalness"}),
-    "unieval_data2text_informativeness": _Entry(_P + "unieval:UniEvalDimension", {"task": "data2text", "dimension": "informativeness"}),
+    "unieval_summarization_coherence": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "coherence"}
+    ),
+    "unieval_summarization_consistency": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "consistency"}
+    ),
+    "unieval_summarization_fluency": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "fluency"}
+    ),
+    "unieval_summarization_relevance": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "summarization", "dimension": "relevance"}
+    ),
+    "unieval_dialogue_naturalness": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "naturalness"}
+    ),
+    "unieval_dialogue_coherence": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "coherence"}
+    ),
+    "unieval_dialogue_engagingness": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "engagingness"}
+    ),
+    "unieval_dialogue_groundedness": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "groundedness"}
+    ),
+    "unieval_dialogue_understandability": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "dialogue", "dimension": "understandability"}
+    ),
+    "unieval_data2text_naturalness": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "data2text", "dimension": "naturalness"}
+    ),
+    "unieval_data2text_informativeness": _Entry(
+        _P + "unieval:UniEvalDimension", {"task": "data2text", "dimension": "informativeness"}
+    ),
     "unieval_fact_consistency": _Entry(_P + "unieval:UniEvalDimension", {"task": "fact", "dimension": "consistency"}),
     # language-model likelihood (the runtime's causal LM)
     "perplexity": _Entry(_P + "perplexity:Perplexity"),

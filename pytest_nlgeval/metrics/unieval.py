@@ -24,6 +24,7 @@ Example::
     >>> m.score("The cat sat on the mat.")  # doctest: +SKIP
     0.93
 """
+
 from __future__ import annotations
 
 from pytest_nlgeval.metrics.base import Metric, MetricInputError
@@ -48,10 +49,20 @@ class UniEvalDimension(Metric):
     :mod:`pytest_nlgeval.core.windows`.
     """
 
-    def __init__(self, task: str, dimension: str, model: str | None = None, device: str = "auto",
-                 precision: str = "auto", batch_size: int | None = None, cache: bool = True,
-                 cache_dir: str | None = None, evaluator=None, multi_ref: str = "mean",
-                 source_windows: str = "auto"):
+    def __init__(
+        self,
+        task: str,
+        dimension: str,
+        model: str | None = None,
+        device: str = "auto",
+        precision: str = "auto",
+        batch_size: int | None = None,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        evaluator=None,
+        multi_ref: str = "mean",
+        source_windows: str = "auto",
+    ):
         if multi_ref not in ("mean", "max", "first"):
             raise ValueError(f"multi_ref must be 'mean', 'max' or 'first', got {multi_ref!r}")
         self.task = task
@@ -65,8 +76,15 @@ class UniEvalDimension(Metric):
         self.needs_references = "reference" in args
         self.uses_context = self.needs_context = "fact" in args
         self._evaluator = evaluator
-        self._evaluator_kwargs = dict(model=model, device=device, precision=precision, batch_size=batch_size,
-                                      cache=cache, cache_dir=cache_dir, source_windows=source_windows)
+        self._evaluator_kwargs = dict(
+            model=model,
+            device=device,
+            precision=precision,
+            batch_size=batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+            source_windows=source_windows,
+        )
 
     @property
     def evaluator(self):
@@ -124,8 +142,11 @@ class UniEvalDimension(Metric):
     def _options(self):
         opts = {"task": self.task, "dim": self.dimension}
         if self._spec.window:
-            opts["windows"] = (self._evaluator.source_windows if self._evaluator is not None
-                               else self._evaluator_kwargs["source_windows"])
+            opts["windows"] = (
+                self._evaluator.source_windows
+                if self._evaluator is not None
+                else self._evaluator_kwargs["source_windows"]
+            )
         if self.needs_references:
             opts["refs"] = self.multi_ref
         return opts

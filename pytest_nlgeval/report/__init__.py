@@ -5,15 +5,22 @@
 >>> open("report.html", "w").write(render_html(results))  # doctest: +SKIP
 >>> print(step_summary(results, artifact_url=None))  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import importlib
 
 _LAZY = {
-    "render_html": "html", "write_html": "html",
-    "COMMENT_LIMIT": "markdown", "STEP_SUMMARY_LIMIT": "markdown", "comment_marker": "markdown",
-    "pr_comment": "markdown", "step_summary": "markdown",
-    "ReportInputError": "results", "load_results": "results", "validate_results": "results",
+    "render_html": "html",
+    "write_html": "html",
+    "COMMENT_LIMIT": "markdown",
+    "STEP_SUMMARY_LIMIT": "markdown",
+    "comment_marker": "markdown",
+    "pr_comment": "markdown",
+    "step_summary": "markdown",
+    "ReportInputError": "results",
+    "load_results": "results",
+    "validate_results": "results",
 }
 __all__ = sorted(_LAZY)
 

@@ -8,6 +8,7 @@ The comparison is written by :mod:`pytest_nlgeval.baseline` (``Comparison.to_dic
 It is read defensively (a list or an object keyed by check key; ``ci: [low, high]`` as well as ``low``/``high``),
 and a comparison in no recognisable shape is shown raw in the report rather than dropped.
 """
+
 from __future__ import annotations
 
 import math
@@ -143,12 +144,18 @@ def _read_check(entry: Mapping[str, Any]) -> BaselineCheck | None:
     delta = _number(_first(entry, "delta", "change", "diff"))
     if delta is None and old is not None and new is not None:
         delta = new - old
-    return BaselineCheck(key=key, status=_status(entry), old=old, new=new, delta=delta,
-                         tolerance=_number(entry.get("tolerance")),
-                         nodeid=entry.get("nodeid") if isinstance(entry.get("nodeid"), str) else None,
-                         name=entry.get("name") if isinstance(entry.get("name"), str) else None,
-                         higher_is_better=entry.get("higher_is_better") is not False,
-                         reason=entry.get("reason") if isinstance(entry.get("reason"), str) else None)
+    return BaselineCheck(
+        key=key,
+        status=_status(entry),
+        old=old,
+        new=new,
+        delta=delta,
+        tolerance=_number(entry.get("tolerance")),
+        nodeid=entry.get("nodeid") if isinstance(entry.get("nodeid"), str) else None,
+        name=entry.get("name") if isinstance(entry.get("name"), str) else None,
+        higher_is_better=entry.get("higher_is_better") is not False,
+        reason=entry.get("reason") if isinstance(entry.get("reason"), str) else None,
+    )
 
 
 def _interval(entry: Mapping[str, Any]) -> tuple[float | None, float | None]:
@@ -177,11 +184,19 @@ def _read_dimension(entry: Mapping[str, Any]) -> BaselineDimension | None:
     if delta is None and old_mean is not None and new_mean is not None:
         delta = new_mean - old_mean
     n = _first(entry, "n", "cases", "count")
-    return BaselineDimension(label=label, n=n if isinstance(n, int) and not isinstance(n, bool) else None,
-                             old_mean=old_mean, new_mean=new_mean, delta=delta, ci_low=low, ci_high=high,
-                             tolerance=_number(entry.get("tolerance")), status=_status(entry),
-                             confidence=_number(entry.get("confidence")),
-                             higher_is_better=entry.get("higher_is_better") is not False)
+    return BaselineDimension(
+        label=label,
+        n=n if isinstance(n, int) and not isinstance(n, bool) else None,
+        old_mean=old_mean,
+        new_mean=new_mean,
+        delta=delta,
+        ci_low=low,
+        ci_high=high,
+        tolerance=_number(entry.get("tolerance")),
+        status=_status(entry),
+        confidence=_number(entry.get("confidence")),
+        higher_is_better=entry.get("higher_is_better") is not False,
+    )
 
 
 def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
@@ -196,8 +211,12 @@ def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
         if check is not None:
             view.checks[check.key] = check
     # Some writers list regressions/new/removed keys separately instead of giving every check a status.
-    for status, names in ((_REGRESSION, ("regressions",)), ("new", ("new",)), ("removed", ("removed",)),
-                          (_IMPROVEMENT, ("improvements",))):
+    for status, names in (
+        (_REGRESSION, ("regressions",)),
+        ("new", ("new",)),
+        ("removed", ("removed",)),
+        (_IMPROVEMENT, ("improvements",)),
+    ):
         listed = _first(raw, *names)
         if isinstance(listed, list):
             for entry in listed:
@@ -223,17 +242,20 @@ def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
         for pair in change.get("pairs") or []:
             if isinstance(pair, Mapping):
                 differences = "; ".join(str(d) for d in pair.get("differences") or []) or "fingerprint differs"
-                view.notes.append(f"evaluator changed since the baseline ({pair.get('old')} -> {pair.get('new')}, "
-                                  f"{pair.get('checks')} checks): {differences}; tolerances were widened by the "
-                                  "measured drift")
+                view.notes.append(
+                    f"evaluator changed since the baseline ({pair.get('old')} -> {pair.get('new')}, "
+                    f"{pair.get('checks')} checks): {differences}; tolerances were widened by the "
+                    "measured drift"
+                )
         drift = change.get("drift")
         if isinstance(drift, Mapping) and drift:
             parts = [f"{label} {_fmt_drift(value)}" for label, value in sorted(drift.items())]
             view.notes.append("measured cross-evaluator drift: " + ", ".join(parts))
         unmeasured = change.get("unmeasured")
         if unmeasured:
-            view.notes.append("drift could not be measured (no case kept its inputs) for: "
-                              + ", ".join(map(str, unmeasured)))
+            view.notes.append(
+                "drift could not be measured (no case kept its inputs) for: " + ", ".join(map(str, unmeasured))
+            )
     elif change:
         view.notes.append(f"evaluator changed since the baseline: {change if isinstance(change, str) else 'yes'}")
     own_status = raw.get("status")
@@ -242,8 +264,9 @@ def read_baseline(raw: Mapping[str, Any] | None) -> BaselineView | None:
     if isinstance(error, str):
         view.error = error
     if view.status == "updated":
-        view.notes.append(f"the baseline was re-recorded in this run ({raw.get('entries', '?')} entries); "
-                          "nothing was compared")
+        view.notes.append(
+            f"the baseline was re-recorded in this run ({raw.get('entries', '?')} entries); nothing was compared"
+        )
     view.recognised = bool(view.checks or view.dimensions or view.error or view.status == "updated")
     return view
 

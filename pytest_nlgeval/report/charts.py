@@ -3,6 +3,7 @@
 Every function returns :class:`markupsafe.Markup`; every piece of text that came from a test (labels, ids) is
 escaped here, because the Jinja template inserts the Markup as it is.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,8 +55,16 @@ def _domain(values: Sequence[float], *, default: tuple[float, float]) -> tuple[f
     return low, high
 
 
-def distribution_chart(scores: Sequence[float], passed: Sequence[bool], thresholds: Sequence[tuple[str, float]],
-                       *, title: str = "", width: int = 520, height: int = 150, bins: int = 20) -> Markup:
+def distribution_chart(
+    scores: Sequence[float],
+    passed: Sequence[bool],
+    thresholds: Sequence[tuple[str, float]],
+    *,
+    title: str = "",
+    width: int = 520,
+    height: int = 150,
+    bins: int = 20,
+) -> Markup:
     """A histogram of scores, stacked passed/failed, with a dashed line per distinct threshold.
 
     >>> svg = distribution_chart([0.2, 0.8, 0.9], [False, True, True], [(">", 0.5)], title="fluency")
@@ -78,14 +87,18 @@ def distribution_chart(scores: Sequence[float], passed: Sequence[bool], threshol
     def y(count: float) -> float:
         return top + plot_h - count / peak * plot_h
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)} score distribution">',
-             f"<title>{escape(title)}: {len(scores)} scores</title>",
-             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)} score distribution">',
+        f"<title>{escape(title)}: {len(scores)} scores</title>",
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>',
+    ]
     for tick in nice_ticks(low, high):
-        parts.append(f'<line x1="{x(tick):.1f}" y1="{top + plot_h}" x2="{x(tick):.1f}" y2="{top + plot_h + 4}" '
-                     f'class="axis"/><text x="{x(tick):.1f}" y="{height - 8}" class="tick" '
-                     f'text-anchor="middle">{_fmt(tick)}</text>')
+        parts.append(
+            f'<line x1="{x(tick):.1f}" y1="{top + plot_h}" x2="{x(tick):.1f}" y2="{top + plot_h + 4}" '
+            f'class="axis"/><text x="{x(tick):.1f}" y="{height - 8}" class="tick" '
+            f'text-anchor="middle">{_fmt(tick)}</text>'
+        )
     for count in sorted({0, peak}):
         parts.append(f'<text x="{left - 6}" y="{y(count) + 4:.1f}" class="tick" text-anchor="end">{count}</text>')
     for index, (n_pass, n_fail) in enumerate(counts):
@@ -95,24 +108,34 @@ def distribution_chart(scores: Sequence[float], passed: Sequence[bool], threshol
         bar_w = max(plot_w / bins - 2, 1)
         bin_text = f"{_fmt(low + index * bin_w)} to {_fmt(low + (index + 1) * bin_w)}"
         if n_pass:
-            parts.append(f'<rect x="{x0:.1f}" y="{y(n_pass):.1f}" width="{bar_w:.1f}" '
-                         f'height="{y(0) - y(n_pass):.1f}" fill="{PASS_COLOUR}" class="bar-pass">'
-                         f"<title>{bin_text}: {n_pass} passed</title></rect>")
+            parts.append(
+                f'<rect x="{x0:.1f}" y="{y(n_pass):.1f}" width="{bar_w:.1f}" '
+                f'height="{y(0) - y(n_pass):.1f}" fill="{PASS_COLOUR}" class="bar-pass">'
+                f"<title>{bin_text}: {n_pass} passed</title></rect>"
+            )
         if n_fail:
-            parts.append(f'<rect x="{x0:.1f}" y="{y(n_pass + n_fail):.1f}" width="{bar_w:.1f}" '
-                         f'height="{y(n_pass) - y(n_pass + n_fail):.1f}" fill="{FAIL_COLOUR}" class="bar-fail">'
-                         f"<title>{bin_text}: {n_fail} failed</title></rect>")
+            parts.append(
+                f'<rect x="{x0:.1f}" y="{y(n_pass + n_fail):.1f}" width="{bar_w:.1f}" '
+                f'height="{y(n_pass) - y(n_pass + n_fail):.1f}" fill="{FAIL_COLOUR}" class="bar-fail">'
+                f"<title>{bin_text}: {n_fail} failed</title></rect>"
+            )
     for op, threshold in thresholds:
         tx = x(threshold)
-        parts.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{top + plot_h}" class="threshold"/>'
-                     f'<text x="{tx + 3:.1f}" y="{top + 6}" class="threshold-label">{escape(op)} '
-                     f"{threshold:g}</text>")
+        parts.append(
+            f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{top + plot_h}" class="threshold"/>'
+            f'<text x="{tx + 3:.1f}" y="{top + 6}" class="threshold-label">{escape(op)} '
+            f"{threshold:g}</text>"
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def delta_chart(rows: Sequence[tuple[str, float | None, float | None, float | None, float | None, str]],
-                *, width: int = 760, row_height: int = 26) -> Markup:
+def delta_chart(
+    rows: Sequence[tuple[str, float | None, float | None, float | None, float | None, str]],
+    *,
+    width: int = 760,
+    row_height: int = 26,
+) -> Markup:
     """A forest plot of per-dimension mean changes with their bootstrap intervals.
 
     ``rows`` holds ``(label, delta, ci_low, ci_high, tolerance, status)``; a regression is drawn red, an
@@ -134,38 +157,56 @@ def delta_chart(rows: Sequence[tuple[str, float | None, float | None, float | No
         return label_w + (value + extent) / (2 * extent) * plot_w
 
     bottom = top + row_height * max(len(rows), 1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="score change against the baseline">',
-             "<title>mean score change against the baseline, with 95% bootstrap intervals</title>",
-             f'<line x1="{x(0):.1f}" y1="{top - 8}" x2="{x(0):.1f}" y2="{bottom}" class="axis"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="score change against the baseline">',
+        "<title>mean score change against the baseline, with 95% bootstrap intervals</title>",
+        f'<line x1="{x(0):.1f}" y1="{top - 8}" x2="{x(0):.1f}" y2="{bottom}" class="axis"/>',
+    ]
     for tick in nice_ticks(-extent, extent):
-        parts.append(f'<text x="{x(tick):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">'
-                     f"{'0' if abs(tick) < 1e-12 else f'{tick:+g}'}</text>")
+        parts.append(
+            f'<text x="{x(tick):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">'
+            f"{'0' if abs(tick) < 1e-12 else f'{tick:+g}'}</text>"
+        )
     for index, (label, delta, low, high, tol, status) in enumerate(rows):
         cy = top + row_height * index + row_height / 2
         colour = {"regression": FAIL_COLOUR, "improvement": PASS_COLOUR}.get(status, NEUTRAL_COLOUR)
-        parts.append(f'<text x="{label_w - 8}" y="{cy + 4:.1f}" class="label" text-anchor="end">'
-                     f"{escape(label)}</text>")
+        parts.append(f'<text x="{label_w - 8}" y="{cy + 4:.1f}" class="label" text-anchor="end">{escape(label)}</text>')
         if tol is not None:
-            parts.append(f'<line x1="{x(-tol):.1f}" y1="{cy - 9:.1f}" x2="{x(-tol):.1f}" y2="{cy + 9:.1f}" '
-                         f'class="tolerance"><title>tolerance {-tol:+g}</title></line>')
+            parts.append(
+                f'<line x1="{x(-tol):.1f}" y1="{cy - 9:.1f}" x2="{x(-tol):.1f}" y2="{cy + 9:.1f}" '
+                f'class="tolerance"><title>tolerance {-tol:+g}</title></line>'
+            )
         if low is not None and high is not None:
-            parts.append(f'<line x1="{x(low):.1f}" y1="{cy:.1f}" x2="{x(high):.1f}" y2="{cy:.1f}" '
-                         f'stroke="{colour}" stroke-width="2"/>')
+            parts.append(
+                f'<line x1="{x(low):.1f}" y1="{cy:.1f}" x2="{x(high):.1f}" y2="{cy:.1f}" '
+                f'stroke="{colour}" stroke-width="2"/>'
+            )
             for end in (low, high):
-                parts.append(f'<line x1="{x(end):.1f}" y1="{cy - 5:.1f}" x2="{x(end):.1f}" y2="{cy + 5:.1f}" '
-                             f'stroke="{colour}" stroke-width="2"/>')
+                parts.append(
+                    f'<line x1="{x(end):.1f}" y1="{cy - 5:.1f}" x2="{x(end):.1f}" y2="{cy + 5:.1f}" '
+                    f'stroke="{colour}" stroke-width="2"/>'
+                )
         if delta is not None:
             interval = f" [{low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
-            parts.append(f'<circle cx="{x(delta):.1f}" cy="{cy:.1f}" r="4.5" fill="{colour}" class="delta-{_css(status)}">'
-                         f"<title>{escape(label)}: {delta:+.4f}{interval} ({escape(status)})</title></circle>")
+            parts.append(
+                f'<circle cx="{x(delta):.1f}" cy="{cy:.1f}" r="4.5" fill="{colour}" class="delta-{_css(status)}">'
+                f"<title>{escape(label)}: {delta:+.4f}{interval} ({escape(status)})</title></circle>"
+            )
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def line_chart(series: Sequence[tuple[str, Sequence[float]]], *, band: tuple[Sequence[float], Sequence[float]] | None = None,
-               band_label: str = "reference band", title: str = "", x_label: str = "", width: int = 520,
-               height: int = 170) -> Markup:
+def line_chart(
+    series: Sequence[tuple[str, Sequence[float]]],
+    *,
+    band: tuple[Sequence[float], Sequence[float]] | None = None,
+    band_label: str = "reference band",
+    title: str = "",
+    x_label: str = "",
+    width: int = 520,
+    height: int = 170,
+) -> Markup:
     """Lines over a shared x axis (prefix length, step), with an optional shaded band (e.g. the human range).
 
     >>> "polyline" in line_chart([("diversity", [1.0, 0.9, 0.8])])
@@ -189,33 +230,45 @@ def line_chart(series: Sequence[tuple[str, Sequence[float]]], *, band: tuple[Seq
     def y(v: float) -> float:
         return top + plot_h - (v - low) / (high - low) * plot_h
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
-             f"<title>{escape(title)}</title>",
-             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" class="axis"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" class="axis"/>',
+    ]
     for tick in nice_ticks(low, high, 4):
         parts.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">{_fmt(tick)}</text>')
     for tick in nice_ticks(1, length, 5):
         if float(tick).is_integer():
-            parts.append(f'<text x="{x(int(tick) - 1):.1f}" y="{top + plot_h + 14}" class="tick" '
-                         f'text-anchor="middle">{int(tick)}</text>')
+            parts.append(
+                f'<text x="{x(int(tick) - 1):.1f}" y="{top + plot_h + 14}" class="tick" '
+                f'text-anchor="middle">{int(tick)}</text>'
+            )
     if x_label:
-        parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" class="tick" text-anchor="middle">'
-                     f"{escape(x_label)}</text>")
+        parts.append(
+            f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" class="tick" text-anchor="middle">'
+            f"{escape(x_label)}</text>"
+        )
     if band is not None:
         lows, highs = band
         n = min(len(lows), len(highs))
         points = [(x(i), y(highs[i])) for i in range(n)] + [(x(i), y(lows[i])) for i in reversed(range(n))]
         if points:
-            parts.append('<polygon class="band" points="' + " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
-                         + f'"><title>{escape(band_label)}</title></polygon>')
+            parts.append(
+                '<polygon class="band" points="'
+                + " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
+                + f'"><title>{escape(band_label)}</title></polygon>'
+            )
     for index, (label, values_) in enumerate(series):
         colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
         line = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values_) if math.isfinite(v))
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}">'
-                     f"<title>{escape(label)}</title></polyline>")
-        parts.append(f'<text x="{left + 8 + 110 * index}" y="{top - 8}" class="legend" fill="{colour}">'
-                     f"{escape(label)}</text>")
+        parts.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}">'
+            f"<title>{escape(label)}</title></polyline>"
+        )
+        parts.append(
+            f'<text x="{left + 8 + 110 * index}" y="{top - 8}" class="legend" fill="{colour}">{escape(label)}</text>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -4,6 +4,7 @@ The page inlines its stylesheet and SVG charts, runs no script, and carries a Co
 forbids scripts and network requests, so it opens the same from a CI artifact, a file:// URL or a mail
 attachment, and text produced by the application under test can never execute in the reviewer's browser.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,9 +22,12 @@ _PREVIEW_CHARS = 240
 def _environment():
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    environment = Environment(loader=PackageLoader("pytest_nlgeval.report", "templates"),
-                              autoescape=select_autoescape(default=True, default_for_string=True),
-                              trim_blocks=True, lstrip_blocks=True)
+    environment = Environment(
+        loader=PackageLoader("pytest_nlgeval.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     environment.filters["css"] = _css
     return environment
 
@@ -43,8 +47,9 @@ def _version() -> str:
         return "unknown"
 
 
-def render_html(results: Mapping[str, Any], *, sections: Sequence[Any] | None = None,
-                title: str = "pytest-nlgeval report") -> str:
+def render_html(
+    results: Mapping[str, Any], *, sections: Sequence[Any] | None = None, title: str = "pytest-nlgeval report"
+) -> str:
     """Return the report page for ``results`` (the dict of docs/results-schema.md).
 
     ``sections`` are extra :class:`~pytest_nlgeval.report.sections.Section` objects (or mappings with ``id``,
@@ -69,26 +74,58 @@ def render_html(results: Mapping[str, Any], *, sections: Sequence[Any] | None = 
         if section.id in taken or section.id in _RESERVED_IDS:
             raise ValueError(f"report section id {section.id!r} is already used by the report; choose another id")
         taken.add(section.id)
-    charts = {group.label: distribution_chart(group.scores, group.passed, group.thresholds, title=group.label)
-              for group in view.groups}
+    charts = {
+        group.label: distribution_chart(group.scores, group.passed, group.thresholds, title=group.label)
+        for group in view.groups
+    }
     delta_svg = ""
     # The chart shows the dimensions that have a bootstrap interval (enough paired cases); the table lists all.
-    with_interval = [d for d in (view.baseline.dimensions if view.baseline is not None else [])
-                     if d.ci_low is not None and d.ci_high is not None]
+    with_interval = [
+        d
+        for d in (view.baseline.dimensions if view.baseline is not None else [])
+        if d.ci_low is not None and d.ci_high is not None
+    ]
     if with_interval:
-        delta_svg = delta_chart([(d.label, d.delta, d.ci_low, d.ci_high,
-                                  None if d.tolerance is None else d.tolerance * (1 if d.higher_is_better else -1),
-                                  d.status)
-                                 for d in with_interval])
+        delta_svg = delta_chart(
+            [
+                (
+                    d.label,
+                    d.delta,
+                    d.ci_low,
+                    d.ci_high,
+                    None if d.tolerance is None else d.tolerance * (1 if d.higher_is_better else -1),
+                    d.status,
+                )
+                for d in with_interval
+            ]
+        )
     template = _environment().get_template("report.html.j2")
-    return template.render(view=view, sections=builtin + extra, charts=charts, delta_svg=delta_svg,
-                           render_details=render_details, title=title, version=_version(),
-                           created=results.get("created"), long_text=LONG_TEXT_CHARS,
-                           preview_chars=_PREVIEW_CHARS)
+    return template.render(
+        view=view,
+        sections=builtin + extra,
+        charts=charts,
+        delta_svg=delta_svg,
+        render_details=render_details,
+        title=title,
+        version=_version(),
+        created=results.get("created"),
+        long_text=LONG_TEXT_CHARS,
+        preview_chars=_PREVIEW_CHARS,
+    )
 
 
-_RESERVED_IDS = {"summary", "baseline", "distributions", "checks", "environment", "verdict", "evaluators",
-                 "checks-table", "baseline-dimensions", "baseline-regressions"}
+_RESERVED_IDS = {
+    "summary",
+    "baseline",
+    "distributions",
+    "checks",
+    "environment",
+    "verdict",
+    "evaluators",
+    "checks-table",
+    "baseline-dimensions",
+    "baseline-regressions",
+}
 
 
 def write_html(results: Mapping[str, Any], path: str | os.PathLike, **kwargs: Any) -> Path:

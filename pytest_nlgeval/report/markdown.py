@@ -6,6 +6,7 @@ last resort cut the text; the result is always within the limit, counted in UTF-
 characters). Everything that came from the tests is escaped: a node id or check name cannot break a table,
 inject HTML or mention a user.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,35 +68,63 @@ def _table(header: list[str], rows: list[str], total: int, max_rows: int, what: 
 def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, heading: str) -> str:
     icon = _ICONS[view.verdict]
     lines = [f"{heading} {icon} pytest-nlgeval: {md_escape(view.headline)}", ""]
-    lines += ["| checks | passed | failed | regressions | tests |", "|---:|---:|---:|---:|---:|",
-              f"| {view.checks} | {view.passed} | {view.failed} | "
-              f"{view.regressions if view.baseline is not None else 'no baseline'} | {view.tests} |", ""]
+    lines += [
+        "| checks | passed | failed | regressions | tests |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {view.checks} | {view.passed} | {view.failed} | "
+        f"{view.regressions if view.baseline is not None else 'no baseline'} | {view.tests} |",
+        "",
+    ]
     baseline = view.baseline
     if baseline is not None:
         if baseline.error:
-            lines += [f"> **No baseline comparison** ({md_escape(baseline.status or 'error')}): "
-                      f"{md_escape(baseline.error)}", ""]
+            lines += [
+                f"> **No baseline comparison** ({md_escape(baseline.status or 'error')}): {md_escape(baseline.error)}",
+                "",
+            ]
         dims = baseline.dimension_regressions
         if dims:
             rows = []
             for d in dims[:max_rows]:
-                interval = (f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}]" if d.ci_low is not None and d.ci_high is not None
-                            else "n/a")
-                rows.append(f"| {md_escape(d.label)} | {d.n if d.n is not None else ''} | {_num(d.old_mean)} → "
-                            f"{_num(d.new_mean)} | {_signed(d.delta)} | {interval} |")
-            lines += _table(["**Dimensions whose mean dropped** (paired bootstrap, 95% interval)", "",
-                             "| dimension | cases | baseline → now | change | 95% interval |", "|---|---:|---|---:|---|"],
-                            rows, len(dims), max_rows, "dimensions whose mean dropped")
+                interval = (
+                    f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}]" if d.ci_low is not None and d.ci_high is not None else "n/a"
+                )
+                rows.append(
+                    f"| {md_escape(d.label)} | {d.n if d.n is not None else ''} | {_num(d.old_mean)} → "
+                    f"{_num(d.new_mean)} | {_signed(d.delta)} | {interval} |"
+                )
+            lines += _table(
+                [
+                    "**Dimensions whose mean dropped** (paired bootstrap, 95% interval)",
+                    "",
+                    "| dimension | cases | baseline → now | change | 95% interval |",
+                    "|---|---:|---|---:|---|",
+                ],
+                rows,
+                len(dims),
+                max_rows,
+                "dimensions whose mean dropped",
+            )
         regressions = baseline.regressions
         if regressions:
             rows = []
             for c in regressions[:max_rows]:
                 tolerance = "" if c.tolerance is None else f"{c.tolerance:g}"
-                rows.append(f"| {md_escape(c.key)} | {_num(c.old)} → {_num(c.new)} | {_signed(c.delta)} | "
-                            f"{tolerance} |")
-            lines += _table(["**Regressed checks** (baseline → now)", "",
-                             "| check | baseline → now | change | tolerance |", "|---|---|---:|---:|"],
-                            rows, len(regressions), max_rows, "regressions")
+                rows.append(
+                    f"| {md_escape(c.key)} | {_num(c.old)} → {_num(c.new)} | {_signed(c.delta)} | {tolerance} |"
+                )
+            lines += _table(
+                [
+                    "**Regressed checks** (baseline → now)",
+                    "",
+                    "| check | baseline → now | change | tolerance |",
+                    "|---|---|---:|---:|",
+                ],
+                rows,
+                len(regressions),
+                max_rows,
+                "regressions",
+            )
         for note in baseline.notes[:max_rows]:
             lines += [f"> {md_escape(note)}", ""]
     failures = view.failures
@@ -103,17 +132,26 @@ def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, headin
         rows = []
         for row in failures[:max_rows]:
             threshold = f"{row.check.get('operator') or ''} {row.threshold:g}" if row.threshold is not None else ""
-            rows.append(f"| {md_escape(row.check['nodeid'])} | {md_escape(row.label)} | {_num(row.score)} | "
-                        f"{md_escape(threshold)} |")
-        lines += _table(["**Worst failures**", "", "| test | check | score | threshold |", "|---|---|---:|---|"],
-                        rows, len(failures), max_rows, "failures")
+            rows.append(
+                f"| {md_escape(row.check['nodeid'])} | {md_escape(row.label)} | {_num(row.score)} | "
+                f"{md_escape(threshold)} |"
+            )
+        lines += _table(
+            ["**Worst failures**", "", "| test | check | score | threshold |", "|---|---|---:|---|"],
+            rows,
+            len(failures),
+            max_rows,
+            "failures",
+        )
     footer = []
     if artifact_url:
         footer.append(f"[Full HTML report]({_safe_url(artifact_url)})")
     evaluators = view.evaluators
     for ident, fingerprint in sorted(evaluators.items())[:3]:
         if isinstance(fingerprint, Mapping):
-            what = ", ".join(md_escape(fingerprint[k]) for k in ("model", "provider", "precision") if fingerprint.get(k))
+            what = ", ".join(
+                md_escape(fingerprint[k]) for k in ("model", "provider", "precision") if fingerprint.get(k)
+            )
             footer.append(f"evaluator {md_escape(ident)} ({what})")
     if footer:
         lines.append(" · ".join(footer))
@@ -144,8 +182,9 @@ def _fit(build, limit: int, prefix: str = "") -> str:
     return prefix + cut + _TRUNCATED
 
 
-def step_summary(results: Mapping[str, Any], *, artifact_url: str | None = None,
-                 limit: int = STEP_SUMMARY_LIMIT) -> str:
+def step_summary(
+    results: Mapping[str, Any], *, artifact_url: str | None = None, limit: int = STEP_SUMMARY_LIMIT
+) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY``: totals, regressions with old -> new, worst failures, link.
 
     >>> text = step_summary(load_results("results.json"), artifact_url="https://github.com/o/r/actions/runs/1/artifacts/2")  # doctest: +SKIP
@@ -154,13 +193,19 @@ def step_summary(results: Mapping[str, Any], *, artifact_url: str | None = None,
     return _fit(lambda rows: _render(view, artifact_url=artifact_url, max_rows=rows, heading="##"), limit)
 
 
-def pr_comment(results: Mapping[str, Any], *, artifact_url: str | None = None, marker_id: str = "default",
-               limit: int = COMMENT_LIMIT) -> str:
+def pr_comment(
+    results: Mapping[str, Any],
+    *,
+    artifact_url: str | None = None,
+    marker_id: str = "default",
+    limit: int = COMMENT_LIMIT,
+) -> str:
     """The sticky pull-request comment: the hidden marker on the first line, then the summary.
 
     The marker lets the Action find and update its own comment instead of adding one per push.
     """
     view = build_view(results)
     prefix = comment_marker(marker_id) + "\n"
-    return _fit(lambda rows: _render(view, artifact_url=artifact_url, max_rows=min(rows, 10), heading="###"),
-                limit, prefix)
+    return _fit(
+        lambda rows: _render(view, artifact_url=artifact_url, max_rows=min(rows, 10), heading="###"), limit, prefix
+    )

@@ -9,6 +9,7 @@ A relative PATH is taken from the directory pytest was started in, like ``--nlge
 
     pytest --nlgeval-report report.html
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,7 @@ _HELP = "write an HTML report of the quality checks (self-contained, opens from 
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("nlgeval", "quality tests of generated text (pytest-nlgeval)")
-    group.addoption("--nlgeval-report", action="store", default=None, dest="nlgeval_report", metavar="PATH",
-                    help=_HELP)
+    group.addoption("--nlgeval-report", action="store", default=None, dest="nlgeval_report", metavar="PATH", help=_HELP)
     parser.addini("nlgeval_report", help=_HELP, type="string", default=None)
 
 

@@ -3,6 +3,7 @@
 The report accepts what the plugin writes (``schema`` ``pytest-nlgeval/results``, ``version`` 1) and refuses
 anything else with a message naming the file and the field, instead of rendering an empty or wrong page.
 """
+
 from __future__ import annotations
 
 import json

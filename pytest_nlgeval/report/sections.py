@@ -8,6 +8,7 @@ installed ``pytest11`` entry points (unless ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` i
 with ``-p MODULE``, and calls the same hook. A section may say ``"replaces": "<built-in id>"`` to take the
 place of a built-in section (e.g. a richer trajectory plot replacing ``nlgeval-trajectories``).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -24,8 +25,17 @@ from markupsafe import Markup, escape
 from pytest_nlgeval.report.charts import line_chart
 from pytest_nlgeval.report.view import ReportView
 
-__all__ = ["Section", "builtin_sections", "collect_sections", "normalise_sections", "render_details",
-           "TRAJECTORY_SECTION", "METRIC_SECTION", "JUDGED_SECTION", "SAMPLES_SECTION"]
+__all__ = [
+    "Section",
+    "builtin_sections",
+    "collect_sections",
+    "normalise_sections",
+    "render_details",
+    "TRAJECTORY_SECTION",
+    "METRIC_SECTION",
+    "JUDGED_SECTION",
+    "SAMPLES_SECTION",
+]
 
 TRAJECTORY_SECTION = "nlgeval-trajectories"
 METRIC_SECTION = "nlgeval-metrics"
@@ -61,8 +71,10 @@ def normalise_sections(returned: Iterable[Any], *, source: str = "pytest_nlgeval
                 raise TypeError(f"{source} returned {type(item).__name__}; expected a mapping with id, title, html")
             ident, title, html = item.get("id"), item.get("title"), item.get("html")
             if not isinstance(ident, str) or not _ID.match(ident):
-                raise ValueError(f"{source}: section id {ident!r} must be a string of letters, digits, '-', '_'"
-                                 " starting with a letter (it becomes the page anchor)")
+                raise ValueError(
+                    f"{source}: section id {ident!r} must be a string of letters, digits, '-', '_'"
+                    " starting with a letter (it becomes the page anchor)"
+                )
             if not isinstance(title, str) or not title:
                 raise ValueError(f"{source}: section {ident!r} needs a non-empty string 'title'")
             if html is None:
@@ -96,8 +108,13 @@ def _plugin_manager():
     return manager
 
 
-def collect_sections(results: Mapping[str, Any], *, plugins: Sequence[str] = (), autoload: bool | None = None,
-                     hook: Callable[..., list] | None = None) -> list[Section]:
+def collect_sections(
+    results: Mapping[str, Any],
+    *,
+    plugins: Sequence[str] = (),
+    autoload: bool | None = None,
+    hook: Callable[..., list] | None = None,
+) -> list[Section]:
     """Call ``pytest_nlgeval_report_sections`` outside (or, with ``hook``, inside) pytest.
 
     ``plugins`` are importable module names (like pytest's ``-p``); ``autoload`` defaults to loading the
@@ -120,8 +137,9 @@ def collect_sections(results: Mapping[str, Any], *, plugins: Sequence[str] = (),
             try:
                 module = entry.load()
             except Exception as exc:  # a broken third-party plugin must not cost the report
-                warnings.warn(f"report sections: skipping pytest plugin {entry.name!r} ({entry.value}): {exc}",
-                              stacklevel=2)
+                warnings.warn(
+                    f"report sections: skipping pytest plugin {entry.name!r} ({entry.value}): {exc}", stacklevel=2
+                )
                 continue
             if manager.is_registered(module):
                 continue
@@ -137,6 +155,7 @@ def collect_sections(results: Mapping[str, Any], *, plugins: Sequence[str] = (),
 
 
 # ---- generic rendering of ``details`` ---------------------------------------------------------------------
+
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -166,24 +185,29 @@ def render_details(details: Mapping[str, Any], *, skip: Sequence[str] = (), dept
             parts.append(line_chart([(str(key), [float(v) for v in value])], title=str(key), width=420, height=130))
         elif isinstance(value, Mapping) and value and depth < 2:
             parts.append(render_details(value, depth=depth + 1))
-        elif (isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value)
-              and len(value) <= 200):
+        elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value) and len(value) <= 200:
             columns = sorted({c for row in value for c in row})
-            parts.append('<table class="inner"><thead><tr>' + "".join(f"<th>{escape(c)}</th>" for c in columns)
-                         + "</tr></thead><tbody>")
+            parts.append(
+                '<table class="inner"><thead><tr>'
+                + "".join(f"<th>{escape(c)}</th>" for c in columns)
+                + "</tr></thead><tbody>"
+            )
             for row in value:
-                parts.append("<tr>" + "".join(f"<td>{escape(_scalar(row.get(c, '')))}</td>" for c in columns)
-                             + "</tr>")
+                parts.append("<tr>" + "".join(f"<td>{escape(_scalar(row.get(c, '')))}</td>" for c in columns) + "</tr>")
             parts.append("</tbody></table>")
         elif isinstance(value, (str, int, float, bool)) or value is None:
             text = _scalar(value)
             if len(text) > 600:
-                parts.append(f'<details class="long"><summary>{escape(text[:200])}… ({len(text)} characters)'
-                             f'</summary><pre class="text">{escape(text)}</pre></details>')
+                parts.append(
+                    f'<details class="long"><summary>{escape(text[:200])}… ({len(text)} characters)'
+                    f'</summary><pre class="text">{escape(text)}</pre></details>'
+                )
             else:
                 parts.append(f'<span class="value">{escape(text)}</span>')
         else:
-            parts.append(f'<pre class="json">{escape(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str))}</pre>')
+            parts.append(
+                f'<pre class="json">{escape(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str))}</pre>'
+            )
         parts.append("</dd>")
     parts.append("</dl>")
     return Markup("".join(parts))
@@ -221,13 +245,13 @@ def trajectory_charts(details: Mapping[str, Any]) -> list[Markup]:
             bands.setdefault(path[:-1], {})["low" if last in _LOW else "high"] = values
         elif last in _MIDDLE and len(path) >= 2:
             # a band's median is a reference line of the band's signal, not a signal of its own
-            signals.setdefault(path[-2], {"series": [], "band": None})["series"].append(
-                (f"reference {last}", values))
+            signals.setdefault(path[-2], {"series": [], "band": None})["series"].append((f"reference {last}", values))
         else:
             signal = path[-1] if path else "series"
             label = "/".join(p for p in path[:-1] if p not in ("trajectory", "trajectories", "signals")) or signal
             signals.setdefault(signal, {"series": [], "band": None})["series"].append(
-                (label if label != signal else signal, values))
+                (label if label != signal else signal, values)
+            )
     for path, band in bands.items():
         if "low" not in band or "high" not in band:
             continue
@@ -236,8 +260,15 @@ def trajectory_charts(details: Mapping[str, Any]) -> list[Markup]:
     charts = []
     for signal in sorted(signals):
         spec = signals[signal]
-        charts.append(line_chart(spec["series"], band=spec["band"], band_label=f"{signal}: reference band",
-                                 title=signal, x_label="prefix length (tokens)"))
+        charts.append(
+            line_chart(
+                spec["series"],
+                band=spec["band"],
+                band_label=f"{signal}: reference band",
+                title=signal,
+                x_label="prefix length (tokens)",
+            )
+        )
     return charts
 
 
@@ -250,10 +281,12 @@ def builtin_sections(view: ReportView) -> list[Section]:
         for row in trajectories:
             status = "pass" if row.passed else "fail"
             score = "n/a" if row.score is None else f"{row.score:.4f}"
-            parts.append(f'<div class="card {status}"><h3>{escape(row.check["nodeid"])} · {escape(row.check["name"])}'
-                         f' <span class="badge {status}">{escape(row.status)}</span></h3>'
-                         f'<p class="muted">score {escape(score)} {escape(row.check.get("operator") or "")} '
-                         f'{escape(_scalar(row.check.get("threshold")))}</p>')
+            parts.append(
+                f'<div class="card {status}"><h3>{escape(row.check["nodeid"])} · {escape(row.check["name"])}'
+                f' <span class="badge {status}">{escape(row.status)}</span></h3>'
+                f'<p class="muted">score {escape(score)} {escape(row.check.get("operator") or "")} '
+                f'{escape(_scalar(row.check.get("threshold")))}</p>'
+            )
             charts = trajectory_charts(row.details)
             parts.extend(str(c) for c in charts)
             rest = {k: v for k, v in row.details.items() if not _series_in(v) and k != "inputs"}
@@ -271,8 +304,10 @@ def builtin_sections(view: ReportView) -> list[Section]:
             seen.add(name)
             same = [r for r in metrics if r.check["name"] == name]
             passed = sum(1 for r in same if r.passed)
-            parts.append(f'<div class="card"><h3>{escape(name)}</h3><p class="muted">{len(same)} checks, '
-                         f"{passed} passed</p>{render_details(row.details, skip=('inputs',))}</div>")
+            parts.append(
+                f'<div class="card"><h3>{escape(name)}</h3><p class="muted">{len(same)} checks, '
+                f"{passed} passed</p>{render_details(row.details, skip=('inputs',))}</div>"
+            )
         sections.append(Section(METRIC_SECTION, "Induced metrics", Markup("".join(parts))))
     judged = view.rows_of_kind("judged")
     if judged:
@@ -291,12 +326,15 @@ def builtin_sections(view: ReportView) -> list[Section]:
                 f'{escape(_scalar(row.check.get("threshold")))} · judge {escape(str(d.get("model", "")))}</p>'
                 f'<p><b>Criterion:</b> {escape(str(d.get("criterion", "")))}</p>'
                 f'<p><b>Rationale:</b> {escape(str(d.get("rationale") or "(none given)"))}</p>'
-                f'{render_details(d, skip=("criterion", "rationale", "model", "method", "scale", "spread"))}</div>')
+                f'{render_details(d, skip=("criterion", "rationale", "model", "method", "scale", "spread"))}</div>'
+            )
         sections.append(Section(JUDGED_SECTION, "Judged checks", Markup("".join(parts))))
     sampled = [row for row in view.rows if isinstance(row.details.get("samples"), Mapping)]
     if sampled:
-        head = ("<table><thead><tr><th>check</th><th>samples of</th><th>n</th><th>distinct outputs</th>"
-                "<th>min</th><th>mean</th><th>max</th><th>sd</th><th>result</th></tr></thead><tbody>")
+        head = (
+            "<table><thead><tr><th>check</th><th>samples of</th><th>n</th><th>distinct outputs</th>"
+            "<th>min</th><th>mean</th><th>max</th><th>sd</th><th>result</th></tr></thead><tbody>"
+        )
         body = []
         for row in sampled:
             sp = row.details["samples"]
@@ -305,9 +343,11 @@ def builtin_sections(view: ReportView) -> list[Section]:
                 value = sp.get(key)
                 return "-" if not isinstance(value, (int, float)) else f"{value:.3f}"
 
-            body.append(f"<tr><td>{escape(row.check['nodeid'])} · {escape(row.check['name'])}</td>"
-                        f"<td>{escape(str(sp.get('of', '')))}</td><td>{escape(_scalar(sp.get('n')))}</td>"
-                        f"<td>{escape(_scalar(sp.get('distinct')))}</td><td>{num('min')}</td><td>{num('mean')}</td>"
-                        f"<td>{num('max')}</td><td>{num('sd')}</td><td>{escape(row.status)}</td></tr>")
+            body.append(
+                f"<tr><td>{escape(row.check['nodeid'])} · {escape(row.check['name'])}</td>"
+                f"<td>{escape(str(sp.get('of', '')))}</td><td>{escape(_scalar(sp.get('n')))}</td>"
+                f"<td>{escape(_scalar(sp.get('distinct')))}</td><td>{num('min')}</td><td>{num('mean')}</td>"
+                f"<td>{num('max')}</td><td>{num('sd')}</td><td>{escape(row.status)}</td></tr>"
+            )
         sections.append(Section(SAMPLES_SECTION, "Repeated samples", Markup(head + "".join(body) + "</tbody></table>")))
     return sections

@@ -3,6 +3,7 @@
 The HTML report and the Markdown summaries both read a :class:`ReportView`, so the page and the pull-request
 comment can never disagree about how many checks failed or which ones regressed.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,7 @@ from pytest_nlgeval.report.results import validate_results
 
 __all__ = ["CheckRow", "ScoreGroup", "ReportView", "build_view"]
 
-_OPERATORS = {">": lambda s, t: s > t, ">=": lambda s, t: s >= t, "<": lambda s, t: s < t,
-              "<=": lambda s, t: s <= t}
+_OPERATORS = {">": lambda s, t: s > t, ">=": lambda s, t: s >= t, "<": lambda s, t: s < t, "<=": lambda s, t: s <= t}
 
 
 @dataclass
@@ -104,7 +104,7 @@ class ReportView:
     failed: int
     tests: int
     failed_tests: int
-    xfailed: int = 0   # failed checks inside xfail tests: expected, not failures
+    xfailed: int = 0  # failed checks inside xfail tests: expected, not failures
 
     @property
     def regressions(self) -> int:
@@ -121,8 +121,11 @@ class ReportView:
 
     @property
     def headline(self) -> str:
-        parts = [f"{self.checks} check{'s' if self.checks != 1 else ''}", f"{self.passed} passed",
-                 f"{self.failed} failed"]
+        parts = [
+            f"{self.checks} check{'s' if self.checks != 1 else ''}",
+            f"{self.passed} passed",
+            f"{self.failed} failed",
+        ]
         if self.xfailed:
             parts.append(f"{self.xfailed} expected to fail (xfail)")
         if self.baseline is not None:
@@ -201,9 +204,18 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
     passed = _count(summary, "passed", len(rows) - computed_failed - xfailed)
     nodeids = {r.check["nodeid"] for r in rows}
     failed_tests = len({r.check["nodeid"] for r in rows if not r.passed and not r.check.get("xfail")})
-    return ReportView(results=results, rows=rows, groups=sorted(groups.values(), key=lambda g: g.label),
-                      baseline=baseline, checks=checks, passed=passed, failed=failed, tests=len(nodeids),
-                      failed_tests=failed_tests, xfailed=_count(summary, "xfailed", xfailed))
+    return ReportView(
+        results=results,
+        rows=rows,
+        groups=sorted(groups.values(), key=lambda g: g.label),
+        baseline=baseline,
+        checks=checks,
+        passed=passed,
+        failed=failed,
+        tests=len(nodeids),
+        failed_tests=failed_tests,
+        xfailed=_count(summary, "xfailed", xfailed),
+    )
 
 
 def _count(summary: Mapping[str, Any], name: str, default: int) -> int:

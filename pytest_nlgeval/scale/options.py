@@ -1,7 +1,8 @@
 """The ``--engine`` options that ``nlgeval score`` and ``nlgeval meta-eval`` share (imports nothing heavy).
 
-    nlgeval score outputs.jsonl -d fluency --engine ray --ray-address auto --ray-workers 8
+nlgeval score outputs.jsonl -d fluency --engine ray --ray-address auto --ray-workers 8
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,14 +14,27 @@ RAY_CHUNK = 1_000_000  # rows per scoring call of `nlgeval score` under --engine
 def add_engine_arguments(parser) -> None:
     """Register ``--engine``, ``--ray-address`` and ``--ray-workers`` on a subcommand's parser."""
     g = parser.add_argument_group("scoring beyond one machine (--engine ray needs pytest-nlgeval[ray])")
-    g.add_argument("--engine", choices=ENGINES, default="local",
-                   help="local: one ONNX Runtime session here (default); ray: cache misses scored as Ray Data "
-                        "batches, one session per actor")
-    g.add_argument("--ray-address", default=None, metavar="ADDRESS",
-                   help="Ray cluster to join ('auto', 'ray://head:10001', ...); default: $RAY_ADDRESS, else a "
-                        "local cluster started for the run")
-    g.add_argument("--ray-workers", type=int, default=None, metavar="N",
-                   help="Ray actors, one model session each (default: one per CPU of the cluster)")
+    g.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="local: one ONNX Runtime session here (default); ray: cache misses scored as Ray Data "
+        "batches, one session per actor",
+    )
+    g.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="Ray cluster to join ('auto', 'ray://head:10001', ...); default: $RAY_ADDRESS, else a "
+        "local cluster started for the run",
+    )
+    g.add_argument(
+        "--ray-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Ray actors, one model session each (default: one per CPU of the cluster)",
+    )
 
 
 def evaluator_factory(args) -> tuple[Any, dict[str, Any]]:

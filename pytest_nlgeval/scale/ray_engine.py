@@ -19,6 +19,7 @@ Ray's object store a single time; each actor writes them to a folder on its node
 actors of one node share one copy. Every actor checks that its session has the driver's fingerprint (same
 files, provider, precision, runtime version) and refuses to score otherwise.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +36,16 @@ from pytest_nlgeval.core.evaluator import Evaluator
 from pytest_nlgeval.errors import UsageError
 from pytest_nlgeval.extras import MissingExtraError
 
-__all__ = ["RayEvaluator", "RayBoolQAScorer", "RayScoringError", "RayUnavailable", "require_ray", "connect",
-           "ship_folder", "materialise"]
+__all__ = [
+    "RayEvaluator",
+    "RayBoolQAScorer",
+    "RayScoringError",
+    "RayUnavailable",
+    "require_ray",
+    "connect",
+    "ship_folder",
+    "materialise",
+]
 
 
 class RayUnavailable(MissingExtraError):
@@ -55,8 +64,11 @@ def require_ray():
         import ray.data  # noqa: F401  (the data extra: pyarrow, pandas)
     except ImportError as exc:
         raise RayUnavailable(
-            "scoring on Ray (Ray Data)", getattr(exc, "name", None) or "ray", "ray", "ray[data]",
-            f"{exc}; install it on the driver and on every node of the cluster"
+            "scoring on Ray (Ray Data)",
+            getattr(exc, "name", None) or "ray",
+            "ray",
+            "ray[data]",
+            f"{exc}; install it on the driver and on every node of the cluster",
         ) from None
     return ray
 
@@ -71,8 +83,10 @@ def connect(address: str | None = None) -> bool:
         ray.init(address=address, include_dashboard=False, logging_level="WARNING")
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
-        raise RayScoringError(f"cannot connect to the Ray cluster at {where}: {' '.join(str(exc).split())[:300]}; "
-                              "start one with `ray start --head` or check --ray-address") from None
+        raise RayScoringError(
+            f"cannot connect to the Ray cluster at {where}: {' '.join(str(exc).split())[:300]}; "
+            "start one with `ray start --head` or check --ray-address"
+        ) from None
     return True
 
 
@@ -124,8 +138,17 @@ def materialise(payload: dict[str, Any], root: str | os.PathLike | None = None) 
 class _BatchScorer:
     """A Ray Data callable class: each actor opens the shipped folder once and keeps one session."""
 
-    def __init__(self, shipped: list, model_ref: str, device: str, precision: str, threads: int | None,
-                 batch_tokens: int, max_batch_size: int, fingerprint_id: str) -> None:
+    def __init__(
+        self,
+        shipped: list,
+        model_ref: str,
+        device: str,
+        precision: str,
+        threads: int | None,
+        batch_tokens: int,
+        max_batch_size: int,
+        fingerprint_id: str,
+    ) -> None:
         import socket
 
         import ray
@@ -138,8 +161,9 @@ class _BatchScorer:
         folder = ModelFolder.open(materialise(payload))
         verify_for(folder, device, precision)
         session = create_session(folder, device=device, precision=precision, threads=threads)
-        self.scorer = BoolQAScorer(folder, session, model_ref=model_ref, batch_tokens=batch_tokens,
-                                   max_batch_size=max_batch_size)
+        self.scorer = BoolQAScorer(
+            folder, session, model_ref=model_ref, batch_tokens=batch_tokens, max_batch_size=max_batch_size
+        )
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         if self.scorer.fingerprint_id != fingerprint_id:
             raise RayScoringError(
@@ -156,8 +180,11 @@ class _BatchScorer:
             result = self.scorer.score([str(t) for t in group_texts])
             indices.extend(int(i) for i in group_indices)
             scores.extend(float(s) for s in result.scores)
-        return {"index": np.asarray(indices, dtype=np.int64), "score": np.asarray(scores, dtype=np.float64),
-                "worker": np.asarray([self.worker] * len(indices), dtype=object)}
+        return {
+            "index": np.asarray(indices, dtype=np.int64),
+            "score": np.asarray(scores, dtype=np.float64),
+            "worker": np.asarray([self.worker] * len(indices), dtype=object),
+        }
 
 
 # -- the driver's scorer -------------------------------------------------------------------------------------
@@ -175,8 +202,13 @@ class _Progress:
     def update(self, n: int) -> None:
         self.done += n
         seconds = max(time.monotonic() - self.start, 1e-9)
-        print(f"\r[{seconds:6.1f}s] Ray: {self.done}/{self.total} inputs scored "
-              f"({self.done / seconds:.1f}/s on {self.workers} workers)", end="", file=self.stream, flush=True)
+        print(
+            f"\r[{seconds:6.1f}s] Ray: {self.done}/{self.total} inputs scored "
+            f"({self.done / seconds:.1f}/s on {self.workers} workers)",
+            end="",
+            file=self.stream,
+            flush=True,
+        )
 
     def close(self) -> None:
         print(file=self.stream, flush=True)
@@ -191,10 +223,21 @@ class RayBoolQAScorer:
     ``groups_per_task``: planned batches per Ray Data batch.
     """
 
-    def __init__(self, folder, model_ref: str, *, device: str = "cpu", precision: str = "auto",
-                 threads: int | None = None, batch_tokens: int = 16384, max_batch_size: int = 64,
-                 address: str | None = None, workers: int | None = None, groups_per_task: int = 4,
-                 progress: bool = True) -> None:
+    def __init__(
+        self,
+        folder,
+        model_ref: str,
+        *,
+        device: str = "cpu",
+        precision: str = "auto",
+        threads: int | None = None,
+        batch_tokens: int = 16384,
+        max_batch_size: int = 64,
+        address: str | None = None,
+        workers: int | None = None,
+        groups_per_task: int = 4,
+        progress: bool = True,
+    ) -> None:
         from nlgeval_runtime.fingerprint import fingerprint_id, planned_fingerprint
         from nlgeval_runtime.tokenize import TextEncoder
 
@@ -203,7 +246,8 @@ class RayBoolQAScorer:
         if planned is None:
             raise RayScoringError(
                 "device 'auto' cannot be planned on this driver (its onnxruntime lists CUDA), so the workers "
-                "could pick different providers; pass --device cpu or --device cuda with --engine ray")
+                "could pick different providers; pass --device cpu or --device cuda with --engine ray"
+            )
         if groups_per_task < 1:
             raise ValueError(f"groups_per_task must be >= 1, got {groups_per_task}")
         self.folder = folder
@@ -218,9 +262,12 @@ class RayBoolQAScorer:
         # The local scorer runs dynamically quantised graphs one input at a time; so does the plan here.
         self.max_batch_size = int(max_batch_size) if self.batch_invariant else 1
         conventions = folder.input_conventions
-        self.encoder = TextEncoder(folder.tokenizer_path, separator=conventions["separator"],
-                                   separator_token=conventions["separator_token"],
-                                   max_length=conventions["max_length"])
+        self.encoder = TextEncoder(
+            folder.tokenizer_path,
+            separator=conventions["separator"],
+            separator_token=conventions["separator_token"],
+            max_length=conventions["max_length"],
+        )
         self._owns_ray = connect(address)
         # Each actor reserves this many CPUs and its session uses as many intra-op threads (default 1), so the
         # actors of a node do not oversubscribe its cores.
@@ -270,13 +317,22 @@ class RayBoolQAScorer:
         dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), self.workers * 4)))
         remote = {"num_gpus": 1} if self.device == "cuda" else {"num_cpus": max(1, self.threads or 1)}
         scored = dataset.map_batches(
-            _BatchScorer, batch_size=self.groups_per_task, batch_format="numpy",
+            _BatchScorer,
+            batch_size=self.groups_per_task,
+            batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=self.workers),
-            fn_constructor_kwargs={"shipped": [self._shipped], "model_ref": self.model_ref, "device": self.device,
-                                   "precision": self.precision, "threads": self.threads or 1,
-                                   "batch_tokens": self.batch_tokens, "max_batch_size": self.max_batch_size,
-                                   "fingerprint_id": self.fingerprint_id},
-            **remote)
+            fn_constructor_kwargs={
+                "shipped": [self._shipped],
+                "model_ref": self.model_ref,
+                "device": self.device,
+                "precision": self.precision,
+                "threads": self.threads or 1,
+                "batch_tokens": self.batch_tokens,
+                "max_batch_size": self.max_batch_size,
+                "fingerprint_id": self.fingerprint_id,
+            },
+            **remote,
+        )
         bar = _Progress(len(texts), self.workers) if self.progress else None
         per_worker: Counter = Counter()
         started = time.monotonic()
@@ -298,8 +354,13 @@ class RayBoolQAScorer:
         missing = int(np.isnan(scores).sum())
         if missing:
             raise RayScoringError(f"{missing} of {len(texts)} inputs came back unscored from the Ray workers")
-        self.last_run = {"inputs": len(texts), "batches": len(batches), "seconds": seconds,
-                         "workers": self.workers, "per_worker": dict(per_worker)}
+        self.last_run = {
+            "inputs": len(texts),
+            "batches": len(batches),
+            "seconds": seconds,
+            "workers": self.workers,
+            "per_worker": dict(per_worker),
+        }
         return BoolQAResult(scores, encoded.truncated, encoded.n_tokens)
 
     def close(self) -> None:
@@ -327,8 +388,17 @@ class RayEvaluator(Evaluator):
     the driver plans.
     """
 
-    def __init__(self, model=None, *, address: str | None = None, workers: int | None = None,
-                 groups_per_task: int = 4, progress: bool = True, device: str = "cpu", **options) -> None:
+    def __init__(
+        self,
+        model=None,
+        *,
+        address: str | None = None,
+        workers: int | None = None,
+        groups_per_task: int = 4,
+        progress: bool = True,
+        device: str = "cpu",
+        **options,
+    ) -> None:
         require_ray()
         super().__init__(model, device=device, **options)
         self.address = address
@@ -344,9 +414,18 @@ class RayEvaluator(Evaluator):
         """The Ray scorer; created (cluster connection, shipped folder) on the first cache miss."""
         if self._scorer is None:
             kwargs = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
-            self._scorer = RayBoolQAScorer(self.folder, self.model_ref, device=self.device, precision=self.precision,
-                                           threads=self.threads, address=self.address, workers=self.workers,
-                                           groups_per_task=self.groups_per_task, progress=self.progress, **kwargs)
+            self._scorer = RayBoolQAScorer(
+                self.folder,
+                self.model_ref,
+                device=self.device,
+                precision=self.precision,
+                threads=self.threads,
+                address=self.address,
+                workers=self.workers,
+                groups_per_task=self.groups_per_task,
+                progress=self.progress,
+                **kwargs,
+            )
             self.stats["sessions"] += self._scorer.sessions
             # The planned fingerprint, which every actor checks its session against.
             self._adopt(self._scorer.fingerprint)

@@ -16,6 +16,7 @@ tables), :mod:`.plot` (inline SVG) and :mod:`.plugin` (the HTML report section).
     from pytest_nlgeval import assert_trajectory
     assert_trajectory(story, prompt=prompt, bank="refs/stories.npz").diversity_dtw > -0.05
 """
+
 from __future__ import annotations
 
 import importlib

@@ -23,6 +23,7 @@ The causal LM is the bank's (the shipped default LM unless the bank was fitted w
 with ``fit-bank --lm gguf:PATH``), or the run's ``--nlgeval-trajectory-lm``; a different ``lm`` is refused
 unless it is the same model, tokenizer and precision (or context) the bank was fitted with.
 """
+
 from __future__ import annotations
 
 import os
@@ -55,8 +56,15 @@ def load_bank(bank: str | os.PathLike | ReferenceBank, *, run=None) -> Reference
     return run.resource(key, lambda: ReferenceBank.load(path))
 
 
-def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None, precision: str | None = None,
-           n_ctx: int | None = None, cache_dir: str | os.PathLike | None = None, run=None):
+def get_lm(
+    model: str | os.PathLike | None = None,
+    *,
+    device: str | None = None,
+    precision: str | None = None,
+    n_ctx: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    run=None,
+):
     """The causal-LM scorer for ``model`` (None: the default LM), created once per run and options and closed
     with the run (``run``: default the current one, :mod:`pytest_nlgeval.core.run`).
 
@@ -79,10 +87,17 @@ def get_lm(model: str | os.PathLike | None = None, *, device: str | None = None,
     if precision in ("fp16", "int8"):
         precision = "auto"  # causal-LM folders ship fp32 graphs; the evaluator's precision does not apply
     model = None if model in DEFAULT_REFS else model
-    key = ("trajectory-lm", str(model) if model is not None else None, device, precision, n_ctx,
-           str(cache_dir) if cache_dir is not None else None)
-    return run.resource(key, lambda: load_trajectory_lm(model, device=device, precision=precision, n_ctx=n_ctx,
-                                                        cache_dir=cache_dir))
+    key = (
+        "trajectory-lm",
+        str(model) if model is not None else None,
+        device,
+        precision,
+        n_ctx,
+        str(cache_dir) if cache_dir is not None else None,
+    )
+    return run.resource(
+        key, lambda: load_trajectory_lm(model, device=device, precision=precision, n_ctx=n_ctx, cache_dir=cache_dir)
+    )
 
 
 def _lm_for_bank(bank: ReferenceBank, lm, run):
@@ -123,8 +138,17 @@ class TrajectoryResult:
     ``recorder``: where comparisons of the fields are recorded (by default the current run's).
     """
 
-    def __init__(self, scores: TrajectoryScores, bank: ReferenceBank, lm, *, continuation: str, prompt: str,
-                 likelihood_kind: str, recorder=None):
+    def __init__(
+        self,
+        scores: TrajectoryScores,
+        bank: ReferenceBank,
+        lm,
+        *,
+        continuation: str,
+        prompt: str,
+        likelihood_kind: str,
+        recorder=None,
+    ):
         self.scores = scores
         self.recorder = recorder
         self.bank = bank
@@ -137,16 +161,18 @@ class TrajectoryResult:
         horizon = bank.horizon
         self.details: dict[str, Any] = {
             "inputs": {"output": continuation, "prompt": prompt},
-            "trajectory": {"diversity": _rounded(tr.diversity), "coherence": _rounded(tr.coherence),
-                           "tokens": tr.length},
+            "trajectory": {
+                "diversity": _rounded(tr.diversity),
+                "coherence": _rounded(tr.coherence),
+                "tokens": tr.length,
+            },
             # Band rows stop where fewer than three references reach a position (no band beyond).
             "band": {signal: _band_dict(self._bands[signal]) for signal in ("diversity", "coherence")},
             "band_percentiles": dict(zip(("low", "median", "high"), BAND_PERCENTILES)),
             # The bound of assert_not_degenerate by default (see ReferenceBank.envelope_percentile).
             "envelope": self._envelope_details(bank),
             "horizon": horizon,
-            "bank": {"path": bank.meta.get("path"), "references": bank.n_references,
-                     "matched": len(scores.matched)},
+            "bank": {"path": bank.meta.get("path"), "references": bank.n_references, "matched": len(scores.matched)},
             "lm": bank.lm.get("model_ref"),
             "likelihood_kind": likelihood_kind,
             "values": {k: (None if v is None else round(v, 6)) for k, v in scores.values.items()},
@@ -156,8 +182,11 @@ class TrajectoryResult:
     def _envelope_details(bank: ReferenceBank) -> dict[str, Any]:
         level = bank.envelope_percentile("diversity", ENVELOPE_COVERAGE)
         curve = bank.band("diversity", (level,))
-        return {"coverage": ENVELOPE_COVERAGE, "percentile": round(level, 6),
-                "diversity": _rounded(curve[0][: _defined_prefix(curve)])}
+        return {
+            "coverage": ENVELOPE_COVERAGE,
+            "percentile": round(level, 6),
+            "diversity": _rounded(curve[0][: _defined_prefix(curve)]),
+        }
 
     @property
     def trajectory(self) -> Trajectory:
@@ -169,25 +198,37 @@ class TrajectoryResult:
             raise LookupError(
                 f"{name} needs a human continuation of the same prompt, and the bank "
                 f"({self.bank.meta.get('path', 'in memory')}) has none for prompt {self.prompt[:60]!r}; add one to "
-                "the human file and refit the bank, or use diversity_dtw/likelihood, which compare with all references")
+                "the human file and refit the bank, or use diversity_dtw/likelihood, which compare with all references"
+            )
         details = dict(self.details, field=name)
-        return Score(value, name=name, kind="trajectory", details=details,
-                     evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint,
-                     explain=self._explain, recorder=self.recorder)
+        return Score(
+            value,
+            name=name,
+            kind="trajectory",
+            details=details,
+            evaluator_id=self.lm.fingerprint_id,
+            evaluator_fingerprint=self.lm.fingerprint,
+            explain=self._explain,
+            recorder=self.recorder,
+        )
 
     def _describe(self) -> list[str]:
         tr = self.trajectory
         v = self.scores.values
-        return [f"continuation ({tr.length} tokens): {' '.join(self.continuation.split())[:100]!r}",
-                f"diversity end {v['diversity_end']:.3f}, coherence end {v['coherence_end']:.3f}; "
-                f"bank of {self.bank.n_references} human continuations, horizon {self.bank.horizon}"]
+        return [
+            f"continuation ({tr.length} tokens): {' '.join(self.continuation.split())[:100]!r}",
+            f"diversity end {v['diversity_end']:.3f}, coherence end {v['coherence_end']:.3f}; "
+            f"bank of {self.bank.n_references} human continuations, horizon {self.bank.horizon}",
+        ]
 
     def _explain(self, score: Score, op: str, threshold: float) -> list[str]:
         lines = self._describe()
         leave = self.leaves_band()
         if leave is not None:
-            lines.append(f"diversity leaves the human envelope at token {leave[0] + 1} "
-                         f"({leave[1]:.3f} < {self._bound_name()} {leave[2]:.3f})")
+            lines.append(
+                f"diversity leaves the human envelope at token {leave[0] + 1} "
+                f"({leave[1]:.3f} < {self._bound_name()} {leave[2]:.3f})"
+            )
         return lines
 
     def _level(self, percentile: float | None, coverage: float) -> float:
@@ -201,11 +242,14 @@ class TrajectoryResult:
         if percentile is not None:
             return f"{percentile:g}th percentile of human continuations"
         level = self.bank.envelope_percentile("diversity", coverage)
-        return (f"the envelope that {coverage:.0%} of the bank's human continuations stay above at every "
-                f"position (pointwise {level:.3g}th percentile)")
+        return (
+            f"the envelope that {coverage:.0%} of the bank's human continuations stay above at every "
+            f"position (pointwise {level:.3g}th percentile)"
+        )
 
-    def leaves_band(self, percentile: float | None = None, *,
-                    coverage: float = ENVELOPE_COVERAGE) -> tuple[int, float, float] | None:
+    def leaves_band(
+        self, percentile: float | None = None, *, coverage: float = ENVELOPE_COVERAGE
+    ) -> tuple[int, float, float] | None:
         """First position where diversity falls below the human envelope: (0-based t, value, bound), or None.
 
         By default the envelope is the pointwise percentile curve that ``coverage`` of the bank's human
@@ -221,8 +265,7 @@ class TrajectoryResult:
                 return t, float(div[t]), float(bound[t])
         return None
 
-    def assert_not_degenerate(self, percentile: float | None = None, *,
-                              coverage: float = ENVELOPE_COVERAGE) -> bool:
+    def assert_not_degenerate(self, percentile: float | None = None, *, coverage: float = ENVELOPE_COVERAGE) -> bool:
         """Assert that diversity never drops below the human envelope.
 
         The envelope is the pointwise percentile curve that ``coverage`` (default 95%) of the bank's human
@@ -249,17 +292,29 @@ class TrajectoryResult:
             lines = self._describe()
             if leave is not None:
                 t, value, bound = leave
-                lines.append(f"diversity leaves the human envelope at token {t + 1} of {div.size}: {value:.3f} < "
-                             f"{bound:.3f}, {bound_name}")
+                lines.append(
+                    f"diversity leaves the human envelope at token {t + 1} of {div.size}: {value:.3f} < "
+                    f"{bound:.3f}, {bound_name}"
+                )
                 lines.append(f"text around token {t + 1}: {self._token_context(t)!r}")
             return lines
 
-        score = Score(float(margins.min()), name="diversity_band_margin", kind="trajectory",
-                      details=dict(self.details, field="diversity_band_margin", percentile=level,
-                                   coverage=None if percentile is not None else coverage,
-                                   leaves_at=None if leave is None else leave[0] + 1),
-                      evaluator_id=self.lm.fingerprint_id, evaluator_fingerprint=self.lm.fingerprint, explain=explain,
-                      recorder=self.recorder)
+        score = Score(
+            float(margins.min()),
+            name="diversity_band_margin",
+            kind="trajectory",
+            details=dict(
+                self.details,
+                field="diversity_band_margin",
+                percentile=level,
+                coverage=None if percentile is not None else coverage,
+                leaves_at=None if leave is None else leave[0] + 1,
+            ),
+            evaluator_id=self.lm.fingerprint_id,
+            evaluator_fingerprint=self.lm.fingerprint,
+            explain=explain,
+            recorder=self.recorder,
+        )
         return score >= 0.0
 
     def _token_context(self, t: int) -> str:
@@ -276,8 +331,10 @@ class TrajectoryResult:
 
     def __repr__(self) -> str:
         v = self.scores.values
-        return (f"TrajectoryResult(tokens={self.trajectory.length}, diversity_dtw={v['diversity_dtw']:.4f}, "
-                f"coherence_dtw={v['coherence_dtw']:.4f}, likelihood={v['likelihood']:.3f})")
+        return (
+            f"TrajectoryResult(tokens={self.trajectory.length}, diversity_dtw={v['diversity_dtw']:.4f}, "
+            f"coherence_dtw={v['coherence_dtw']:.4f}, likelihood={v['likelihood']:.3f})"
+        )
 
 
 def _field(name: str):
@@ -288,8 +345,15 @@ for _name in SCORE_NAMES:
     setattr(TrajectoryResult, _name, _field(_name))
 
 
-def assert_trajectory(continuation: str, *, prompt: str, bank: str | os.PathLike | ReferenceBank, lm=None,
-                      horizon: int | None = None, likelihood_kind: str = "gaussian") -> TrajectoryResult:
+def assert_trajectory(
+    continuation: str,
+    *,
+    prompt: str,
+    bank: str | os.PathLike | ReferenceBank,
+    lm=None,
+    horizon: int | None = None,
+    likelihood_kind: str = "gaussian",
+) -> TrajectoryResult:
     """Measure ``continuation`` (given ``prompt``) and compare it with the human references of ``bank``.
 
     ``horizon`` (tokens scored) must equal the bank's (default 128, set by ``fit-bank --horizon``); None
@@ -310,11 +374,20 @@ def assert_trajectory(continuation: str, *, prompt: str, bank: str | os.PathLike
     run = _run.active()  # looked up once: the device options and the recorder go down as arguments
     ref_bank = load_bank(bank, run=run)
     if horizon is not None and horizon != ref_bank.horizon:
-        raise ValueError(f"the bank was fitted at horizon {ref_bank.horizon}; pass horizon={ref_bank.horizon} "
-                         f"or refit it with `nlgeval trajectory fit-bank ... --horizon {horizon}`")
+        raise ValueError(
+            f"the bank was fitted at horizon {ref_bank.horizon}; pass horizon={ref_bank.horizon} "
+            f"or refit it with `nlgeval trajectory fit-bank ... --horizon {horizon}`"
+        )
     scorer = _lm_for_bank(ref_bank, lm, run)
     result = scorer.score([continuation], [prompt], max_tokens=ref_bank.horizon)
     tr = Trajectory.from_tokens(result.token_ids[0], result.logprobs[0], ref_bank.horizon)
     scores = score_trajectory(tr, ref_bank, prompt, likelihood_kind=likelihood_kind)
-    return TrajectoryResult(scores, ref_bank, scorer, continuation=continuation, prompt=prompt,
-                            likelihood_kind=likelihood_kind, recorder=run.recorder)
+    return TrajectoryResult(
+        scores,
+        ref_bank,
+        scorer,
+        continuation=continuation,
+        prompt=prompt,
+        likelihood_kind=likelihood_kind,
+        recorder=run.recorder,
+    )

@@ -25,6 +25,7 @@ collection of machine outputs can refit it (:meth:`ReferenceBank.with_standardiz
     >>> bank.n_references, bank.horizon                         # doctest: +SKIP
     (50, 128)
 """
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,7 @@ __all__ = ["ReferenceBank", "BankError", "BankMismatchError", "BANK_FORMAT", "BA
 
 BANK_FORMAT = "nlgeval-trajectory-bank"
 BANK_VERSION = 1
-PROFILES = {"mean": (0, 1), "var": (2, 3)}   # (coherence, diversity) mean profile and variance profile
+PROFILES = {"mean": (0, 1), "var": (2, 3)}  # (coherence, diversity) mean profile and variance profile
 MIN_REFERENCES = 3
 
 
@@ -60,8 +61,12 @@ class BankMismatchError(BankError):
 
 def lm_identity(lm: Any) -> dict[str, Any]:
     """What a bank records about the LM: graph+tokenizer+precision id, tokenizer hash, reference, fingerprint."""
-    return {"model_id": lm.model_id, "tokenizer_sha256": lm.tokenizer_sha256, "model_ref": lm.model_ref,
-            "fingerprint": lm.fingerprint}
+    return {
+        "model_id": lm.model_id,
+        "tokenizer_sha256": lm.tokenizer_sha256,
+        "model_ref": lm.model_ref,
+        "fingerprint": lm.fingerprint,
+    }
 
 
 def _normalise_prompt(prompt: str) -> str:
@@ -75,7 +80,7 @@ class ReferenceBank:
     prompts: list[str]
     diversity: list[np.ndarray]
     coherence: list[np.ndarray]
-    features: np.ndarray                       # (n, 4) in FEATURE_NAMES order
+    features: np.ndarray  # (n, 4) in FEATURE_NAMES order
     horizon: int
     lm: dict[str, Any]
     standardizer: Standardizer
@@ -84,15 +89,23 @@ class ReferenceBank:
 
     # -- building ----------------------------------------------------------------------------------
     @classmethod
-    def from_trajectories(cls, prompts: Sequence[str], trajectories: Sequence[Trajectory], *, lm: dict[str, Any],
-                          horizon: int = DEFAULT_HORIZON, seed: int = 0,
-                          meta: dict[str, Any] | None = None) -> "ReferenceBank":
+    def from_trajectories(
+        cls,
+        prompts: Sequence[str],
+        trajectories: Sequence[Trajectory],
+        *,
+        lm: dict[str, Any],
+        horizon: int = DEFAULT_HORIZON,
+        seed: int = 0,
+        meta: dict[str, Any] | None = None,
+    ) -> "ReferenceBank":
         """Fit a bank on precomputed human trajectories; ``lm`` is :func:`lm_identity` of their LM."""
         if len(prompts) != len(trajectories):
             raise BankError(f"{len(prompts)} prompts but {len(trajectories)} trajectories")
         if len(trajectories) < MIN_REFERENCES:
-            raise BankError(f"a reference bank needs at least {MIN_REFERENCES} human continuations, "
-                            f"got {len(trajectories)}")
+            raise BankError(
+                f"a reference bank needs at least {MIN_REFERENCES} human continuations, got {len(trajectories)}"
+            )
         for i, tr in enumerate(trajectories):
             if tr.length > horizon:
                 raise BankError(f"reference {i} has {tr.length} tokens, more than the horizon {horizon}")
@@ -109,27 +122,44 @@ class ReferenceBank:
             while (partner[i] == i or norm[partner[i]] == norm[i]) and tries < 20:
                 partner[i] = rng.integers(n)
                 tries += 1
-        contrasts = np.stack([summary_components(features[i], features[partner[i]], int(lengths[i]))
-                              for i in range(n)])
+        contrasts = np.stack([summary_components(features[i], features[partner[i]], int(lengths[i])) for i in range(n)])
         standardizer = Standardizer.fit(contrasts)
-        densities = {(kind, name): Density.fit(features[:, list(cols)], kind)
-                     for kind in KINDS for name, cols in PROFILES.items()}
+        densities = {
+            (kind, name): Density.fit(features[:, list(cols)], kind)
+            for kind in KINDS
+            for name, cols in PROFILES.items()
+        }
         info = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seed": seed}
         info.update(meta or {})
-        return cls(list(prompts), [tr.diversity.copy() for tr in trajectories],
-                   [tr.coherence.copy() for tr in trajectories], features, int(horizon), dict(lm), standardizer,
-                   densities, info)
+        return cls(
+            list(prompts),
+            [tr.diversity.copy() for tr in trajectories],
+            [tr.coherence.copy() for tr in trajectories],
+            features,
+            int(horizon),
+            dict(lm),
+            standardizer,
+            densities,
+            info,
+        )
 
     @classmethod
-    def fit(cls, prompts: Sequence[str], continuations: Sequence[str], lm: Any, *,
-            horizon: int = DEFAULT_HORIZON, seed: int = 0, meta: dict[str, Any] | None = None,
-            progress=None) -> "ReferenceBank":
+    def fit(
+        cls,
+        prompts: Sequence[str],
+        continuations: Sequence[str],
+        lm: Any,
+        *,
+        horizon: int = DEFAULT_HORIZON,
+        seed: int = 0,
+        meta: dict[str, Any] | None = None,
+        progress=None,
+    ) -> "ReferenceBank":
         """Compute the human trajectories with ``lm`` (a causal-LM scorer) and fit the bank."""
         from pytest_nlgeval.trajectory.scoring import compute_trajectories
 
         trajectories = compute_trajectories(prompts, continuations, lm, horizon=horizon, progress=progress)
-        return cls.from_trajectories(prompts, trajectories, lm=lm_identity(lm), horizon=horizon, seed=seed,
-                                     meta=meta)
+        return cls.from_trajectories(prompts, trajectories, lm=lm_identity(lm), horizon=horizon, seed=seed, meta=meta)
 
     def with_standardizer(self, standardizer: Standardizer) -> "ReferenceBank":
         """The same bank with summary standardisation fitted elsewhere (e.g. on a machine collection)."""
@@ -166,8 +196,9 @@ class ReferenceBank:
             raise BankError(f"profile {profile!r} is not one of {tuple(PROFILES)}")
         return self.densities[(kind, profile)]
 
-    def band(self, signal: str, percentiles: Sequence[float] = (5.0, 50.0, 95.0),
-             min_references: int = MIN_REFERENCES) -> np.ndarray:
+    def band(
+        self, signal: str, percentiles: Sequence[float] = (5.0, 50.0, 95.0), min_references: int = MIN_REFERENCES
+    ) -> np.ndarray:
         """Percentiles of the human ``signal`` at every position: array (len(percentiles), horizon).
 
         Position ``t`` uses the references that reach it; positions fewer than ``min_references``
@@ -205,8 +236,7 @@ class ReferenceBank:
     def _matrices(self) -> dict[str, np.ndarray]:
         return {}
 
-    def envelope_percentile(self, signal: str, coverage: float = 0.95,
-                            min_references: int = MIN_REFERENCES) -> float:
+    def envelope_percentile(self, signal: str, coverage: float = 0.95, min_references: int = MIN_REFERENCES) -> float:
         """The pointwise lower percentile whose curve ``coverage`` of the references stay on or above everywhere.
 
         A pointwise 5th-percentile band is crossed somewhere by far more than 5% of human texts (each
@@ -260,21 +290,30 @@ class ReferenceBank:
                 f"the reference bank was fitted with tokenizer {self.lm.get('tokenizer_sha256', '?')[:12]} "
                 f"(LM {self.lm.get('model_ref')!r}) but the scoring LM {got['model_ref']!r} uses tokenizer "
                 f"{got['tokenizer_sha256'][:12]}; token ids and trajectories are not comparable. Score with the "
-                "bank's LM or refit the bank: `nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz --lm ...`")
+                "bank's LM or refit the bank: `nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz --lm ...`"
+            )
         if got["model_id"] != self.lm.get("model_id"):
             raise BankMismatchError(
                 f"the reference bank was fitted with LM {self.lm.get('model_ref')!r} (id {self.lm.get('model_id')}) "
                 f"but scoring uses {got['model_ref']!r} (id {got['model_id']}, precision "
                 f"{got['fingerprint'].get('precision')}); coherence from different LMs or precisions is not "
                 "comparable. Score with the bank's LM or refit the bank with this one "
-                "(`nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz --lm ...`)")
+                "(`nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz --lm ...`)"
+            )
 
     # -- files -------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the bank as a compressed ``.npz`` (no pickled objects); returns the path."""
         path = Path(path)
-        meta = {"format": BANK_FORMAT, "format_version": BANK_VERSION, "horizon": self.horizon, "lm": self.lm,
-                "feature_names": list(FEATURE_NAMES), "n_references": self.n_references, "info": self.meta}
+        meta = {
+            "format": BANK_FORMAT,
+            "format_version": BANK_VERSION,
+            "horizon": self.horizon,
+            "lm": self.lm,
+            "feature_names": list(FEATURE_NAMES),
+            "n_references": self.n_references,
+            "info": self.meta,
+        }
         arrays: dict[str, np.ndarray] = {
             "meta": np.array(json.dumps(meta, sort_keys=True)),
             "prompts": np.array(self.prompts, dtype=str) if self.prompts else np.zeros(0, dtype="<U1"),
@@ -297,35 +336,47 @@ class ReferenceBank:
         """Read a bank written by :meth:`save`; clear errors for a missing, foreign or newer file."""
         path = Path(path)
         if not path.is_file():
-            raise BankError(f"reference bank {str(path)!r} does not exist; create it with "
-                            f"`nlgeval trajectory fit-bank HUMAN.jsonl -o {path}`")
+            raise BankError(
+                f"reference bank {str(path)!r} does not exist; create it with "
+                f"`nlgeval trajectory fit-bank HUMAN.jsonl -o {path}`"
+            )
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
         except Exception as exc:  # zip, format and pickle errors all mean "not a bank"
-            raise BankError(f"{str(path)!r} is not a readable reference bank ({exc}); refit it with "
-                            "`nlgeval trajectory fit-bank`") from exc
+            raise BankError(
+                f"{str(path)!r} is not a readable reference bank ({exc}); refit it with `nlgeval trajectory fit-bank`"
+            ) from exc
         if "meta" not in arrays:
             raise BankError(f"{str(path)!r} is not a reference bank (no 'meta' entry)")
         meta = _read_meta(path, arrays["meta"])
         if meta.get("format") != BANK_FORMAT:
             raise BankError(f"{str(path)!r} is a {meta.get('format')!r} file, not a {BANK_FORMAT}")
         if meta.get("format_version") != BANK_VERSION:
-            raise BankError(f"{str(path)!r} has bank format version {meta.get('format_version')}; this version "
-                            f"of pytest-nlgeval reads version {BANK_VERSION}. Refit the bank with "
-                            "`nlgeval trajectory fit-bank`")
+            raise BankError(
+                f"{str(path)!r} has bank format version {meta.get('format_version')}; this version "
+                f"of pytest-nlgeval reads version {BANK_VERSION}. Refit the bank with "
+                "`nlgeval trajectory fit-bank`"
+            )
         _validate(path, meta, arrays)
         lengths = arrays["lengths"].astype(np.int64)
         cuts = np.cumsum(lengths)[:-1]
-        densities = {(kind, profile): Density.from_arrays(kind, arrays, f"density_{kind}_{profile}_")
-                     for kind in KINDS for profile in PROFILES}
+        densities = {
+            (kind, profile): Density.from_arrays(kind, arrays, f"density_{kind}_{profile}_")
+            for kind in KINDS
+            for profile in PROFILES
+        }
         return cls(
             prompts=[str(p) for p in arrays["prompts"]],
             diversity=np.split(arrays["diversity"].astype(np.float64), cuts),
             coherence=np.split(arrays["coherence"].astype(np.float64), cuts),
-            features=arrays["features"].astype(np.float64), horizon=int(meta["horizon"]), lm=meta["lm"],
+            features=arrays["features"].astype(np.float64),
+            horizon=int(meta["horizon"]),
+            lm=meta["lm"],
             standardizer=Standardizer(arrays["std_mean"].astype(np.float64), arrays["std_scale"].astype(np.float64)),
-            densities=densities, meta=dict(meta.get("info") or {}, path=str(path)))
+            densities=densities,
+            meta=dict(meta.get("info") or {}, path=str(path)),
+        )
 
 
 _REFIT = "the file is damaged or was edited; refit it with `nlgeval trajectory fit-bank HUMAN.jsonl -o BANK.npz`"
@@ -365,6 +416,7 @@ def _read_meta(path: Path, raw: np.ndarray) -> dict[str, Any]:
 
 def _validate(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """Check every array's presence, dtype and length against the others and the metadata."""
+
     def need(name: str, kinds: str, ndim: int, what: str) -> np.ndarray:
         if name not in arrays:
             raise _bad(path, f"array {name!r} is missing")
@@ -388,8 +440,11 @@ def _validate(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -
         raise _bad(path, f"array 'prompts' has {prompts.size} prompts for {n} trajectories (array 'lengths')")
     horizon = int(meta["horizon"])
     if lengths.min() < 1 or lengths.max() > horizon:
-        raise _bad(path, f"array 'lengths' holds trajectory lengths from {int(lengths.min())} to "
-                         f"{int(lengths.max())}; each must be between 1 and the horizon {horizon}")
+        raise _bad(
+            path,
+            f"array 'lengths' holds trajectory lengths from {int(lengths.min())} to "
+            f"{int(lengths.max())}; each must be between 1 and the horizon {horizon}",
+        )
     total = int(lengths.sum())
     for name in ("diversity", "coherence"):
         values = need(name, "f", 1, "a 1-D array of floats")
@@ -402,8 +457,11 @@ def _validate(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -
     std_mean = need("std_mean", "f", 1, "a 1-D array of floats")
     std_scale = need("std_scale", "f", 1, "a 1-D array of floats")
     if std_mean.size != std_scale.size or std_mean.size == 0:
-        raise _bad(path, f"arrays 'std_mean' and 'std_scale' have {std_mean.size} and {std_scale.size} values; "
-                         "they need one per summary component")
+        raise _bad(
+            path,
+            f"arrays 'std_mean' and 'std_scale' have {std_mean.size} and {std_scale.size} values; "
+            "they need one per summary component",
+        )
     finite("std_mean", std_mean)
     if np.any(np.isnan(std_scale)) or np.any(std_scale <= 0):
         raise _bad(path, "array 'std_scale' must hold positive scales")
@@ -416,7 +474,10 @@ def _validate(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -
             points = need(prefix + "points", "f", 2, f"a 2-D float array with {d} columns")
             rows = n if kind == "kde" else 0
             if mean.shape != (d,) or cov.shape != (d, d) or points.shape != (rows, d):
-                raise _bad(path, f"arrays {prefix}mean/cov/points have shapes {mean.shape}, {cov.shape}, "
-                                 f"{points.shape}; expected ({d},), ({d}, {d}), ({rows}, {d})")
+                raise _bad(
+                    path,
+                    f"arrays {prefix}mean/cov/points have shapes {mean.shape}, {cov.shape}, "
+                    f"{points.shape}; expected ({d},), ({d}, {d}), ({rows}, {d})",
+                )
             for name, array in ((prefix + "mean", mean), (prefix + "cov", cov), (prefix + "points", points)):
                 finite(name, array)

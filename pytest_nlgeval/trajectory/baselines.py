@@ -31,6 +31,7 @@ positive so that the sign is reproducible, which says nothing about which direct
     >>> round(q.score(20.0, -2.3, 0.9), 3)      # perplexity mid-range, best coherence and diversity
     71.522
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,8 +41,16 @@ import numpy as np
 
 from pytest_nlgeval.trajectory.signals import FEATURE_NAMES
 
-__all__ = ["QText", "SummaryPCA", "qtext_formula", "endpoint_perplexity", "QTEXT_INPUTS", "QTEXT_WEIGHTS",
-           "QTEXT_MU", "QTEXT_A"]
+__all__ = [
+    "QText",
+    "SummaryPCA",
+    "qtext_formula",
+    "endpoint_perplexity",
+    "QTEXT_INPUTS",
+    "QTEXT_WEIGHTS",
+    "QTEXT_MU",
+    "QTEXT_A",
+]
 
 #: Order of the Q*Text inputs and of its constants.
 QTEXT_INPUTS = ("perplexity", "coherence", "diversity")
@@ -53,20 +62,24 @@ QTEXT_A = np.array([2.579, 1.496, 7.370])
 
 def endpoint_perplexity(coherence_end: float | np.ndarray) -> float | np.ndarray:
     """Perplexity of the scored tokens from the endpoint coherence (their mean log-probability)."""
-    return np.exp(-np.asarray(coherence_end, np.float64)) if np.ndim(coherence_end) else \
-        float(np.exp(-float(coherence_end)))
+    return (
+        np.exp(-np.asarray(coherence_end, np.float64))
+        if np.ndim(coherence_end)
+        else float(np.exp(-float(coherence_end)))
+    )
 
 
 def qtext_formula(normalised: np.ndarray) -> np.ndarray | float:
     """Q* of min-max normalised ``(perplexity flipped, coherence, diversity)`` values (last axis, length 3).
 
-        >>> round(qtext_formula([0.458, 0.0, 0.854]), 3)    # every input at its mu_i
-        67.492
+    >>> round(qtext_formula([0.458, 0.0, 0.854]), 3)    # every input at its mu_i
+    67.492
     """
     m = np.asarray(normalised, np.float64)
     if m.shape[-1:] != (3,):
-        raise ValueError(f"Q*Text needs the three normalised inputs {QTEXT_INPUTS} on the last axis, "
-                         f"got shape {m.shape}")
+        raise ValueError(
+            f"Q*Text needs the three normalised inputs {QTEXT_INPUTS} on the last axis, got shape {m.shape}"
+        )
     terms = QTEXT_WEIGHTS * m * np.exp(-QTEXT_A * (m - QTEXT_MU) ** 2)
     out = 100.0 * terms.sum(axis=-1) / QTEXT_WEIGHTS.sum()
     return float(out) if np.ndim(out) == 0 else out
@@ -87,8 +100,10 @@ class QText:
             raise ValueError(f"fitting Q*Text ranges needs at least two reference texts, got {x.shape[0]}")
         if not np.all(np.isfinite(x)):
             bad = [QTEXT_INPUTS[j] for j in range(3) if not np.all(np.isfinite(x[:, j]))]
-            raise ValueError(f"Q*Text reference {', '.join(bad)} contain NaN or infinite values; "
-                             "check the LM's log-probabilities of the reference texts")
+            raise ValueError(
+                f"Q*Text reference {', '.join(bad)} contain NaN or infinite values; "
+                "check the LM's log-probabilities of the reference texts"
+            )
         return cls(x.min(axis=0), x.max(axis=0))
 
     @classmethod
@@ -102,13 +117,14 @@ class QText:
 
         An input that is constant over the references carries no information; it normalises to 0.5.
         """
-        x = np.stack(np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (perplexity, coherence, diversity))),
-                     axis=-1)
+        x = np.stack(
+            np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (perplexity, coherence, diversity))), axis=-1
+        )
         span = self.high - self.low
         safe = np.where(span > 0, span, 1.0)
         m = np.where(span > 0, (x - self.low) / safe, 0.5)
         m = np.clip(m, 0.0, 1.0)
-        m[..., 0] = 1.0 - m[..., 0]       # lower perplexity is better
+        m[..., 0] = 1.0 - m[..., 0]  # lower perplexity is better
         return m
 
     def score(self, perplexity, coherence, diversity) -> np.ndarray | float:
@@ -143,8 +159,9 @@ class SummaryPCA:
         """Fit on an (n, 4) array of summary features (one row per reference text, n >= 2)."""
         x = np.asarray(features, np.float64)
         if x.ndim != 2 or x.shape[1] != len(FEATURE_NAMES):
-            raise ValueError(f"summary PCA needs an (n, {len(FEATURE_NAMES)}) array of features "
-                             f"{FEATURE_NAMES}, got shape {x.shape}")
+            raise ValueError(
+                f"summary PCA needs an (n, {len(FEATURE_NAMES)}) array of features {FEATURE_NAMES}, got shape {x.shape}"
+            )
         if x.shape[0] < 2:
             raise ValueError(f"summary PCA needs at least two reference texts, got {x.shape[0]}")
         if not np.all(np.isfinite(x)):

@@ -21,6 +21,7 @@ at once, with each row's horizontal steps as a min-plus prefix scan (equal to ro
     >>> dtw_distances([0.0, 1.0], [[0.0, 1.0], [1.0]]).round(6).tolist()
     [0.0, 0.333333]
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -52,7 +53,7 @@ def _numba_kernel():
         prev = np.empty(width)
         cur = np.empty(width)
         for r in range(offsets.shape[0] - 1):
-            b = flat[offsets[r]:offsets[r + 1]]
+            b = flat[offsets[r] : offsets[r + 1]]
             m = b.shape[0]
             prev[0] = abs(a[0] - b[0])
             for j in range(1, m):
@@ -118,7 +119,7 @@ def _numpy_many(a: np.ndarray, refs: list[np.ndarray]) -> np.ndarray:
     padded = np.zeros((len(refs), m))
     for k, r in enumerate(refs):
         padded[k, : r.shape[0]] = r  # columns past a reference's end never feed its endpoint (scans go left to right)
-    prev = np.cumsum(np.abs(a[0] - padded), axis=1)            # row 0: g[0, j] = g[0, j-1] + d[0, j]
+    prev = np.cumsum(np.abs(a[0] - padded), axis=1)  # row 0: g[0, j] = g[0, j-1] + d[0, j]
     for i in range(1, n):
         d = np.abs(a[i] - padded)
         c = np.empty_like(d)
@@ -132,8 +133,8 @@ def _numpy_many(a: np.ndarray, refs: list[np.ndarray]) -> np.ndarray:
 def dtw_distances(a: Sequence[float], references: Sequence[Sequence[float]]) -> np.ndarray:
     """Normalised symmetric2 DTW distances of ``a`` to each of ``references`` (float64 array).
 
-        >>> dtw_distances([1.0, 1.0], [[1.0], [0.0, 0.0]]).round(6).tolist()
-        [0.0, 0.75]
+    >>> dtw_distances([1.0, 1.0], [[1.0], [0.0, 0.0]]).round(6).tolist()
+    [0.0, 0.75]
     """
     arr = _as_series(a, "trajectory")
     refs = [_as_series(r, f"reference {k}") for k, r in enumerate(references)]

@@ -32,6 +32,7 @@ type, BOS id), ``model_id`` the file's sha256, the tokenizer hash, the context s
 of a long prompt is kept), the KV-cache type and the attention kernel. A different file, quantisation or
 context size is a different LM for :meth:`~pytest_nlgeval.trajectory.bank.ReferenceBank.check_lm`.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -46,8 +47,7 @@ import numpy as np
 
 from pytest_nlgeval.errors import NLGEvalError
 
-__all__ = ["GGUFCausalLM", "GGUFError", "load_gguf_lm", "file_sha256", "DEFAULT_N_CTX", "GGUF_PREFIX",
-           "log_softmax_at"]
+__all__ = ["GGUFCausalLM", "GGUFError", "load_gguf_lm", "file_sha256", "DEFAULT_N_CTX", "GGUF_PREFIX", "log_softmax_at"]
 
 #: Context (tokens) of a GGUF LM unless given: BOS + prompt + the default horizon of 128 fit easily.
 DEFAULT_N_CTX = 512
@@ -85,12 +85,12 @@ def log_softmax_at(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """
     out = np.empty(len(targets), dtype=np.float64)
     for start in range(0, len(targets), _ROWS_PER_BLOCK):
-        block = np.asarray(logits[start:start + _ROWS_PER_BLOCK])
+        block = np.asarray(logits[start : start + _ROWS_PER_BLOCK])
         rows = np.arange(block.shape[0])
         top = block.max(axis=1, keepdims=True)
         total = np.exp(block - top).sum(axis=1, dtype=np.float64)
-        picked = block[rows, targets[start:start + block.shape[0]]].astype(np.float64)
-        out[start:start + block.shape[0]] = picked - top[:, 0].astype(np.float64) - np.log(total)
+        picked = block[rows, targets[start : start + block.shape[0]]].astype(np.float64)
+        out[start : start + block.shape[0]] = picked - top[:, 0].astype(np.float64) - np.log(total)
     return out
 
 
@@ -154,18 +154,28 @@ class GGUFCausalLM:
 
     provider = "llama.cpp-cpu"
 
-    def __init__(self, path: str | os.PathLike, *, n_ctx: int = DEFAULT_N_CTX, threads: int | None = None,
-                 model_ref: str | None = None, verbose: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        threads: int | None = None,
+        model_ref: str | None = None,
+        verbose: bool = False,
+    ):
         llama_cpp = _llama_cpp()
         path = Path(path).expanduser()
         if not path.is_file():
-            raise GGUFError(f"GGUF LM file {str(path)!r} does not exist; pass the path of a .gguf causal LM "
-                            f"(e.g. `--lm gguf:/path/to/model.gguf`)")
+            raise GGUFError(
+                f"GGUF LM file {str(path)!r} does not exist; pass the path of a .gguf causal LM "
+                f"(e.g. `--lm gguf:/path/to/model.gguf`)"
+            )
         with open(path, "rb") as handle:
             magic = handle.read(4)
         if magic != b"GGUF":
-            raise GGUFError(f"{str(path)!r} is not a GGUF file (it starts with {magic!r}, not b'GGUF'); pass a "
-                            "llama.cpp model file")
+            raise GGUFError(
+                f"{str(path)!r} is not a GGUF file (it starts with {magic!r}, not b'GGUF'); pass a llama.cpp model file"
+            )
         if n_ctx < 8:
             raise GGUFError(f"n_ctx must be at least 8 tokens, not {n_ctx}")
         if not verbose:
@@ -180,8 +190,10 @@ class GGUFCausalLM:
         params.use_extra_bufts = False  # see the module docstring: repacked CPU weights crash decoding
         self._model = llama_cpp.llama_model_load_from_file(str(self.path).encode("utf-8"), params)
         if not self._model:
-            raise GGUFError(f"llama.cpp could not load {str(path)!r} as a model (an unsupported architecture or a "
-                            "damaged file); pass a causal LM in GGUF format")
+            raise GGUFError(
+                f"llama.cpp could not load {str(path)!r} as a model (an unsupported architecture or a "
+                "damaged file); pass a causal LM in GGUF format"
+            )
         vocab = llama_cpp.llama_model_get_vocab(self._model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(vocab))
         self.bos_token_id = int(llama_cpp.llama_vocab_bos(vocab))
@@ -192,7 +204,7 @@ class GGUFCausalLM:
         self.max_length = int(min(n_ctx, train_ctx)) if train_ctx > 0 else int(n_ctx)
         cparams = llama_cpp.llama_context_default_params()
         cparams.n_ctx = self.max_length
-        self.n_batch = self.max_length   # one decode call per text: see "Fixed arithmetic" above
+        self.n_batch = self.max_length  # one decode call per text: see "Fixed arithmetic" above
         cparams.n_batch = self.n_batch
         cparams.n_ubatch = self.n_batch
         cparams.n_seq_max = 1
@@ -212,11 +224,19 @@ class GGUFCausalLM:
         self.tokenizer_sha256 = self.tokenizer.sha256(self.bos_token_id)
         self.precision = "gguf"
         self.kv_type = "f16"  # llama.cpp's default KV-cache type, left as it is
-        self.fingerprint = {"model": self.model_ref, "kind": "causal-lm", "architecture": self.description,
-                            "files": {self.path.name: self.file_sha256}, "provider": self.provider,
-                            "precision": self.precision, "n_ctx": self.max_length, "kv_type": self.kv_type,
-                            "flash_attn": self.flash_attn, "decode": "one call per text",
-                            "llama_cpp_version": getattr(llama_cpp, "__version__", "?")}
+        self.fingerprint = {
+            "model": self.model_ref,
+            "kind": "causal-lm",
+            "architecture": self.description,
+            "files": {self.path.name: self.file_sha256},
+            "provider": self.provider,
+            "precision": self.precision,
+            "n_ctx": self.max_length,
+            "kv_type": self.kv_type,
+            "flash_attn": self.flash_attn,
+            "decode": "one call per text",
+            "llama_cpp_version": getattr(llama_cpp, "__version__", "?"),
+        }
         from nlgeval_runtime.fingerprint import fingerprint_id
 
         self.fingerprint_id = fingerprint_id(self.fingerprint)
@@ -281,13 +301,14 @@ class GGUFCausalLM:
             batch.n_tokens = stop - start
             status = c.llama_decode(self._ctx, batch)
             if status != 0:
-                raise GGUFError(f"llama.cpp failed to decode {stop - start} tokens of {self.model_ref!r} "
-                                f"(status {status})")
+                raise GGUFError(
+                    f"llama.cpp failed to decode {stop - start} tokens of {self.model_ref!r} (status {status})"
+                )
             if wanted:
                 logits = np.ctypeslib.as_array(c.llama_get_logits(self._ctx), shape=(len(wanted), self.n_vocab))
                 targets = row[np.asarray(wanted) + 1]
                 lo = wanted[0] - (first - 1)
-                out[lo:lo + len(wanted)] = log_softmax_at(logits, targets)
+                out[lo : lo + len(wanted)] = log_softmax_at(logits, targets)
         return out
 
     def logprobs_of_ids(self, rows: Sequence[Sequence[int]]) -> list[np.ndarray]:
@@ -302,8 +323,14 @@ class GGUFCausalLM:
                 raise ValueError(f"rows[{i}] holds token ids outside the vocabulary of {self.n_vocab}")
         return [self._row_logprobs(r, 1) for r in arrays]
 
-    def score(self, continuations: Sequence[str], prompts: Sequence[str] | None = None, *,
-              max_tokens: int | None = None, progress: Callable[[int, int], None] | None = None):
+    def score(
+        self,
+        continuations: Sequence[str],
+        prompts: Sequence[str] | None = None,
+        *,
+        max_tokens: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ):
         """Per-token log-probabilities of each continuation given its prompt (None: no prompt).
 
         The same contract as :meth:`nlgeval_runtime.causal_lm.CausalLMScorer.score`: ``max_tokens`` keeps
@@ -332,7 +359,7 @@ class GGUFCausalLM:
             p = self.encode(prompt)
             keep = room - cont.size
             if p.size > keep:
-                p = p[p.size - keep:] if keep > 0 else p[:0]
+                p = p[p.size - keep :] if keep > 0 else p[:0]
                 cut[i] = True
             plans.append((np.concatenate([[self.bos_token_id], p, cont]).astype(np.int64), cont))
         logprobs = []
@@ -342,15 +369,18 @@ class GGUFCausalLM:
                 progress(i + 1, len(plans))
         bad = [i for i, lp in enumerate(logprobs) if not np.all(np.isfinite(lp))]
         if bad:
-            raise GGUFError(f"{len(bad)} of {len(plans)} continuations got non-finite log-probabilities from "
-                            f"{self.model_ref!r} (first: {bad[0]})")
+            raise GGUFError(
+                f"{len(bad)} of {len(plans)} continuations got non-finite log-probabilities from "
+                f"{self.model_ref!r} (first: {bad[0]})"
+            )
         return CausalLMResult([c for _, c in plans], logprobs, n_tokens, cut)
 
 
-def load_gguf_lm(path: str | os.PathLike, *, n_ctx: int = DEFAULT_N_CTX, threads: int | None = None,
-                 verbose: bool = False) -> GGUFCausalLM:
+def load_gguf_lm(
+    path: str | os.PathLike, *, n_ctx: int = DEFAULT_N_CTX, threads: int | None = None, verbose: bool = False
+) -> GGUFCausalLM:
     """Load a GGUF causal LM (``path`` may carry the ``gguf:`` prefix)."""
     text = os.fspath(path)
     if text.startswith(GGUF_PREFIX):
-        text = text[len(GGUF_PREFIX):]
+        text = text[len(GGUF_PREFIX) :]
     return GGUFCausalLM(text, n_ctx=n_ctx, threads=threads, verbose=verbose)

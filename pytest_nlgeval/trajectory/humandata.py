@@ -17,6 +17,7 @@ a field that identifies prompts.
     >>> split_story("tom went out . he saw a dog . it barked .")
     ('tom went out .', 'he saw a dog . it barked .')
 """
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,16 @@ import numpy as np
 
 from pytest_nlgeval.errors import NLGEvalError
 
-__all__ = ["HumanDataError", "RatedTexts", "PairedTexts", "read_jsonl", "read_ratings", "read_pairwise",
-           "split_story", "mean_rating"]
+__all__ = [
+    "HumanDataError",
+    "RatedTexts",
+    "PairedTexts",
+    "read_jsonl",
+    "read_ratings",
+    "read_pairwise",
+    "split_story",
+    "mean_rating",
+]
 
 # The first sentence ends at ., ! or ? (possibly repeated, possibly followed by a closing quote or
 # bracket) followed by whitespace. Tokenised corpora such as ROCStories write " . " between sentences.
@@ -44,9 +53,9 @@ def split_story(story: str) -> tuple[str, str]:
     """``(first sentence, rest)`` of a story; raises :class:`ValueError` if it has a single sentence."""
     text = " ".join(str(story).split())
     match = _SENTENCE_END.search(text + " ")
-    if match is None or not text[match.end():].strip():
+    if match is None or not text[match.end() :].strip():
         raise ValueError("the story has no sentence after the first one to score as a continuation")
-    return text[: match.end()].strip(), text[match.end():].strip()
+    return text[: match.end()].strip(), text[match.end() :].strip()
 
 
 def mean_rating(value: Any) -> float:
@@ -55,8 +64,11 @@ def mean_rating(value: Any) -> float:
         raise ValueError(f"a rating must be a number or a list of numbers, not {value!r}")
     if isinstance(value, (int, float)):
         out = float(value)
-    elif isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                   for v in value):
+    elif (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
         out = float(np.mean(value))
     else:
         raise ValueError(f"a rating must be a number or a non-empty list of numbers, not {value!r}")
@@ -78,8 +90,7 @@ def _normalise(prompt: str) -> str:
 
 def _text(row: dict, name: str, where: str, flag: str, *, allow_empty: bool = False) -> str:
     if name not in row:
-        raise HumanDataError(f"{where} has no {name!r} field (fields: {sorted(row)}); name the right field "
-                             f"with {flag}")
+        raise HumanDataError(f"{where} has no {name!r} field (fields: {sorted(row)}); name the right field with {flag}")
     value = row[name]
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
         raise HumanDataError(f"{where}: {name!r} must be a non-empty string, got {value!r:.60}")
@@ -90,8 +101,10 @@ def _cluster(row: dict, prompt: str, prompt_id_field: str | None, where: str) ->
     if prompt_id_field is None:
         return _normalise(prompt)
     if row.get(prompt_id_field) is None:
-        raise HumanDataError(f"{where} has no {prompt_id_field!r} field; pass --prompt-id with the field that "
-                             "identifies each row's prompt, or leave it out to group rows by prompt text")
+        raise HumanDataError(
+            f"{where} has no {prompt_id_field!r} field; pass --prompt-id with the field that "
+            "identifies each row's prompt, or leave it out to group rows by prompt text"
+        )
     return str(row[prompt_id_field])
 
 
@@ -109,9 +122,15 @@ class RatedTexts:
         return len(self.continuations)
 
 
-def read_ratings(path: str | Path, *, rating_field: str = "rating", prompt_field: str = "prompt",
-                 continuation_field: str = "continuation", story_field: str | None = None,
-                 prompt_id_field: str | None = None) -> RatedTexts:
+def read_ratings(
+    path: str | Path,
+    *,
+    rating_field: str = "rating",
+    prompt_field: str = "prompt",
+    continuation_field: str = "continuation",
+    story_field: str | None = None,
+    prompt_id_field: str | None = None,
+) -> RatedTexts:
     """Read a per-text ratings file (see the module docstring); errors name the line and the fix."""
     prompts, conts, ratings, clusters, rows = [], [], [], [], []
     for lineno, row in read_jsonl(path):
@@ -121,14 +140,18 @@ def read_ratings(path: str | Path, *, rating_field: str = "rating", prompt_field
             try:
                 prompt, cont = split_story(story)
             except ValueError as exc:
-                raise HumanDataError(f"{where}: {exc}; give the prompt and continuation as separate fields "
-                                     "(--prompt-field, --continuation-field) instead of --story-field") from None
+                raise HumanDataError(
+                    f"{where}: {exc}; give the prompt and continuation as separate fields "
+                    "(--prompt-field, --continuation-field) instead of --story-field"
+                ) from None
         else:
             cont = _text(row, continuation_field, where, "--continuation-field")
             prompt = _text(row, prompt_field, where, "--prompt-field", allow_empty=True)
         if rating_field not in row:
-            raise HumanDataError(f"{where} has no {rating_field!r} field (fields: {sorted(row)}); name the field "
-                                 "holding the human rating (a number or a list of judgements) with --rating")
+            raise HumanDataError(
+                f"{where} has no {rating_field!r} field (fields: {sorted(row)}); name the field "
+                "holding the human rating (a number or a list of judgements) with --rating"
+            )
         try:
             rating = mean_rating(row[rating_field])
         except ValueError as exc:
@@ -160,7 +183,7 @@ class PairedTexts:
 
 
 def _votes(value: Any, where: str, votes_field: str) -> tuple[int, int]:
-    fix = (f"{votes_field!r} must be a list of \"a\"/\"b\" votes or counts {{\"a\": 2, \"b\": 1}}")
+    fix = f"{votes_field!r} must be a list of \"a\"/\"b\" votes or counts {{\"a\": 2, \"b\": 1}}"
     if isinstance(value, list):
         labels = [str(v).strip().lower() for v in value]
         if not labels or any(v not in ("a", "b") for v in labels):
@@ -173,9 +196,15 @@ def _votes(value: Any, where: str, votes_field: str) -> tuple[int, int]:
     raise HumanDataError(f"{where}: {fix}, got {value!r:.80}")
 
 
-def read_pairwise(path: str | Path, *, a_field: str = "continuation_a", b_field: str = "continuation_b",
-                  votes_field: str = "votes", prompt_field: str = "prompt",
-                  prompt_id_field: str | None = None) -> PairedTexts:
+def read_pairwise(
+    path: str | Path,
+    *,
+    a_field: str = "continuation_a",
+    b_field: str = "continuation_b",
+    votes_field: str = "votes",
+    prompt_field: str = "prompt",
+    prompt_id_field: str | None = None,
+) -> PairedTexts:
     """Read a pairwise preference file (see the module docstring); errors name the line and the fix."""
     prompts, a, b, va, vb, clusters, rows = [], [], [], [], [], [], []
     for lineno, row in read_jsonl(path):
@@ -184,8 +213,10 @@ def read_pairwise(path: str | Path, *, a_field: str = "continuation_a", b_field:
         a.append(_text(row, a_field, where, "--a-field"))
         b.append(_text(row, b_field, where, "--b-field"))
         if votes_field not in row:
-            raise HumanDataError(f"{where} has no {votes_field!r} field (fields: {sorted(row)}); name the field "
-                                 "holding the votes for the more human-like continuation with --votes-field")
+            raise HumanDataError(
+                f"{where} has no {votes_field!r} field (fields: {sorted(row)}); name the field "
+                "holding the votes for the more human-like continuation with --votes-field"
+            )
         na, nb = _votes(row[votes_field], where, votes_field)
         prompts.append(prompt)
         va.append(na)

@@ -18,6 +18,7 @@ A covariance that is not positive definite (e.g. every reference has the same va
     >>> round(float(d.logpdf(np.array([1.0, 1.0]))[0]), 4)
     -1.2027
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,9 +43,9 @@ class Density:
     """A fitted density over ``d``-dimensional profiles. ``points`` is only kept for ``"kde"``."""
 
     kind: str
-    mean: np.ndarray          # (d,)
-    cov: np.ndarray           # (d, d): the Gaussian's covariance, or the KDE kernel covariance
-    points: np.ndarray        # (n, d) for "kde", (0, d) otherwise
+    mean: np.ndarray  # (d,)
+    cov: np.ndarray  # (d, d): the Gaussian's covariance, or the KDE kernel covariance
+    points: np.ndarray  # (n, d) for "kde", (0, d) otherwise
 
     @classmethod
     def fit(cls, data: np.ndarray, kind: str = "gaussian") -> "Density":
@@ -56,8 +57,10 @@ class Density:
             raise ValueError(f"profiles must be a 2-D array (references x features), got shape {x.shape}")
         n, d = x.shape
         if n <= d:
-            raise ValueError(f"fitting a {d}-dimensional density needs more than {d} references, got {n}; "
-                             "add human continuations to the bank")
+            raise ValueError(
+                f"fitting a {d}-dimensional density needs more than {d} references, got {n}; "
+                "add human continuations to the bank"
+            )
         if not np.all(np.isfinite(x)):
             raise ValueError("profiles contain NaN or infinite values")
         mean = x.mean(axis=0)
@@ -65,7 +68,7 @@ class Density:
         if kind == "diagonal":
             cov = np.diag(np.diag(cov))
         if kind == "kde":
-            factor = n ** (-1.0 / (d + 4))          # Scott's rule
+            factor = n ** (-1.0 / (d + 4))  # Scott's rule
             return cls(kind, mean, cov * factor**2, x.copy())
         return cls(kind, mean, cov, np.zeros((0, d)))
 
@@ -79,11 +82,11 @@ class Density:
         log_det = 2.0 * np.sum(np.log(np.diag(chol)))
         const = -0.5 * (d * np.log(2.0 * np.pi) + log_det)
         if self.kind != "kde":
-            z = np.linalg.solve(chol, (pts - self.mean).T)     # (d, m)
+            z = np.linalg.solve(chol, (pts - self.mean).T)  # (d, m)
             return const - 0.5 * np.sum(z * z, axis=0)
-        diff = pts[:, None, :] - self.points[None, :, :]       # (m, n, d)
+        diff = pts[:, None, :] - self.points[None, :, :]  # (m, n, d)
         z = np.linalg.solve(chol, diff.reshape(-1, d).T).T.reshape(diff.shape)
-        terms = const - 0.5 * np.sum(z * z, axis=2)            # (m, n)
+        terms = const - 0.5 * np.sum(z * z, axis=2)  # (m, n)
         top = terms.max(axis=1, keepdims=True)
         return (top[:, 0] + np.log(np.exp(terms - top).sum(axis=1))) - np.log(self.points.shape[0])
 
@@ -92,5 +95,9 @@ class Density:
 
     @classmethod
     def from_arrays(cls, kind: str, arrays, prefix: str) -> "Density":
-        return cls(kind, np.asarray(arrays[f"{prefix}mean"], np.float64), np.asarray(arrays[f"{prefix}cov"], np.float64),
-                   np.asarray(arrays[f"{prefix}points"], np.float64))
+        return cls(
+            kind,
+            np.asarray(arrays[f"{prefix}mean"], np.float64),
+            np.asarray(arrays[f"{prefix}cov"], np.float64),
+            np.asarray(arrays[f"{prefix}points"], np.float64),
+        )

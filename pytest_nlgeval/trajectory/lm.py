@@ -15,6 +15,7 @@ again cost no forward pass. The records live in the score cache file (``.nlgeval
     lm = load_trajectory_lm("gguf:gemma-3-270m-q4_k_m.gguf", threads=2, cache_dir=".nlgeval-cache")
     lm.score(["and then it rained."], prompts=["We went out,"], max_tokens=128)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,12 +45,18 @@ def is_gguf(ref: Any) -> bool:
 def gguf_path(ref: str | os.PathLike) -> str:
     """The file path of a GGUF reference (without its ``gguf:`` prefix)."""
     text = os.fspath(ref)
-    return text[len(GGUF_PREFIX):] if text.startswith(GGUF_PREFIX) else text
+    return text[len(GGUF_PREFIX) :] if text.startswith(GGUF_PREFIX) else text
 
 
-def load_trajectory_lm(ref: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
-                       threads: int | None = None, n_ctx: int | None = None,
-                       cache_dir: str | os.PathLike | None = None):
+def load_trajectory_lm(
+    ref: str | os.PathLike | None = None,
+    *,
+    device: str = "auto",
+    precision: str = "auto",
+    threads: int | None = None,
+    n_ctx: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+):
     """The causal-LM scorer ``ref`` names (see the module docstring), behind the disk cache when ``cache_dir``.
 
     ``n_ctx`` is the context of a GGUF LM (default :data:`~.gguf_lm.DEFAULT_N_CTX`); ``device`` and
@@ -127,8 +134,14 @@ class CachedLM:
             return None
         return ids, lp, n, cut
 
-    def score(self, continuations: Sequence[str], prompts: Sequence[str] | None = None, *,
-              max_tokens: int | None = None, progress: Callable[[int, int], None] | None = None):
+    def score(
+        self,
+        continuations: Sequence[str],
+        prompts: Sequence[str] | None = None,
+        *,
+        max_tokens: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ):
         from nlgeval_runtime.causal_lm import CausalLMResult
 
         continuations = list(continuations)
@@ -149,24 +162,35 @@ class CachedLM:
         done = len(found)
         for start in range(0, len(todo), _CHUNK):
             # scored and stored a chunk at a time: an interrupted fit keeps what it measured
-            part = todo[start:start + _CHUNK]
+            part = todo[start : start + _CHUNK]
 
             def step(k: int, total: int, before: int = done) -> None:
                 progress(before + k, len(keys))
 
-            res = self.lm.score([continuations[i] for i in part], [prompts[i] for i in part],
-                                max_tokens=max_tokens, progress=step if progress is not None else None)
+            res = self.lm.score(
+                [continuations[i] for i in part],
+                [prompts[i] for i in part],
+                max_tokens=max_tokens,
+                progress=step if progress is not None else None,
+            )
             for k, i in enumerate(part):
                 found[i] = (res.token_ids[k], res.logprobs[k], int(res.n_tokens[k]), bool(res.prompt_truncated[k]))
-                self.cache.put_meta(keys[i], {
-                    "token_ids": [int(t) for t in res.token_ids[k]],
-                    "logprobs": [float(v) for v in res.logprobs[k]],
-                    "n_tokens": int(res.n_tokens[k]), "prompt_truncated": bool(res.prompt_truncated[k])})
+                self.cache.put_meta(
+                    keys[i],
+                    {
+                        "token_ids": [int(t) for t in res.token_ids[k]],
+                        "logprobs": [float(v) for v in res.logprobs[k]],
+                        "n_tokens": int(res.n_tokens[k]),
+                        "prompt_truncated": bool(res.prompt_truncated[k]),
+                    },
+                )
             done += len(part)
         if not todo and progress is not None and keys:
             progress(len(keys), len(keys))
         rows = [found[i] for i in range(len(keys))]
-        return CausalLMResult([r[0] for r in rows], [r[1] for r in rows],
-                              np.array([r[2] for r in rows], dtype=np.int64),
-                              np.array([r[3] for r in rows], dtype=bool))
-
+        return CausalLMResult(
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            np.array([r[2] for r in rows], dtype=np.int64),
+            np.array([r[3] for r in rows], dtype=bool),
+        )

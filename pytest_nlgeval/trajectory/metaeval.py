@@ -19,6 +19,7 @@ callables for every field, including the refitted variants ``summary_*_refit`` a
     Interval(statistic=0.536, low=0.442, high=0.615, ...)
     >>> res.difference("dtw", "end")                                               # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,9 +31,22 @@ from pytest_nlgeval.trajectory.baselines import QText
 from pytest_nlgeval.trajectory.scoring import SCORE_NAMES
 from pytest_nlgeval.trajectory.summary import COMPOSITES
 
-__all__ = ["rankdata", "spearman", "bootstrap_spearman", "cluster_resamples", "refit_summary", "refit_qtext",
-           "score_specs", "missing_fields", "BootstrapResult", "Interval", "DEFAULT_SEED", "DEFAULT_RESAMPLES",
-           "DEFAULT_FIELDS", "REFIT_FIELDS"]
+__all__ = [
+    "rankdata",
+    "spearman",
+    "bootstrap_spearman",
+    "cluster_resamples",
+    "refit_summary",
+    "refit_qtext",
+    "score_specs",
+    "missing_fields",
+    "BootstrapResult",
+    "Interval",
+    "DEFAULT_SEED",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_FIELDS",
+    "REFIT_FIELDS",
+]
 
 #: The paper's analysis seed and replicate count.
 DEFAULT_SEED = 20260907
@@ -46,11 +60,29 @@ REFIT_FIELDS = ("summary_mean_refit", "summary_var_refit", "summary_all_refit", 
 #: Every field a meta-evaluation reports by default: the reference-based comparisons, the fixed
 #: baselines, then the reference-free ones (``length``: the number of scored continuation tokens).
 DEFAULT_FIELDS = (
-    "diversity_dtw", "coherence_dtw", "diversity_dtw_paired", "coherence_dtw_paired",
-    "summary_mean", "summary_var", "summary_all", "summary_mean_refit", "summary_var_refit", "summary_all_refit",
-    "likelihood", "likelihood_mean", "likelihood_var",
-    "qtext", "qtext_refit", "pca_1", "pca_2",
-    "diversity_end", "coherence_end", "diversity_mean", "coherence_mean", "diversity_var", "coherence_var",
+    "diversity_dtw",
+    "coherence_dtw",
+    "diversity_dtw_paired",
+    "coherence_dtw_paired",
+    "summary_mean",
+    "summary_var",
+    "summary_all",
+    "summary_mean_refit",
+    "summary_var_refit",
+    "summary_all_refit",
+    "likelihood",
+    "likelihood_mean",
+    "likelihood_var",
+    "qtext",
+    "qtext_refit",
+    "pca_1",
+    "pca_2",
+    "diversity_end",
+    "coherence_end",
+    "diversity_mean",
+    "coherence_mean",
+    "diversity_var",
+    "coherence_var",
     "length",
 )
 
@@ -63,7 +95,7 @@ def rankdata(x: np.ndarray) -> np.ndarray:
     # Boundaries of runs of equal values.
     starts = np.r_[0, np.flatnonzero(sorted_x[1:] != sorted_x[:-1]) + 1]
     ends = np.r_[starts[1:], x.size]
-    avg = (starts + ends + 1) / 2.0            # mean of the 1-based ranks start+1 .. end
+    avg = (starts + ends + 1) / 2.0  # mean of the 1-based ranks start+1 .. end
     ranks = np.empty(x.size)
     ranks[order] = np.repeat(avg, ends - starts)
     return ranks
@@ -72,8 +104,8 @@ def rankdata(x: np.ndarray) -> np.ndarray:
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     """Spearman's rho (Pearson correlation of average ranks); NaN when either side is constant.
 
-        >>> round(spearman([1, 2, 3, 4], [1, 3, 2, 4]), 3)
-        0.8
+    >>> round(spearman([1, 2, 3, 4], [1, 3, 2, 4]), 3)
+    0.8
     """
     x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
@@ -124,8 +156,9 @@ def refit_qtext(coherence_end: Sequence[float], diversity_end: Sequence[float]) 
     return score
 
 
-def score_specs(records: Sequence[Mapping[str, Any]], fields: Sequence[str] = DEFAULT_FIELDS,
-                *, source: str = "the scored records") -> dict[str, object]:
+def score_specs(
+    records: Sequence[Mapping[str, Any]], fields: Sequence[str] = DEFAULT_FIELDS, *, source: str = "the scored records"
+) -> dict[str, object]:
     """Arrays or refitting callables for ``fields``, from scored records (one per evaluated output).
 
     A record is what ``nlgeval trajectory score`` writes (:meth:`~.scoring.TrajectoryScores.as_record`):
@@ -194,7 +227,7 @@ class Interval:
     confidence: float
     method: str
     n_resamples: int
-    n_undefined: int   # replicates where the correlation was undefined (a constant side)
+    n_undefined: int  # replicates where the correlation was undefined (a constant side)
 
 
 @dataclass(frozen=True)
@@ -214,31 +247,42 @@ class BootstrapResult:
     def _interval(self, stat: float, reps: np.ndarray, method: str) -> Interval:
         alpha = (1.0 - self.confidence) / 2.0
         ok = reps[np.isfinite(reps)]
-        low, high = (np.percentile(ok, [100 * alpha, 100 * (1 - alpha)]) if ok.size else (np.nan, np.nan))
-        return Interval(float(stat), float(low), float(high), self.confidence, method, self.n_resamples,
-                        int(reps.size - ok.size))
+        low, high = np.percentile(ok, [100 * alpha, 100 * (1 - alpha)]) if ok.size else (np.nan, np.nan)
+        return Interval(
+            float(stat), float(low), float(high), self.confidence, method, self.n_resamples, int(reps.size - ok.size)
+        )
 
     def interval(self, name: str) -> Interval:
         """The statistic of ``name`` with a percentile interval over prompt-cluster replicates."""
         self._check(name)
-        return self._interval(self.point[name], self.replicates[name],
-                              f"{self.statistic}, prompt-cluster percentile bootstrap")
+        return self._interval(
+            self.point[name], self.replicates[name], f"{self.statistic}, prompt-cluster percentile bootstrap"
+        )
 
     def difference(self, a: str, b: str) -> Interval:
         """Paired difference ``stat(a) - stat(b)``, with replicate differences from the same resamples."""
         self._check(a)
         self._check(b)
-        return self._interval(self.point[a] - self.point[b], self.replicates[a] - self.replicates[b],
-                              f"paired {self.statistic} difference, prompt-cluster percentile bootstrap")
+        return self._interval(
+            self.point[a] - self.point[b],
+            self.replicates[a] - self.replicates[b],
+            f"paired {self.statistic} difference, prompt-cluster percentile bootstrap",
+        )
 
     def _check(self, name: str) -> None:
         if name not in self.point:
             raise KeyError(f"no score named {name!r}; scores: {sorted(self.point)}")
 
 
-def bootstrap_spearman(scores: Mapping[str, object], ratings: Sequence[float], clusters: Sequence, *,
-                       n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                       confidence: float = 0.95) -> BootstrapResult:
+def bootstrap_spearman(
+    scores: Mapping[str, object],
+    ratings: Sequence[float],
+    clusters: Sequence,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> BootstrapResult:
     """Spearman of every score with ``ratings`` and prompt-cluster bootstrap replicates (see module docstring).
 
     ``scores``: name -> array of n scores, or a callable ``rows -> scores of those rows`` that refits any
@@ -261,7 +305,7 @@ def bootstrap_spearman(scores: Mapping[str, object], ratings: Sequence[float], c
                 raise ValueError(f"score {name!r} has shape {arr.shape}; expected one value per rating ({n})")
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"score {name!r} contains NaN or infinite values")
-            fns[name] = (lambda a: (lambda rows: a[rows]))(arr)
+            fns[name] = (lambda a: lambda rows: a[rows])(arr)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
     everything = np.arange(n)

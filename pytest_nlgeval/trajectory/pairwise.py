@@ -23,6 +23,7 @@ Scores are given for the ``2n`` outputs, side ``a`` of the ``n`` pairs first, th
     >>> res.point["s"], res.counts.vote_ties, res.counts.unanimous, res.score_ties["s"]
     (0.75, 0, 2, 1)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,8 +31,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from pytest_nlgeval.trajectory.metaeval import (DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapResult,
-                                                 cluster_resamples)
+from pytest_nlgeval.trajectory.metaeval import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapResult, cluster_resamples
 
 __all__ = ["pairwise_agreement", "PairwiseResult", "PairCounts", "agreement"]
 
@@ -39,8 +39,8 @@ __all__ = ["pairwise_agreement", "PairwiseResult", "PairCounts", "agreement"]
 def agreement(score_a: np.ndarray, score_b: np.ndarray, majority: np.ndarray) -> float:
     """Agreement of a score's preferences with ``majority`` (+1: a, -1: b, 0: no majority); NaN if none has one.
 
-        >>> agreement(np.array([2.0, 1.0, 5.0]), np.array([1.0, 1.0, 0.0]), np.array([1, 1, -1]))
-        0.5
+    >>> agreement(np.array([2.0, 1.0, 5.0]), np.array([1.0, 1.0, 0.0]), np.array([1, 1, -1]))
+    0.5
     """
     decided = majority != 0
     if not decided.any():
@@ -79,9 +79,16 @@ class PairwiseResult:
         return self.all.point
 
 
-def pairwise_agreement(scores: Mapping[str, object], votes_a: Sequence[int], votes_b: Sequence[int],
-                       clusters: Sequence, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                       confidence: float = 0.95) -> PairwiseResult:
+def pairwise_agreement(
+    scores: Mapping[str, object],
+    votes_a: Sequence[int],
+    votes_b: Sequence[int],
+    clusters: Sequence,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> PairwiseResult:
     """Agreement of every score with the majority vote, with prompt-cluster bootstrap intervals.
 
     ``scores``: name -> array of ``2n`` values (side ``a`` of every pair, then side ``b``) or a callable
@@ -111,11 +118,12 @@ def pairwise_agreement(scores: Mapping[str, object], votes_a: Sequence[int], vot
             continue
         arr = np.asarray(spec, np.float64)
         if arr.shape != (2 * n,):
-            raise ValueError(f"score {name!r} has shape {arr.shape}; expected {2 * n} values (side a of the "
-                             f"{n} pairs, then side b)")
+            raise ValueError(
+                f"score {name!r} has shape {arr.shape}; expected {2 * n} values (side a of the {n} pairs, then side b)"
+            )
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"score {name!r} contains NaN or infinite values")
-        fns[name] = (lambda a: (lambda rows: a[rows]))(arr)
+        fns[name] = (lambda a: lambda rows: a[rows])(arr)
 
     majority = np.sign(va - vb).astype(np.int64)
     unanimous = ((va == 0) | (vb == 0)) & (va + vb >= 2)
@@ -127,7 +135,7 @@ def pairwise_agreement(scores: Mapping[str, object], votes_a: Sequence[int], vot
         all_, una, ties = {}, {}, {}
         for name, fn in fns.items():
             values = np.asarray(fn(outputs), np.float64)
-            sa, sb = values[: pairs.size], values[pairs.size:]
+            sa, sb = values[: pairs.size], values[pairs.size :]
             all_[name] = agreement(sa, sb, maj)
             una[name] = agreement(sa, sb, uni)
             ties[name] = int(np.sum((sa == sb) & (maj != 0)))
@@ -141,9 +149,15 @@ def pairwise_agreement(scores: Mapping[str, object], votes_a: Sequence[int], vot
         for name in fns:
             reps_all[name][r] = rep_all[name]
             reps_uni[name][r] = rep_uni[name]
-    counts = PairCounts(pairs=n, vote_ties=int(np.sum(majority == 0)), unanimous=int(unanimous.sum()),
-                        prompts=int(np.unique(groups).size))
+    counts = PairCounts(
+        pairs=n,
+        vote_ties=int(np.sum(majority == 0)),
+        unanimous=int(unanimous.sum()),
+        prompts=int(np.unique(groups).size),
+    )
     return PairwiseResult(
         BootstrapResult(point_all, reps_all, confidence, seed, n_resamples, statistic="agreement"),
         BootstrapResult(point_uni, reps_uni, confidence, seed, n_resamples, statistic="agreement (unanimous pairs)"),
-        counts, score_ties)
+        counts,
+        score_ties,
+    )

@@ -7,6 +7,7 @@ hook. It replaces the report's generic trajectory section with one figure per ch
 diversity leaves the band) and the table of that continuation's checks. Module import is stdlib only:
 a session without trajectory checks pays nothing.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -64,9 +65,11 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
     for check in checks:
         output = str(_mapping(_mapping(check.get("details")).get("inputs")).get("output", ""))
         groups.setdefault((str(check.get("nodeid", "")), output), []).append(check)
-    parts = ['<p class="muted">Machine trajectory (red) against the human reference band (blue: median dashed, '
-             '5th-95th percentile shaded) of the bank, per prefix length; dotted: the envelope that 95% of the '
-             "bank's human continuations stay above (the bound of assert_not_degenerate).</p>"]
+    parts = [
+        '<p class="muted">Machine trajectory (red) against the human reference band (blue: median dashed, '
+        '5th-95th percentile shaded) of the bank, per prefix length; dotted: the envelope that 95% of the '
+        "bank's human continuations stay above (the bound of assert_not_degenerate).</p>"
+    ]
     for (nodeid, output), group in groups.items():
         details = _mapping(group[0].get("details"))
         traj = _mapping(details.get("trajectory"))
@@ -75,8 +78,10 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
         status = "fail" if failed else "pass"
         parts.append(f'<div class="card {status}"><h3>{escape(nodeid)}</h3>')
         prompt = str(_mapping(details.get("inputs")).get("prompt", ""))
-        parts.append(f'<p class="muted">prompt: {escape(prompt[:160])}{"…" if len(prompt) > 160 else ""}<br>'
-                     f'continuation: {escape(output[:240])}{"…" if len(output) > 240 else ""}</p>')
+        parts.append(
+            f'<p class="muted">prompt: {escape(prompt[:160])}{"…" if len(prompt) > 160 else ""}<br>'
+            f'continuation: {escape(output[:240])}{"…" if len(output) > 240 else ""}</p>'
+        )
         for signal in ("diversity", "coherence"):
             machine = _series(traj.get(signal))
             b = _mapping(band.get(signal))
@@ -85,16 +90,25 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
                 continue
             floor, bound = _check_bound(group, details, low) if signal == "diversity" else ([], [])
             leave = _leave(machine, bound) if bound else None
-            parts.append(str(trajectory_svg(machine, low=low, median=median, high=high, title=signal,
-                                            leave_at=leave, floor=floor)))
-        parts.append('<table class="inner"><thead><tr><th>check</th><th>score</th><th>threshold</th>'
-                     '<th>result</th></tr></thead><tbody>')
+            parts.append(
+                str(
+                    trajectory_svg(
+                        machine, low=low, median=median, high=high, title=signal, leave_at=leave, floor=floor
+                    )
+                )
+            )
+        parts.append(
+            '<table class="inner"><thead><tr><th>check</th><th>score</th><th>threshold</th>'
+            '<th>result</th></tr></thead><tbody>'
+        )
         for c in group:
             score = c.get("score")
             shown = f"{score:.4f}" if isinstance(score, (int, float)) else "n/a"
-            parts.append(f'<tr><td>{escape(c.get("name", ""))}</td><td>{escape(shown)}</td>'
-                         f'<td>{escape(str(c.get("operator", "")))} {escape(str(c.get("threshold", "")))}</td>'
-                         f'<td>{"passed" if c.get("passed") else "failed"}</td></tr>')
+            parts.append(
+                f'<tr><td>{escape(c.get("name", ""))}</td><td>{escape(shown)}</td>'
+                f'<td>{escape(str(c.get("operator", "")))} {escape(str(c.get("threshold", "")))}</td>'
+                f'<td>{"passed" if c.get("passed") else "failed"}</td></tr>'
+            )
         parts.append("</tbody></table></div>")
     return Markup("".join(parts))
 
@@ -105,5 +119,6 @@ def pytest_nlgeval_report_sections(results):
     checks = [c for c in (results or {}).get("checks", []) if c.get("kind") == "trajectory"]
     if not checks:
         return []
-    return [{"id": SECTION_ID, "title": "Trajectories", "html": render_trajectory_section(checks),
-             "replaces": REPLACES}]
+    return [
+        {"id": SECTION_ID, "title": "Trajectories", "html": render_trajectory_section(checks), "replaces": REPLACES}
+    ]

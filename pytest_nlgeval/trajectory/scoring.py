@@ -22,6 +22,7 @@ For each continuation (its first ``horizon`` tokens):
     >>> scores[0].values["diversity_dtw"]                                                    # doctest: +SKIP
     -0.0132
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,17 +37,36 @@ from pytest_nlgeval.trajectory.summary import composite, summary_components
 __all__ = ["compute_trajectories", "score_trajectory", "score_continuations", "TrajectoryScores", "SCORE_NAMES"]
 
 SCORE_NAMES = (
-    "diversity_dtw", "coherence_dtw", "diversity_dtw_paired", "coherence_dtw_paired",
-    "summary_mean", "summary_var", "summary_all",
-    "likelihood", "likelihood_mean", "likelihood_var",
-    "diversity_end", "coherence_end", "diversity_mean", "coherence_mean", "diversity_var", "coherence_var",
-    "qtext", "pca_1", "pca_2",
+    "diversity_dtw",
+    "coherence_dtw",
+    "diversity_dtw_paired",
+    "coherence_dtw_paired",
+    "summary_mean",
+    "summary_var",
+    "summary_all",
+    "likelihood",
+    "likelihood_mean",
+    "likelihood_var",
+    "diversity_end",
+    "coherence_end",
+    "diversity_mean",
+    "coherence_mean",
+    "diversity_var",
+    "coherence_var",
+    "qtext",
+    "pca_1",
+    "pca_2",
 )
 
 
-def compute_trajectories(prompts: Sequence[str], continuations: Sequence[str], lm: Any, *,
-                         horizon: int = DEFAULT_HORIZON,
-                         progress: Callable[[int, int], None] | None = None) -> list[Trajectory]:
+def compute_trajectories(
+    prompts: Sequence[str],
+    continuations: Sequence[str],
+    lm: Any,
+    *,
+    horizon: int = DEFAULT_HORIZON,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Trajectory]:
     """Trajectories of many continuations with one batched LM call (one forward pass per text)."""
     if horizon < 1:
         raise ValueError(f"horizon must be >= 1, not {horizon}")
@@ -74,8 +94,9 @@ class TrajectoryScores:
         return record
 
 
-def score_trajectory(tr: Trajectory, bank, prompt: str | None = None, *, likelihood_kind: str = "gaussian",
-                     divide_by_length: bool = True) -> TrajectoryScores:
+def score_trajectory(
+    tr: Trajectory, bank, prompt: str | None = None, *, likelihood_kind: str = "gaussian", divide_by_length: bool = True
+) -> TrajectoryScores:
     """Score one machine trajectory against ``bank`` (a :class:`ReferenceBank`)."""
     if tr.length > bank.horizon:
         raise ValueError(f"the trajectory has {tr.length} tokens, beyond the bank's horizon {bank.horizon}")
@@ -86,11 +107,17 @@ def score_trajectory(tr: Trajectory, bank, prompt: str | None = None, *, likelih
     features = tr.features()
     comps = None
     if matched:
-        values["diversity_dtw_paired"] = -float(np.mean(dtw_distances(tr.diversity, [bank.diversity[i] for i in matched])))
-        values["coherence_dtw_paired"] = -float(np.mean(dtw_distances(tr.coherence, [bank.coherence[i] for i in matched])))
+        values["diversity_dtw_paired"] = -float(
+            np.mean(dtw_distances(tr.diversity, [bank.diversity[i] for i in matched]))
+        )
+        values["coherence_dtw_paired"] = -float(
+            np.mean(dtw_distances(tr.coherence, [bank.coherence[i] for i in matched]))
+        )
         # Several human continuations of one prompt: average their contrasts.
-        comps = np.mean([summary_components(features, bank.features[i], tr.length, divide=divide_by_length)
-                         for i in matched], axis=0)
+        comps = np.mean(
+            [summary_components(features, bank.features[i], tr.length, divide=divide_by_length) for i in matched],
+            axis=0,
+        )
         z = bank.standardizer.transform(comps)
         for which in ("mean", "var", "all"):
             values[f"summary_{which}"] = composite(z, which)
@@ -100,23 +127,40 @@ def score_trajectory(tr: Trajectory, bank, prompt: str | None = None, *, likelih
     lmean = float(bank.density(likelihood_kind, "mean").logpdf(features[[0, 1]])[0])
     lvar = float(bank.density(likelihood_kind, "var").logpdf(features[[2, 3]])[0])
     values.update(likelihood_mean=lmean, likelihood_var=lvar, likelihood=lmean + lvar)
-    values.update(diversity_end=tr.diversity_end, coherence_end=tr.coherence_end,
-                  coherence_mean=float(features[0]), diversity_mean=float(features[1]),
-                  coherence_var=float(features[2]), diversity_var=float(features[3]))
+    values.update(
+        diversity_end=tr.diversity_end,
+        coherence_end=tr.coherence_end,
+        coherence_mean=float(features[0]),
+        diversity_mean=float(features[1]),
+        coherence_var=float(features[2]),
+        diversity_var=float(features[3]),
+    )
     projection = bank.pca.transform(features)
-    values.update(qtext=float(bank.qtext.score_endpoints(tr.coherence_end, tr.diversity_end)),
-                  pca_1=float(projection[0]), pca_2=float(projection[1]))
+    values.update(
+        qtext=float(bank.qtext.score_endpoints(tr.coherence_end, tr.diversity_end)),
+        pca_1=float(projection[0]),
+        pca_2=float(projection[1]),
+    )
     return TrajectoryScores(tr, values, matched, comps)
 
 
-def score_continuations(prompts: Sequence[str], continuations: Sequence[str], bank, lm: Any, *,
-                        horizon: int | None = None, likelihood_kind: str = "gaussian",
-                        progress: Callable[[int, int], None] | None = None) -> list[TrajectoryScores]:
+def score_continuations(
+    prompts: Sequence[str],
+    continuations: Sequence[str],
+    bank,
+    lm: Any,
+    *,
+    horizon: int | None = None,
+    likelihood_kind: str = "gaussian",
+    progress: Callable[[int, int], None] | None = None,
+) -> list[TrajectoryScores]:
     """Score many continuations: one batched LM call, then the comparisons for each (input order)."""
     bank.check_lm(lm)
     horizon = bank.horizon if horizon is None else horizon
     if horizon != bank.horizon:
-        raise ValueError(f"the bank was fitted at horizon {bank.horizon}; score at the same horizon "
-                         f"(got {horizon}) or refit the bank with --horizon {horizon}")
+        raise ValueError(
+            f"the bank was fitted at horizon {bank.horizon}; score at the same horizon "
+            f"(got {horizon}) or refit the bank with --horizon {horizon}"
+        )
     trajectories = compute_trajectories(prompts, continuations, lm, horizon=horizon, progress=progress)
     return [score_trajectory(tr, bank, p, likelihood_kind=likelihood_kind) for tr, p in zip(trajectories, prompts)]

@@ -15,6 +15,7 @@ continuation token and use the same positions):
     >>> coherence_trajectory([-1.0, -3.0, -2.0]).tolist()
     [-1.0, -2.0, -2.0]
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,14 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Trajectory", "diversity_trajectory", "coherence_trajectory", "summary_features",
-           "FEATURE_NAMES", "DEFAULT_HORIZON"]
+__all__ = [
+    "Trajectory",
+    "diversity_trajectory",
+    "coherence_trajectory",
+    "summary_features",
+    "FEATURE_NAMES",
+    "DEFAULT_HORIZON",
+]
 
 #: Tokens scored by default (the paper's longer controlled horizon).
 DEFAULT_HORIZON = 128
@@ -41,7 +48,7 @@ def diversity_trajectory(token_ids: Sequence[int], horizon: int | None = None) -
         for k, n in enumerate((2, 3, 4)):
             total = t + 2 - n  # n-grams among the first t + 1 tokens
             if total <= 0:
-                continue      # no n-gram yet: the ratio is 1
+                continue  # no n-gram yet: the ratio is 1
             seen[k].add(tuple(ids[t + 1 - n : t + 1]))
             value *= len(seen[k]) / total
         out[t] = value
@@ -69,9 +76,9 @@ def summary_features(coherence: np.ndarray, diversity: np.ndarray) -> np.ndarray
 class Trajectory:
     """The signals of one continuation: its token ids and log-probs, and both trajectories (same length).
 
-        >>> tr = Trajectory.from_tokens([1, 2, 1, 2], [-2.0, -1.0, -1.0, -0.5])
-        >>> tr.length, round(tr.diversity_end, 4), tr.coherence_end
-        (4, 0.6667, -1.125)
+    >>> tr = Trajectory.from_tokens([1, 2, 1, 2], [-2.0, -1.0, -1.0, -0.5])
+    >>> tr.length, round(tr.diversity_end, 4), tr.coherence_end
+    (4, 0.6667, -1.125)
     """
 
     token_ids: np.ndarray
@@ -80,8 +87,9 @@ class Trajectory:
     coherence: np.ndarray
 
     @classmethod
-    def from_tokens(cls, token_ids: Sequence[int], logprobs: Sequence[float],
-                    horizon: int | None = DEFAULT_HORIZON) -> "Trajectory":
+    def from_tokens(
+        cls, token_ids: Sequence[int], logprobs: Sequence[float], horizon: int | None = DEFAULT_HORIZON
+    ) -> "Trajectory":
         ids = np.asarray(list(token_ids)[: horizon if horizon is not None else None], dtype=np.int64)
         lp = np.asarray(logprobs, dtype=np.float64)[: ids.size]
         if ids.size == 0:

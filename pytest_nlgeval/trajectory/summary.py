@@ -18,6 +18,7 @@ The components are signed contrasts, so positive and negative differences offset
     >>> c.round(4).tolist()
     [0.1, 0.01, 0.0, -0.001]
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,9 +43,9 @@ def summary_components(machine: np.ndarray, human: np.ndarray, length: int, *, d
 class Standardizer:
     """Per-component mean and standard deviation (divisor n - 1) fitted on a fixed collection of components.
 
-        >>> s = Standardizer.fit(np.array([[0.0, 1.0], [2.0, 3.0]]))
-        >>> s.transform(np.array([1.0, 5.0])).tolist()
-        [0.0, 2.1213203435596424]
+    >>> s = Standardizer.fit(np.array([[0.0, 1.0], [2.0, 3.0]]))
+    >>> s.transform(np.array([1.0, 5.0])).tolist()
+    [0.0, 2.1213203435596424]
     """
 
     mean: np.ndarray

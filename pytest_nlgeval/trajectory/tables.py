@@ -15,6 +15,7 @@ from it with its interval (computed within the same replicates). :func:`render` 
     | a | other | +1.000 | [+1.000, +1.000] |
     ...
 """
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,29 @@ __all__ = ["ratings_table", "pairwise_table", "render", "field_group", "FORMATS"
 FORMATS = ("text", "markdown", "json")
 
 _GROUPS = {
-    "reference-based": ("diversity_dtw", "coherence_dtw", "diversity_dtw_paired", "coherence_dtw_paired",
-                        "summary_mean", "summary_var", "summary_all", "likelihood", "likelihood_mean",
-                        "likelihood_var"),
+    "reference-based": (
+        "diversity_dtw",
+        "coherence_dtw",
+        "diversity_dtw_paired",
+        "coherence_dtw_paired",
+        "summary_mean",
+        "summary_var",
+        "summary_all",
+        "likelihood",
+        "likelihood_mean",
+        "likelihood_var",
+    ),
     "refit per replicate": ("summary_mean_refit", "summary_var_refit", "summary_all_refit", "qtext_refit"),
     "fixed baseline": ("qtext", "pca_1", "pca_2"),
-    "reference-free": ("diversity_end", "coherence_end", "diversity_mean", "coherence_mean", "diversity_var",
-                       "coherence_var", "length"),
+    "reference-free": (
+        "diversity_end",
+        "coherence_end",
+        "diversity_mean",
+        "coherence_mean",
+        "diversity_var",
+        "coherence_var",
+        "length",
+    ),
 }
 
 
@@ -62,33 +79,71 @@ def _difference(result, name: str, baseline: str | None) -> dict[str, Any] | Non
 
 def _check_baseline(result, baseline: str | None) -> None:
     if baseline is not None and baseline not in result.point:
-        raise ValueError(f"baseline field {baseline!r} is not among the evaluated fields {sorted(result.point)}; "
-                         "add it to the fields or choose another baseline")
+        raise ValueError(
+            f"baseline field {baseline!r} is not among the evaluated fields {sorted(result.point)}; "
+            "add it to the fields or choose another baseline"
+        )
 
 
-def ratings_table(result, fields: Sequence[str], *, baseline: str | None = None,
-                  info: dict[str, Any] | None = None) -> dict[str, Any]:
+def ratings_table(
+    result, fields: Sequence[str], *, baseline: str | None = None, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A Spearman table: one row per field (rho, interval, difference from ``baseline``)."""
     _check_baseline(result, baseline)
-    rows = [{"field": name, "group": field_group(name), **_interval(result.interval(name)),
-             "difference": _difference(result, name, baseline)} for name in fields]
-    return {"kind": "ratings", "statistic": "spearman", "confidence": result.confidence,
-            "resamples": result.n_resamples, "seed": result.seed, "baseline": baseline, "info": dict(info or {}),
-            "rows": rows}
+    rows = [
+        {
+            "field": name,
+            "group": field_group(name),
+            **_interval(result.interval(name)),
+            "difference": _difference(result, name, baseline),
+        }
+        for name in fields
+    ]
+    return {
+        "kind": "ratings",
+        "statistic": "spearman",
+        "confidence": result.confidence,
+        "resamples": result.n_resamples,
+        "seed": result.seed,
+        "baseline": baseline,
+        "info": dict(info or {}),
+        "rows": rows,
+    }
 
 
-def pairwise_table(result, fields: Sequence[str], *, baseline: str | None = None,
-                   info: dict[str, Any] | None = None) -> dict[str, Any]:
+def pairwise_table(
+    result, fields: Sequence[str], *, baseline: str | None = None, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A pairwise table: agreement with the majority, on unanimous pairs, score ties, difference from ``baseline``."""
     _check_baseline(result.all, baseline)
-    rows = [{"field": name, "group": field_group(name), **_interval(result.all.interval(name)),
-             "unanimous": _interval(result.unanimous.interval(name)), "score_ties": result.score_ties[name],
-             "difference": _difference(result.all, name, baseline)} for name in fields]
+    rows = [
+        {
+            "field": name,
+            "group": field_group(name),
+            **_interval(result.all.interval(name)),
+            "unanimous": _interval(result.unanimous.interval(name)),
+            "score_ties": result.score_ties[name],
+            "difference": _difference(result.all, name, baseline),
+        }
+        for name in fields
+    ]
     counts = result.counts
-    return {"kind": "pairwise", "statistic": "agreement", "confidence": result.all.confidence,
-            "resamples": result.all.n_resamples, "seed": result.all.seed, "baseline": baseline,
-            "info": dict(info or {}, pairs=counts.pairs, prompts=counts.prompts, vote_ties=counts.vote_ties,
-                         unanimous=counts.unanimous), "rows": rows}
+    return {
+        "kind": "pairwise",
+        "statistic": "agreement",
+        "confidence": result.all.confidence,
+        "resamples": result.all.n_resamples,
+        "seed": result.all.seed,
+        "baseline": baseline,
+        "info": dict(
+            info or {},
+            pairs=counts.pairs,
+            prompts=counts.prompts,
+            vote_ties=counts.vote_ties,
+            unanimous=counts.unanimous,
+        ),
+        "rows": rows,
+    }
 
 
 def _f(x: float | None) -> str:
@@ -124,8 +179,10 @@ def _columns(table: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 def _caption(table: dict[str, Any]) -> str:
     info = table["info"]
     parts = [f"{k.replace('_', ' ')}: {v}" for k, v in info.items()]
-    parts.append(f"{table['resamples']} prompt-cluster bootstrap replicates (seed {table['seed']}), "
-                 f"percentile {100 * table['confidence']:g}% intervals")
+    parts.append(
+        f"{table['resamples']} prompt-cluster bootstrap replicates (seed {table['seed']}), "
+        f"percentile {100 * table['confidence']:g}% intervals"
+    )
     if table["baseline"]:
         parts.append("differences are paired within replicates; (n.s.): the interval contains 0")
     return "; ".join(parts)
@@ -144,5 +201,6 @@ def render(table: dict[str, Any], fmt: str = "text") -> str:
         return "\n".join(lines + ["", _caption(table)])
     widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
     fmt_row = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    return "\n".join([_caption(table), "", fmt_row(head), fmt_row(["-" * w for w in widths])]
-                     + [fmt_row(cells) for cells in body])
+    return "\n".join(
+        [_caption(table), "", fmt_row(head), fmt_row(["-" * w for w in widths])] + [fmt_row(cells) for cells in body]
+    )

@@ -6,13 +6,23 @@ Example::
     scorer = load_boolqa("MingZhong/unieval-sum", device="auto")
     scorer.score(["question: Is this a fluent paragraph? </s> paragraph: The cat sat."]).scores
 """
+
 from __future__ import annotations
 
 from nlgeval_runtime._version import __version__
 
 __all__ = [
-    "__version__", "load_boolqa", "BoolQAScorer", "BoolQAResult", "ModelFolder", "resolve_model",
-    "planned_fingerprint", "fingerprint_id", "load_causal_lm", "CausalLMScorer", "CausalLMResult",
+    "__version__",
+    "load_boolqa",
+    "BoolQAScorer",
+    "BoolQAResult",
+    "ModelFolder",
+    "resolve_model",
+    "planned_fingerprint",
+    "fingerprint_id",
+    "load_causal_lm",
+    "CausalLMScorer",
+    "CausalLMResult",
 ]
 
 _LAZY = {

@@ -10,6 +10,7 @@ Example::
     result = scorer.score(["question: Is this a fluent paragraph? </s> paragraph: The cat sat on the mat."])
     result.scores[0]      # 0.93...
 """
+
 from __future__ import annotations
 
 import os
@@ -27,16 +28,23 @@ from nlgeval_runtime.tokenize import TextEncoder, pad, plan_batches
 
 @dataclass
 class BoolQAResult:
-    scores: np.ndarray      # float64, input order
-    truncated: np.ndarray   # bool: cut to the model's max length (tail first)
-    n_tokens: np.ndarray    # int64: tokens before truncation
+    scores: np.ndarray  # float64, input order
+    truncated: np.ndarray  # bool: cut to the model's max length (tail first)
+    n_tokens: np.ndarray  # int64: tokens before truncation
 
 
 class BoolQAScorer:
     """Scores Boolean-QA input texts with one exported model folder on one ONNX Runtime session."""
 
-    def __init__(self, folder: ModelFolder, session: Session, *, model_ref: str | None = None,
-                 batch_tokens: int = 16384, max_batch_size: int = 64):
+    def __init__(
+        self,
+        folder: ModelFolder,
+        session: Session,
+        *,
+        model_ref: str | None = None,
+        batch_tokens: int = 16384,
+        max_batch_size: int = 64,
+    ):
         if folder.kind != "boolqa":
             raise ModelFormatError(f"{str(folder.path)!r} holds a {folder.kind!r} model, not a Boolean-QA evaluator")
         conventions = folder.input_conventions
@@ -54,9 +62,7 @@ class BoolQAScorer:
         self.pad_id = int(conventions["pad_token_id"])
         names = session.input_names
         if names[:2] != ["input_ids", "attention_mask"]:
-            raise ModelFormatError(
-                f"{session.graph} takes inputs {names}, expected ['input_ids', 'attention_mask']"
-            )
+            raise ModelFormatError(f"{session.graph} takes inputs {names}, expected ['input_ids', 'attention_mask']")
         # Dynamic quantisation computes activation scales over the whole input tensor of a run, so an input's
         # score would depend on which other inputs share its batch (and on their padding). Such graphs are run
         # one input at a time; weight-only quantised graphs compute in float and batch freely.
@@ -102,9 +108,17 @@ class BoolQAScorer:
         return BoolQAResult(scores, encoded.truncated, encoded.n_tokens)
 
 
-def load_boolqa(model: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
-                threads: int | None = None, batch_tokens: int = 16384, max_batch_size: int = 64,
-                cache_dir: str | os.PathLike | None = None, verify: bool = True) -> BoolQAScorer:
+def load_boolqa(
+    model: str | os.PathLike | None = None,
+    *,
+    device: str = "auto",
+    precision: str = "auto",
+    threads: int | None = None,
+    batch_tokens: int = 16384,
+    max_batch_size: int = 64,
+    cache_dir: str | os.PathLike | None = None,
+    verify: bool = True,
+) -> BoolQAScorer:
     """Resolve ``model`` (folder, Hugging Face id, or None for the embedded default) and build a scorer.
 
     File hashes are verified before the session is created.

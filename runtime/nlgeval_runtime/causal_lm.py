@@ -22,6 +22,7 @@ When ``BOS + prompt + continuation`` exceeds the model's context, the prompt los
 most recent context is kept) and ``prompt_truncated`` says so; a continuation longer than the context
 minus one is cut to it (``n_tokens`` keeps the length before the cut).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,17 +50,24 @@ def default_lm_path() -> Path:
 
 @dataclass
 class CausalLMResult:
-    token_ids: list[np.ndarray]      # int64 continuation token ids per input (after any cut)
-    logprobs: list[np.ndarray]       # float64 log p of each of those tokens given BOS + prompt + earlier tokens
-    n_tokens: np.ndarray             # int64: continuation tokens before max_tokens / context cuts
-    prompt_truncated: np.ndarray     # bool: the prompt lost its beginning to fit the context
+    token_ids: list[np.ndarray]  # int64 continuation token ids per input (after any cut)
+    logprobs: list[np.ndarray]  # float64 log p of each of those tokens given BOS + prompt + earlier tokens
+    n_tokens: np.ndarray  # int64: continuation tokens before max_tokens / context cuts
+    prompt_truncated: np.ndarray  # bool: the prompt lost its beginning to fit the context
 
 
 class CausalLMScorer:
     """Next-token log-probabilities of continuations, batched on one ONNX Runtime session."""
 
-    def __init__(self, folder: ModelFolder, session: Session, *, model_ref: str | None = None,
-                 batch_tokens: int = 16384, max_batch_size: int = 64):
+    def __init__(
+        self,
+        folder: ModelFolder,
+        session: Session,
+        *,
+        model_ref: str | None = None,
+        batch_tokens: int = 16384,
+        max_batch_size: int = 64,
+    ):
         from tokenizers import Tokenizer
 
         from nlgeval_runtime.fingerprint import fingerprint_id, fingerprint_of
@@ -67,7 +75,8 @@ class CausalLMScorer:
         if folder.kind != "causal-lm":
             raise ModelFormatError(
                 f"{str(folder.path)!r} holds a {folder.kind!r} model, not a causal LM; trajectory coherence needs "
-                "a causal-LM folder (export one with nlgeval_training.export_causal or use the default)")
+                "a causal-LM folder (export one with nlgeval_training.export_causal or use the default)"
+            )
         conventions = folder.input_conventions
         for key in ("max_length", "bos_token_id", "pad_token_id"):
             if not isinstance(conventions.get(key), int):
@@ -100,7 +109,8 @@ class CausalLMScorer:
         graph_name = folder.variants[session.precision]
         #: Identity of the numbers this scorer produces: graph and tokenizer hashes, precision.
         self.model_id = hashlib.sha256(
-            f"{files[graph_name]}:{self.tokenizer_sha256}:{session.precision}".encode()).hexdigest()[:16]
+            f"{files[graph_name]}:{self.tokenizer_sha256}:{session.precision}".encode()
+        ).hexdigest()[:16]
 
     provider = property(lambda self: self.session.provider)
     precision = property(lambda self: self.session.precision)
@@ -134,9 +144,14 @@ class CausalLMScorer:
                 out[i] = lp[row, : lengths[i] - 1]
         return out
 
-    def score(self, continuations: Sequence[str], prompts: Sequence[str] | None = None, *,
-              max_tokens: int | None = None,
-              progress: Callable[[int, int], None] | None = None) -> CausalLMResult:
+    def score(
+        self,
+        continuations: Sequence[str],
+        prompts: Sequence[str] | None = None,
+        *,
+        max_tokens: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> CausalLMResult:
         """Per-token log-probabilities of each continuation given its prompt (None: no prompt).
 
         ``max_tokens`` keeps the first tokens of each continuation (the trajectory horizon). Results come
@@ -150,7 +165,12 @@ class CausalLMScorer:
             raise ValueError(f"{len(continuations)} continuations but {len(prompts)} prompts; pass one prompt each")
         if max_tokens is not None and max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
-        rows, cont_ids, n_tokens, cut = [], [], np.zeros(len(continuations), np.int64), np.zeros(len(continuations), bool)
+        rows, cont_ids, n_tokens, cut = (
+            [],
+            [],
+            np.zeros(len(continuations), np.int64),
+            np.zeros(len(continuations), bool),
+        )
         room = self.max_length - 1  # BOS takes one position
         for i, (prompt, text) in enumerate(zip(prompts, continuations)):
             if not isinstance(text, str) or not isinstance(prompt, str):
@@ -163,7 +183,7 @@ class CausalLMScorer:
             p = self.encode(prompt)
             keep = room - c.size
             if p.size > keep:
-                p = p[p.size - keep:] if keep > 0 else p[:0]
+                p = p[p.size - keep :] if keep > 0 else p[:0]
                 cut[i] = True
             rows.append(np.concatenate([[self.bos_token_id], p, c]).astype(np.int64))
             cont_ids.append(c)
@@ -171,22 +191,32 @@ class CausalLMScorer:
         done = 0
         chunk = max(1, self.max_batch_size * 4)
         for start in range(0, len(rows), chunk):
-            part = self.logprobs_of_ids(rows[start:start + chunk])
+            part = self.logprobs_of_ids(rows[start : start + chunk])
             for k, lp in enumerate(part):
-                logprobs.append(lp[lp.size - cont_ids[start + k].size:])
+                logprobs.append(lp[lp.size - cont_ids[start + k].size :])
             done += len(part)
             if progress is not None:
                 progress(done, len(rows))
         bad = [i for i, lp in enumerate(logprobs) if not np.all(np.isfinite(lp))]
         if bad:
-            raise ScoringError(f"{len(bad)} of {len(rows)} continuations got non-finite log-probabilities "
-                               f"(first: {bad[0]}, precision {self.precision}); use precision 'fp32'")
+            raise ScoringError(
+                f"{len(bad)} of {len(rows)} continuations got non-finite log-probabilities "
+                f"(first: {bad[0]}, precision {self.precision}); use precision 'fp32'"
+            )
         return CausalLMResult(cont_ids, logprobs, n_tokens, cut)
 
 
-def load_causal_lm(model: str | os.PathLike | None = None, *, device: str = "auto", precision: str = "auto",
-                   threads: int | None = None, batch_tokens: int = 16384, max_batch_size: int = 64,
-                   cache_dir: str | os.PathLike | None = None, verify: bool = True) -> CausalLMScorer:
+def load_causal_lm(
+    model: str | os.PathLike | None = None,
+    *,
+    device: str = "auto",
+    precision: str = "auto",
+    threads: int | None = None,
+    batch_tokens: int = 16384,
+    max_batch_size: int = 64,
+    cache_dir: str | os.PathLike | None = None,
+    verify: bool = True,
+) -> CausalLMScorer:
     """Load a causal-LM folder (None/``"default"``: the shipped default LM; else a folder or Hub id).
 
     File hashes are verified before the session is created, as for the Boolean-QA scorer.
@@ -201,7 +231,8 @@ def load_causal_lm(model: str | os.PathLike | None = None, *, device: str = "aut
         if not (path / "nlgeval.json").is_file():
             raise ModelFormatError(
                 f"the default causal LM is missing from this installation ({path}); pass a causal-LM folder "
-                "exported with nlgeval_training.export_causal, or reinstall nlgeval-runtime")
+                "exported with nlgeval_training.export_causal, or reinstall nlgeval-runtime"
+            )
     else:
         from nlgeval_runtime.resolve import resolve_model
 
@@ -212,9 +243,9 @@ def load_causal_lm(model: str | os.PathLike | None = None, *, device: str = "aut
         raise ModelFormatError(
             f"model {ref!r} ({path}) is a {folder.kind!r} model folder, not a causal LM; pass a folder exported "
             "with `python -c \"from nlgeval_training.export_causal import export_causal_lm; "
-            "export_causal_lm('gpt2', 'DIR')\"` or use the default LM")
+            "export_causal_lm('gpt2', 'DIR')\"` or use the default LM"
+        )
     if verify:
         verify_for(folder, device, precision)
     session = create_session(folder, device=device, precision=precision, threads=threads)
     return CausalLMScorer(folder, session, model_ref=ref, batch_tokens=batch_tokens, max_batch_size=max_batch_size)
-

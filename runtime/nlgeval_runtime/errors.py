@@ -1,4 +1,5 @@
 """Errors of the runtime. Every message names the input that was wrong and what to do about it."""
+
 from __future__ import annotations
 
 

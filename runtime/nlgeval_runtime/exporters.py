@@ -15,6 +15,7 @@ is a local checkpoint folder, ``out_dir`` an empty folder to fill with a complet
     >>> find_exporter("boolqa")          # None when no installed distribution registers one
     <function export_boolqa at 0x...>
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,8 +30,7 @@ __all__ = ["GROUP", "Exporter", "find_exporter"]
 
 
 class Exporter(Protocol):
-    def __call__(self, checkpoint: str, out_dir: Path, *, source_id: str | None,
-                 revision: str | None) -> object: ...
+    def __call__(self, checkpoint: str, out_dir: Path, *, source_id: str | None, revision: str | None) -> object: ...
 
 
 def _entry_points() -> Iterable:

@@ -10,6 +10,7 @@ imports neither numpy nor onnxruntime where the answer is certain without them.
     >>> fingerprint_id(fp)
     '3f2a9c01d2e4b5a6'
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,6 +19,7 @@ from typing import Any
 
 from nlgeval_runtime._version import __version__
 from nlgeval_runtime.modelfolder import ModelFolder
+
 # The provider plan belongs to the sessions it predicts; it is re-exported here, where callers that
 # fingerprint an evaluator look for it.
 from nlgeval_runtime.session import check_options, choose_precision, planned_provider
@@ -47,8 +49,9 @@ def fingerprint_id(fingerprint: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def planned_fingerprint(folder: ModelFolder, model_ref: str, *, device: str = "auto",
-                        precision: str = "auto") -> dict[str, Any] | None:
+def planned_fingerprint(
+    folder: ModelFolder, model_ref: str, *, device: str = "auto", precision: str = "auto"
+) -> dict[str, Any] | None:
     """The fingerprint an evaluator will have, computed without creating a session.
 
     Returns None when that cannot be known without one (device ``auto`` with CUDA listed). Uses the

@@ -1,4 +1,5 @@
 """sha256 of model files, streamed so that multi-GB external data never sits in memory."""
+
 from __future__ import annotations
 
 import hashlib

@@ -5,6 +5,7 @@ things (UTF-8 text, gzip-compressed or not, told apart by the file's first bytes
 fail the same way: an error that names the file, the line and what to change. Each caller passes the error
 class of its own domain (``error=``), so ``except DatasetError`` and the like keep working.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -38,15 +39,17 @@ def _row(line: str, where: str, error: type[Exception]) -> dict:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise error(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be one JSON "
-                    "object") from None
+        raise error(
+            f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be one JSON object"
+        ) from None
     if not isinstance(row, dict):
         raise error(f"{where}: a JSON {type(row).__name__}, not an object; each line must be one JSON object")
     return row
 
 
-def iter_rows(path: str | os.PathLike, *, error: type[Exception] = JSONLinesError,
-              limit: int | None = None) -> Iterator[tuple[int, dict]]:
+def iter_rows(
+    path: str | os.PathLike, *, error: type[Exception] = JSONLinesError, limit: int | None = None
+) -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for every non-empty line of a JSON Lines file, streamed (training corpora);
     ``limit`` stops after that many lines of the file."""
     file = Path(path)
@@ -58,12 +61,14 @@ def iter_rows(path: str | os.PathLike, *, error: type[Exception] = JSONLinesErro
                 if line.strip():
                     yield number, _row(line, f"{file}:{number}", error)
     except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise error(f"{file}: cannot be read as UTF-8 JSON Lines ({exc}); save it as UTF-8 text, optionally "
-                    "gzip-compressed") from None
+        raise error(
+            f"{file}: cannot be read as UTF-8 JSON Lines ({exc}); save it as UTF-8 text, optionally gzip-compressed"
+        ) from None
 
 
-def rows_from_text(text: str, origin: str, *, error: type[Exception] = JSONLinesError,
-                   allow_list: bool = True) -> list[tuple[int, dict]]:
+def rows_from_text(
+    text: str, origin: str, *, error: type[Exception] = JSONLinesError, allow_list: bool = True
+) -> list[tuple[int, dict]]:
     """The rows of text already read: JSON Lines, or (``allow_list``) one JSON list of objects, whose rows
     are numbered by their line in the file."""
     if allow_list and text.lstrip().startswith("["):
@@ -79,18 +84,21 @@ def rows_from_text(text: str, origin: str, *, error: type[Exception] = JSONLines
                 raise error(f"{origin}: row {i} is a JSON {type(row).__name__}, not an object")
             rows.append((i + 1, row))
         return rows
-    return [(n, _row(line, f"{origin}:{n}", error))
-            for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    return [
+        (n, _row(line, f"{origin}:{n}", error)) for n, line in enumerate(text.splitlines(), start=1) if line.strip()
+    ]
 
 
-def read_rows(path: str | os.PathLike, *, error: type[Exception] = JSONLinesError,
-              allow_list: bool = True) -> list[tuple[int, dict]]:
+def read_rows(
+    path: str | os.PathLike, *, error: type[Exception] = JSONLinesError, allow_list: bool = True
+) -> list[tuple[int, dict]]:
     """Every row of a JSON Lines file, or (``allow_list``) of a file holding one JSON list, gzip or not."""
     file = Path(path)
     try:
         with _open_text(file, error) as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise error(f"{file}: cannot be read as UTF-8 JSON ({exc}); save it as UTF-8 text, optionally "
-                    "gzip-compressed") from None
+        raise error(
+            f"{file}: cannot be read as UTF-8 JSON ({exc}); save it as UTF-8 text, optionally gzip-compressed"
+        ) from None
     return rows_from_text(text, str(file), error=error, allow_list=allow_list)

@@ -9,6 +9,7 @@ Example::
     folder.verify()                      # raises ModelIntegrityError on a tampered file
     graph = folder.graph_for("int8")     # Path of the int8 variant
 """
+
 from __future__ import annotations
 
 import json
@@ -168,7 +169,6 @@ class ModelFolder:
                 )
 
 
-
 def _validate_manifest(manifest: Any, where: Path) -> None:
     def fail(msg: str) -> None:
         raise ModelFormatError(f"{where}: {msg}; re-export the model folder with `nlgeval export`")
@@ -242,12 +242,14 @@ def _validate_dimensions(declared: Any, fail) -> None:
         fail(f"{both} are both served and refused")
     for name, spec in serves.items():
         sub = spec.get("folder")
-        if sub is not None and (not isinstance(sub, str) or not sub or "/" in sub or "\\" in sub
-                                or sub.startswith(".")):
+        if sub is not None and (
+            not isinstance(sub, str) or not sub or "/" in sub or "\\" in sub or sub.startswith(".")
+        ):
             fail(f"{name!r}: 'folder' must name a sub-folder of the model folder (a plain name)")
         fields = spec.get("fields")
-        if fields is not None and (not isinstance(fields, list) or not fields
-                                   or not all(isinstance(f, str) and f for f in fields)):
+        if fields is not None and (
+            not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields)
+        ):
             fail(f"{name!r}: 'fields' must be a non-empty list of field labels, the output's first")
         if spec.get("unit", "whole") not in ("whole", "sentence"):
             fail(f"{name!r}: 'unit' must be 'whole' or 'sentence'")

@@ -18,6 +18,7 @@ Example::
 
     resolve_model("MingZhong/unieval-sum")   # ~/.cache/nlgeval/models/MingZhong--unieval-sum/main
 """
+
 from __future__ import annotations
 
 import os
@@ -58,16 +59,22 @@ def split_hub_id(spec: str) -> tuple[str, str]:
     return repo, revision or "main"
 
 
-def cached_model_path(repo_id: str, revision: str, cache_dir: str | os.PathLike | None = None,
-                      kind: str = "boolqa") -> Path:
+def cached_model_path(
+    repo_id: str, revision: str, cache_dir: str | os.PathLike | None = None, kind: str = "boolqa"
+) -> Path:
     base = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     # One checkpoint can be served as a Boolean-QA evaluator and as a causal LM: keep the exports apart.
     leaf = revision if kind == "boolqa" else f"{revision}.{kind}"
     return base / "models" / repo_id.replace("/", "--") / leaf
 
 
-def resolve_model(model: str | os.PathLike | None, *, cache_dir: str | os.PathLike | None = None,
-                  offline: bool | None = None, kind: str = "boolqa") -> Path:
+def resolve_model(
+    model: str | os.PathLike | None,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    offline: bool | None = None,
+    kind: str = "boolqa",
+) -> Path:
     """Return the path of an exported model folder for ``model``; see the module docstring.
 
     ``kind`` says what a checkpoint is exported as when it must be: ``"boolqa"`` (evaluator) or
@@ -144,9 +151,10 @@ def _fetch(repo_id: str, revision: str, target: Path, kind: str) -> Path:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return target
-    _exporter(kind, repo_id)   # a checkpoint needs the exporter: say so before downloading gigabytes
+    _exporter(kind, repo_id)  # a checkpoint needs the exporter: say so before downloading gigabytes
     checkpoint = snapshot_download(
-        repo_id, revision=revision,
+        repo_id,
+        revision=revision,
         allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt"],
     )
     return _export_into(checkpoint, target, source_id=repo_id, revision=revision, kind=kind)
@@ -163,14 +171,14 @@ def _exporter(kind: str, name: str):
         raise ModelNotFoundError(
             f"{name!r} is a PyTorch checkpoint, not an exported model folder, and exporting "
             "it needs the training extra: pip install \"pytest-nlgeval[train]\" (or nlgeval-training); "
-            "then run `nlgeval prepare` again"
-            + (f" ({type(missing).__name__}: {missing})" if missing else "")
+            "then run `nlgeval prepare` again" + (f" ({type(missing).__name__}: {missing})" if missing else "")
         ) from None
     return export
 
 
-def _export_into(checkpoint: str, target: Path, *, source_id: str | None = None,
-                 revision: str | None = None, kind: str = "boolqa") -> Path:
+def _export_into(
+    checkpoint: str, target: Path, *, source_id: str | None = None, revision: str | None = None, kind: str = "boolqa"
+) -> Path:
     export = _exporter(kind, source_id or checkpoint)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))

@@ -36,6 +36,7 @@ How this differs from Punkt's ``sent_tokenize`` (documented in docs/sentence-spl
   of them when the next word is a frequent sentence starter (``in the U.S. The president ...``).
 - Both keep closing quotes and brackets with the sentence they end, and both leave decimals intact.
 """
+
 from __future__ import annotations
 
 import re

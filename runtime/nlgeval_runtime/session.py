@@ -4,6 +4,7 @@
 silently runs on the CPU (a known behaviour of onnxruntime-gpu: read ``session.get_providers()``, never the available list), so the provider a session really got is read back
 from ``session.get_providers()`` and never assumed.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -22,8 +23,15 @@ CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
 # onnxruntime builds published under other names than the CPU wheel ``onnxruntime``; any of them may list
 # an accelerator provider, so with one of them installed only onnxruntime itself can answer.
-_ACCELERATED_BUILDS = ("onnxruntime-gpu", "onnxruntime-directml", "onnxruntime-openvino", "onnxruntime-rocm",
-                       "onnxruntime-qnn", "onnxruntime-training", "ort-nightly-gpu")
+_ACCELERATED_BUILDS = (
+    "onnxruntime-gpu",
+    "onnxruntime-directml",
+    "onnxruntime-openvino",
+    "onnxruntime-rocm",
+    "onnxruntime-qnn",
+    "onnxruntime-training",
+    "ort-nightly-gpu",
+)
 
 
 def check_options(device: str, precision: str) -> None:
@@ -119,8 +127,9 @@ class Session:
         return [i.name for i in self.inner.get_inputs()]
 
 
-def create_session(folder: ModelFolder, *, device: str = "auto", precision: str = "auto",
-                   threads: int | None = None) -> Session:
+def create_session(
+    folder: ModelFolder, *, device: str = "auto", precision: str = "auto", threads: int | None = None
+) -> Session:
     """Build a session for ``folder``; the provider actually obtained is verified."""
     import onnxruntime as ort
 

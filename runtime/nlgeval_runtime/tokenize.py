@@ -8,6 +8,7 @@ and the literal is replaced before encoding. The tokenizer's post-processor appe
 Truncation keeps the head of the text and cuts the tail (the document / fact comes last), keeping the
 trailing special tokens, and reports which inputs were cut.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,9 +21,9 @@ from nlgeval_runtime.errors import ModelFormatError
 
 @dataclass
 class Encoded:
-    ids: list[np.ndarray]   # one int64 array per input, truncated, special tokens included
-    n_tokens: np.ndarray    # length before truncation
-    truncated: np.ndarray   # bool
+    ids: list[np.ndarray]  # one int64 array per input, truncated, special tokens included
+    n_tokens: np.ndarray  # length before truncation
+    truncated: np.ndarray  # bool
 
 
 class TextEncoder:
@@ -97,7 +98,7 @@ class TextEncoder:
             while tail < len(mask) and mask[len(mask) - 1 - tail] == 1:
                 tail += 1
             head = self.max_length - tail
-            row = np.concatenate([row[:head], row[row.size - tail:]]) if tail else row[: self.max_length]
+            row = np.concatenate([row[:head], row[row.size - tail :]]) if tail else row[: self.max_length]
             cut = True
         row.setflags(write=False)  # shared between calls through the memo
         return row, n_tokens, cut
@@ -108,8 +109,9 @@ class TextEncoder:
 CALL_TOKENS = 256
 
 
-def plan_batches(lengths: np.ndarray, *, batch_tokens: int, max_batch_size: int,
-                 call_tokens: int = CALL_TOKENS) -> list[np.ndarray]:
+def plan_batches(
+    lengths: np.ndarray, *, batch_tokens: int, max_batch_size: int, call_tokens: int = CALL_TOKENS
+) -> list[np.ndarray]:
     """Group input indices into batches of similar length under a padded-token budget.
 
     Inputs are sorted by length (longest first, so a budget problem shows on the first batch) and cut
@@ -125,8 +127,8 @@ def plan_batches(lengths: np.ndarray, *, batch_tokens: int, max_batch_size: int,
     order = np.argsort(-lengths, kind="stable")
     longest = np.maximum(lengths[order], 1)  # descending: a batch starting at j has longest[j]
     n = len(order)
-    cost = np.zeros(n + 1, dtype=np.float64)   # cost[i]: least work for the first i inputs
-    cut = np.zeros(n + 1, dtype=np.int64)      # the batch ending before i starts at cut[i]
+    cost = np.zeros(n + 1, dtype=np.float64)  # cost[i]: least work for the first i inputs
+    cut = np.zeros(n + 1, dtype=np.int64)  # the batch ending before i starts at cut[i]
     for i in range(1, n + 1):
         starts = np.arange(max(0, i - max_batch_size), i)
         sizes = i - starts
@@ -138,7 +140,7 @@ def plan_batches(lengths: np.ndarray, *, batch_tokens: int, max_batch_size: int,
     batches: list[np.ndarray] = []
     end = n
     while end > 0:
-        batches.append(order[cut[end]:end])
+        batches.append(order[cut[end] : end])
         end = int(cut[end])
     return batches[::-1]
 

@@ -1,4 +1,5 @@
 """The GitHub Action's metadata and the example workflow: actionlint, and no untrusted text in scripts."""
+
 from __future__ import annotations
 
 import re
@@ -48,8 +49,15 @@ def test_no_run_script_interpolates_untrusted_context():
     for document in documents:
         assert interpolations(document) == []
     # and the check itself catches what it must
-    bad = {"runs": {"steps": [{"run": "echo ${{ inputs.model }}"}, {"run": 'echo "${{ github.event.pull_request.title }}"'},
-                              {"run": "echo $INPUT_MODEL"}]}}
+    bad = {
+        "runs": {
+            "steps": [
+                {"run": "echo ${{ inputs.model }}"},
+                {"run": 'echo "${{ github.event.pull_request.title }}"'},
+                {"run": "echo $INPUT_MODEL"},
+            ]
+        }
+    }
     assert len(interpolations(bad)) == 2
 
 
@@ -57,8 +65,19 @@ def test_action_declares_the_documented_interface():
     action = yaml.safe_load(ACTION.read_text())
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {
-        "python-version", "working-directory", "test-path", "pytest-args", "model", "device", "baseline",
-        "fail-on-regression", "comment-on-pr", "github-token", "cache-models", "artifact-name"}
+        "python-version",
+        "working-directory",
+        "test-path",
+        "pytest-args",
+        "model",
+        "device",
+        "baseline",
+        "fail-on-regression",
+        "comment-on-pr",
+        "github-token",
+        "cache-models",
+        "artifact-name",
+    }
     assert {"report-path", "checks", "failed", "regressions"} <= set(action["outputs"])
     steps = action["runs"]["steps"]
     uses = [s.get("uses", "").split("@")[0] for s in steps]
@@ -73,8 +92,11 @@ def test_action_declares_the_documented_interface():
 def composite_as_workflow(action: dict) -> dict:
     """The composite action's steps as a reusable workflow, so actionlint checks them like a workflow's:
     expressions and their contexts, the inputs of the actions used, the deprecated runtimes."""
-    inputs = {name: {"type": "string", "required": False, "default": str(spec.get("default", ""))}
-              for name, spec in action["inputs"].items() if "${{" not in str(spec.get("default", ""))}
+    inputs = {
+        name: {"type": "string", "required": False, "default": str(spec.get("default", ""))}
+        for name, spec in action["inputs"].items()
+        if "${{" not in str(spec.get("default", ""))
+    }
     inputs["github-token"] = {"type": "string", "required": False, "default": ""}
     steps = []
     for step in action["runs"]["steps"]:
@@ -82,8 +104,11 @@ def composite_as_workflow(action: dict) -> dict:
         if "run" in step:
             step["run"] = step["run"].replace("$GITHUB_ACTION_PATH", "./action")
         steps.append(step)
-    return {"name": "composite steps", "on": {"workflow_call": {"inputs": inputs}},
-            "jobs": {"steps": {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v5"}] + steps}}}
+    return {
+        "name": "composite steps",
+        "on": {"workflow_call": {"inputs": inputs}},
+        "jobs": {"steps": {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v5"}] + steps}},
+    }
 
 
 def test_actionlint_passes_on_the_example_and_the_action_steps(tmp_path):
@@ -99,7 +124,7 @@ def test_actionlint_passes_on_the_example_and_the_action_steps(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
     # The linter does read the local action: a wrong input name in the workflow is an error.
-    broken = (repo / ".github" / "workflows" / WORKFLOWS[0].name)
+    broken = repo / ".github" / "workflows" / WORKFLOWS[0].name
     broken.write_text(broken.read_text().replace("fail-on-regression:", "fail-on-regresion:"))
     result = subprocess.run([actionlint(), "-no-color"], cwd=repo, capture_output=True, text=True)
     assert result.returncode != 0 and 'input "fail-on-regresion" is not defined' in result.stdout

@@ -1,4 +1,5 @@
 """The GitHub Action's steps (action/scripts/nlgeval_action.py) against fake runner files and a fake `gh`."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -26,7 +27,7 @@ def read_kv(path: Path) -> dict[str, str]:
         if "<<" in line and "=" not in line.split("<<")[0]:
             name, delimiter = line.split("<<", 1)
             end = lines.index(delimiter, i + 1)
-            values[name] = "\n".join(lines[i + 1:end])
+            values[name] = "\n".join(lines[i + 1 : end])
             i = end + 1
         else:
             name, value = line.split("=", 1)
@@ -88,7 +89,8 @@ def test_run_step_records_outputs_and_fences_test_output(runner, monkeypatch, tm
     project = tmp_path / "project"
     (project / "tests").mkdir(parents=True)
     (project / "pytest.ini").write_text("[pytest]\n")
-    (project / "tests" / "test_quality.py").write_text(textwrap.dedent('''
+    (project / "tests" / "test_quality.py").write_text(
+        textwrap.dedent('''
         from pytest_nlgeval import assert_dimension
 
         def test_fluent():
@@ -97,7 +99,8 @@ def test_run_step_records_outputs_and_fences_test_output(runner, monkeypatch, tm
 
         def test_too_strict():
             assert_dimension("The bridge will reopen next week.", "fluency") > 0.999
-    '''))
+    ''')
+    )
     monkeypatch.chdir(project)
     monkeypatch.setenv("INPUT_MODEL", str(tiny_t5_model))
     monkeypatch.setenv("INPUT_DEVICE", "cpu")
@@ -137,7 +140,11 @@ def test_summary_step_appends_to_the_job_summary(runner, monkeypatch):
     assert "[Full HTML report](https://github.com/o/r/actions/runs/1/artifacts/9)" in text
     monkeypatch.setenv("INPUT_RESULTS", "")
     assert action.main(["summary"]) == 0
-    assert runner["GITHUB_STEP_SUMMARY"].read_text().endswith("The test run wrote no results file (see the test step's log).\n")
+    assert (
+        runner["GITHUB_STEP_SUMMARY"]
+        .read_text()
+        .endswith("The test run wrote no results file (see the test step's log).\n")
+    )
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     assert action.main(["summary"]) == 2
 
@@ -191,8 +198,10 @@ def test_comment_is_created_once_then_updated(fake_gh, monkeypatch, capsys):
     body = json.loads(calls[1]["stdin"])["body"]
     assert body.startswith("<!-- pytest-nlgeval-report:nlgeval-report -->\n### ❌ pytest-nlgeval")
 
-    existing = [[{"id": 5, "body": "unrelated"}, {"id": 8, "body": body, "user": {"login": "github-actions[bot]"}}],
-                [{"id": 9, "body": "<!-- pytest-nlgeval-report:other-job -->\nx"}]]
+    existing = [
+        [{"id": 5, "body": "unrelated"}, {"id": 8, "body": body, "user": {"login": "github-actions[bot]"}}],
+        [{"id": 9, "body": "<!-- pytest-nlgeval-report:other-job -->\nx"}],
+    ]
     monkeypatch.setenv("FAKE_GH_COMMENTS", json.dumps(existing))
     assert action.main(["comment"]) == 0
     patch = fake_gh()[-1]
@@ -202,17 +211,26 @@ def test_comment_is_created_once_then_updated(fake_gh, monkeypatch, capsys):
 
 def test_comment_of_another_user_with_the_marker_is_never_edited(fake_gh, monkeypatch, capsys):
     marker = "<!-- pytest-nlgeval-report:nlgeval-report -->"
-    existing = [[{"id": 3, "body": marker + "\nplanted", "user": {"login": "mallory"}},
-                 {"id": 4, "body": marker + "\nplanted too", "user": None}]]
+    existing = [
+        [
+            {"id": 3, "body": marker + "\nplanted", "user": {"login": "mallory"}},
+            {"id": 4, "body": marker + "\nplanted too", "user": None},
+        ]
+    ]
     monkeypatch.setenv("FAKE_GH_COMMENTS", json.dumps(existing))
     assert action.main(["comment"]) == 0
     calls = fake_gh()
-    assert [c["args"][:3] for c in calls] == [["api", "--paginate", "--slurp"], ["api", "user"],
-                                              ["api", "--method", "POST"]]
+    assert [c["args"][:3] for c in calls] == [
+        ["api", "--paginate", "--slurp"],
+        ["api", "user"],
+        ["api", "--method", "POST"],
+    ]
     assert not any("PATCH" in c["args"] for c in calls)
     out = capsys.readouterr().out
-    assert "posted a new comment" in out and "2 comment(s) carry this job's marker but were not written by " \
-        "github-actions[bot]" in out
+    assert (
+        "posted a new comment" in out
+        and "2 comment(s) carry this job's marker but were not written by github-actions[bot]" in out
+    )
     # With a user token (a PAT), the comment that token wrote is the one updated.
     monkeypatch.setenv("FAKE_GH_USER", "ci-user")
     existing[0].append({"id": 6, "body": marker + "\nmine", "user": {"login": "ci-user"}})
@@ -222,8 +240,16 @@ def test_comment_of_another_user_with_the_marker_is_never_edited(fake_gh, monkey
     assert fake_gh()[-1]["args"][:4] == ["api", "--method", "PATCH", "repos/owner/repo/issues/comments/6"]
 
 
-@pytest.mark.parametrize("url", ["javascript:alert(1)", "http://example.test/a", "data:text/html,x",
-                                 "https://x.test/a) [click](https://evil.test", "https://x.test/\n::error::x"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(1)",
+        "http://example.test/a",
+        "data:text/html,x",
+        "https://x.test/a) [click](https://evil.test",
+        "https://x.test/\n::error::x",
+    ],
+)
 def test_non_https_artifact_url_is_refused_without_a_traceback(runner, fake_gh, monkeypatch, capsys, url):
     monkeypatch.setenv("INPUT_ARTIFACT_URL", url)
     assert action.main(["summary"]) == 0
@@ -260,18 +286,22 @@ def test_no_comment_outside_pull_requests_or_without_token(fake_gh, monkeypatch,
 JUNIT = '<testsuites><testsuite name="pytest" tests="3" failures="{f}" errors="{e}"></testsuite></testsuites>'
 
 
-@pytest.mark.parametrize("exit_code, failures, regressions, fail_on_regression, expected, message", [
-    (0, 0, 0, "true", 0, ""),
-    (1, 2, 0, "true", 1, "2 test(s) failed"),
-    (1, 0, 3, "true", 1, "3 quality regression(s)"),
-    (1, 0, 3, "false", 0, "fail-on-regression: false"),
-    (1, 1, 3, "false", 1, "1 test(s) failed"),  # a failed threshold still fails
-    (1, 0, 0, "true", 1, "the session failed without a failed test"),
-    (5, 0, 0, "true", 1, "no tests were collected"),
-    (4, 0, 0, "true", 1, "wrong option or path"),
-])
-def test_verdict(runner, monkeypatch, tmp_path, capsys, exit_code, failures, regressions, fail_on_regression,
-                 expected, message):
+@pytest.mark.parametrize(
+    "exit_code, failures, regressions, fail_on_regression, expected, message",
+    [
+        (0, 0, 0, "true", 0, ""),
+        (1, 2, 0, "true", 1, "2 test(s) failed"),
+        (1, 0, 3, "true", 1, "3 quality regression(s)"),
+        (1, 0, 3, "false", 0, "fail-on-regression: false"),
+        (1, 1, 3, "false", 1, "1 test(s) failed"),  # a failed threshold still fails
+        (1, 0, 0, "true", 1, "the session failed without a failed test"),
+        (5, 0, 0, "true", 1, "no tests were collected"),
+        (4, 0, 0, "true", 1, "wrong option or path"),
+    ],
+)
+def test_verdict(
+    runner, monkeypatch, tmp_path, capsys, exit_code, failures, regressions, fail_on_regression, expected, message
+):
     junit = tmp_path / "junit.xml"
     junit.write_text(JUNIT.format(f=failures, e=0))
     monkeypatch.setenv("INPUT_EXIT_CODE", str(exit_code))

@@ -1,4 +1,5 @@
 """``nlgeval compare`` and ``nlgeval baseline``: formats and exit codes."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,10 @@ def test_compare_text_exit_codes(files, capsys):
     assert "passed: no regression (12 compared, 12 unchanged, 0 improved)" in out
     assert main(["compare", base, drop]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1] == (f"REGRESSION   tests/test_app.py::test_fluency[case2]::fluency::0: {scores[2]:.4f} -> "
-                        f"{scores[2] - 0.3:.4f} (-0.3000, tolerance 0.0500)")
+    assert lines[1] == (
+        f"REGRESSION   tests/test_app.py::test_fluency[case2]::fluency::0: {scores[2]:.4f} -> "
+        f"{scores[2] - 0.3:.4f} (-0.3000, tolerance 0.0500)"
+    )
     assert lines[-1].startswith("FAILED: 1 regression (1 check, 0 suites)")
     assert main(["compare", base, drop, "--tolerance", "fluency=0.5"]) == 0
 
@@ -55,8 +58,10 @@ def test_compare_markdown_and_json(files, capsys):
 
 def test_compare_errors_exit_2(files, capsys, tmp_path):
     _, base, same, drop, scores = files
-    int8 = _write(tmp_path / "int8.json", make_results({FLU: scores}, evaluator="int8cccc",
-                                                        fingerprint=dict(FINGERPRINT, precision="int8")))
+    int8 = _write(
+        tmp_path / "int8.json",
+        make_results({FLU: scores}, evaluator="int8cccc", fingerprint=dict(FINGERPRINT, precision="int8")),
+    )
     assert main(["compare", base, int8]) == 2
     err = capsys.readouterr().err
     assert "nlgeval compare: error: refusing to compare" in err and "precision: fp32 -> int8" in err

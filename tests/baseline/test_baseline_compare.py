@@ -1,4 +1,5 @@
 """Per-check and per-suite verdicts, the paired bootstrap, tolerances and evaluator fingerprints."""
+
 from __future__ import annotations
 
 import random
@@ -150,9 +151,12 @@ def test_marker_and_ini_tolerances():
     head = [s - 0.08 for s in scores]
     assert compare(snap({FLU: scores}), snap({FLU: head})).failed
     assert not compare(snap({FLU: scores}), snap({FLU: head}, tolerance=0.1)).failed  # marker on the tests
-    assert not compare(snap({FLU: scores}), snap({FLU: head}), tolerances=Tolerances.from_specs(["fluency = 0.1"])).failed
-    t = Tolerances.from_specs(["fluency = 0.1", "summarization/fluency = 0.2", "metric:* = 0.5", "* = 0.3"],
-                              ["* = 0.01"])
+    assert not compare(
+        snap({FLU: scores}), snap({FLU: head}), tolerances=Tolerances.from_specs(["fluency = 0.1"])
+    ).failed
+    t = Tolerances.from_specs(
+        ["fluency = 0.1", "summarization/fluency = 0.2", "metric:* = 0.5", "* = 0.3"], ["* = 0.01"]
+    )
     assert t.for_check("dimension", "summarization", "fluency") == 0.2
     assert t.for_check("dimension", "dialogue", "fluency") == 0.1
     assert t.for_check("metric", None, "helpful") == 0.5 and t.for_check("dimension", None, "x") == 0.3
@@ -198,17 +202,20 @@ def test_allow_evaluator_change_widens_tolerances_by_the_measured_drift():
     texts[FLU][3] = "a different output."
     dropped = list(shifted)
     dropped[3] = scores[3] - 0.5
-    c = compare(base, snap({FLU: dropped}, evaluator="int8cccc", fingerprint=int8, texts=texts),
-                allow_evaluator_change=True)
+    c = compare(
+        base, snap({FLU: dropped}, evaluator="int8cccc", fingerprint=int8, texts=texts), allow_evaluator_change=True
+    )
     assert [v.key for v in c.regressions] == ["tests/test_app.py::test_fluency[case3]::fluency::0"]
     assert c.evaluator_change.drift["summarization/fluency"][1] == 19  # the changed case is not drift
 
 
 def test_drift_not_measurable_without_unchanged_inputs():
     texts = {FLU: [f"new output {i}." for i in range(6)]}
-    c = compare(snap({FLU: [0.5] * 6}), snap({FLU: [0.2] * 6}, evaluator="int8cccc", texts=texts,
-                                             fingerprint=dict(FINGERPRINT, precision="int8")),
-                allow_evaluator_change=True)
+    c = compare(
+        snap({FLU: [0.5] * 6}),
+        snap({FLU: [0.2] * 6}, evaluator="int8cccc", texts=texts, fingerprint=dict(FINGERPRINT, precision="int8")),
+        allow_evaluator_change=True,
+    )
     assert len(c.incomparable) == 6 and not c.suites and c.evaluator_change.unmeasured == ("summarization/fluency",)
     assert "drift cannot be measured" in c.incomparable[0].reason
 
@@ -220,8 +227,13 @@ def test_results_dict_round_trip_of_the_comparison():
     c = compare(snap({FLU: scores}), snap({FLU: [s - 0.1 for s in scores]}), seed=4)
     data = json.loads(json.dumps(c.to_dict(), allow_nan=False))
     assert data["status"] == "regression" and data["counts"]["regressions"] == 10
-    assert data["statistics"] == {"method": "paired bootstrap over cases, percentile interval", "replicates": 2000,
-                                  "seed": 4, "confidence": 0.95, "min_cases": MIN_SUITE_CASES}
+    assert data["statistics"] == {
+        "method": "paired bootstrap over cases, percentile interval",
+        "replicates": 2000,
+        "seed": 4,
+        "confidence": 0.95,
+        "min_cases": MIN_SUITE_CASES,
+    }
     assert data["suites"][0]["label"] == "summarization/fluency" and data["suites"][0]["high"] < 0
 
 
@@ -233,15 +245,19 @@ def test_same_model_files_under_another_path_are_the_same_evaluator():
     assert not c.failed and c.evaluator_change is None and c.counts()["unchanged"] == 2
     no_files = dict(ci, files={})
     with pytest.raises(EvaluatorMismatchError, match="model: tiny-t5 -> /home/runner"):
-        compare(snap({FLU: [0.5]}, fingerprint=dict(FINGERPRINT, files={})),
-                snap({FLU: [0.5]}, evaluator="ci000000", fingerprint=no_files))
+        compare(
+            snap({FLU: [0.5]}, fingerprint=dict(FINGERPRINT, files={})),
+            snap({FLU: [0.5]}, evaluator="ci000000", fingerprint=no_files),
+        )
 
 
 def test_comparing_nothing_is_refused_naming_why():
     base = snap({FLU: base_scores(6)})
     moved = Baseline.from_results(make_results({FLU: base_scores(6)})).rebased("/proj", "/")
     assert next(iter(moved.entries)).startswith("proj/tests/test_app.py::")
-    with pytest.raises(KeyMismatchError, match=r"none of the 6 checks of this run has an entry in the baseline") as info:
+    with pytest.raises(
+        KeyMismatchError, match=r"none of the 6 checks of this run has an entry in the baseline"
+    ) as info:
         compare(base, moved)
     message = str(info.value)
     assert "'proj/' that the baseline's lack" in message and "another rootdir" in message
@@ -267,8 +283,11 @@ def test_mostly_new_and_as_many_removed_is_refused_but_a_subset_is_not():
             key = key.replace("test_app.py", "test_other.py")
             entry = replace(entry, key=key, nodeid=entry.nodeid.replace("test_app.py", "test_other.py"))
         renamed[key] = entry
-    with pytest.raises(KeyMismatchError, match=r"only 3 of the 10 checks of this run have an entry .*7 are new "
-                                               r"and 7 entries did not run"):
+    with pytest.raises(
+        KeyMismatchError,
+        match=r"only 3 of the 10 checks of this run have an entry .*7 are new "
+        r"and 7 entries did not run",
+    ):
         compare(base, Baseline(renamed, head.evaluators, "this run", "results"))
     # A -k subset (few checks, many removed) and a few added tests are normal.
     subset = snap({FLU: base_scores(10)[:2]})

@@ -3,6 +3,7 @@
 The suite below is scored by the tiny random T5 model: its scores are deterministic, so an unchanged
 suite reproduces its baseline exactly, and drops are injected by editing the baseline file's scores.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,16 @@ COH = "test_suite.py::test_coherence[{}]::coherence::0"
 
 def run(pytester, model, *args):
     # "--opt=value": a separate path argument would take part in pytest's rootdir detection.
-    return pytester.runpytest("-p", "no:cacheprovider", f"--nlgeval-model={model}", "--nlgeval-precision", "fp32",
-                              "--nlgeval-baseline", "base.json", *args)
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        f"--nlgeval-model={model}",
+        "--nlgeval-precision",
+        "fp32",
+        "--nlgeval-baseline",
+        "base.json",
+        *args,
+    )
 
 
 @pytest.fixture
@@ -70,8 +79,9 @@ def test_unchanged_suite_never_regresses_over_20_seeds(recorded, tiny_t5_model):
         extra = ["--nlgeval-json", "results.json"] if seed == 0 else []
         result = run(recorded, tiny_t5_model, "--nlgeval-baseline-seed", str(seed), *extra)
         assert result.ret == 0, result.stdout.str()
-        result.stdout.fnmatch_lines(["*passed: no regression (16 compared, 16 unchanged, 0 improved)*"
-                                     f"seed {seed}, 95% percentile interval"])
+        result.stdout.fnmatch_lines(
+            [f"*passed: no regression (16 compared, 16 unchanged, 0 improved)*seed {seed}, 95% percentile interval"]
+        )
     results = json.loads((recorded.path / "results.json").read_text())
     assert results["baseline"]["status"] == "passed" and results["baseline"]["counts"]["unchanged"] == 16
     assert results["baseline"]["path"].endswith("base.json")
@@ -85,8 +95,9 @@ def test_one_case_drop_fails_the_run_although_every_threshold_passed(recorded, t
     assert result.ret == 1
     lines = result.stdout.lines
     start = next(i for i, line in enumerate(lines) if "nlgeval baseline: " in line and line.startswith("="))
-    assert lines[start + 1].startswith(f"REGRESSION   {FLU.format(3)}: {old:.4f} -> {old - 0.3:.4f} (-0.3000, "
-                                       "tolerance 0.0500)")
+    assert lines[start + 1].startswith(
+        f"REGRESSION   {FLU.format(3)}: {old:.4f} -> {old - 0.3:.4f} (-0.3000, tolerance 0.0500)"
+    )
     result.stdout.fnmatch_lines(["*FAILED: 1 regression (1 check, 0 suites)*"])
 
 
@@ -99,29 +110,41 @@ def test_whole_dimension_drop_is_a_suite_regression(recorded, tiny_t5_model):
     result = run(recorded, tiny_t5_model, "--nlgeval-json", "results.json", "--nlgeval-baseline-markdown", "summary.md")
     result.assert_outcomes(passed=16)
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["REGRESSION   summarization/coherence (suite, 8 cases): mean * -> *, change -0.0300, "
-                                 "95% interval ?-0.0300, -0.0300?, tolerance 0.0200",
-                                 "*FAILED: 1 regression (0 checks, 1 suite)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "REGRESSION   summarization/coherence (suite, 8 cases): mean * -> *, change -0.0300, "
+            "95% interval ?-0.0300, -0.0300?, tolerance 0.0200",
+            "*FAILED: 1 regression (0 checks, 1 suite)*",
+        ]
+    )
     baseline = json.loads((recorded.path / "results.json").read_text())["baseline"]
     assert baseline["status"] == "regression" and baseline["counts"]["suite_regressions"] == 1
     assert "| `summarization/coherence` | 8 |" in (recorded.path / "summary.md").read_text()
 
 
 def test_improvements_new_and_removed_checks(recorded, tiny_t5_model):
-    _edit(recorded, lambda checks: [checks[FLU.format(i)].update(score=checks[FLU.format(i)]["score"] - 0.2)
-                                    for i in range(8)])
-    recorded.makepyfile(test_more='''
+    _edit(
+        recorded,
+        lambda checks: [checks[FLU.format(i)].update(score=checks[FLU.format(i)]["score"] - 0.2) for i in range(8)],
+    )
+    recorded.makepyfile(
+        test_more='''
         from pytest_nlgeval import assert_dimension
         def test_new():
             assert_dimension("A brand new check.", "fluency") > 0.0
-    ''')
+    '''
+    )
     result = run(recorded, tiny_t5_model, "-k", "not coherence or coherence and not 7")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["improved     summarization/fluency (suite, 8 cases)*",
-                                 f"improved     {lit(FLU.format(0))}: *",
-                                 "new          test_more.py::test_new::fluency::0: * (no baseline entry; passes)",
-                                 f"removed      {lit(COH.format(7))}: was * (did not run; entry kept)",
-                                 "*passed: no regression (15 compared, 7 unchanged, 9 improved, 1 new, 1 removed)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "improved     summarization/fluency (suite, 8 cases)*",
+            f"improved     {lit(FLU.format(0))}: *",
+            "new          test_more.py::test_new::fluency::0: * (no baseline entry; passes)",
+            f"removed      {lit(COH.format(7))}: was * (did not run; entry kept)",
+            "*passed: no regression (15 compared, 7 unchanged, 9 improved, 1 new, 1 removed)*",
+        ]
+    )
     strict = run(recorded, tiny_t5_model, "--nlgeval-baseline-new-checks", "fail")
     assert strict.ret == 1
     strict.stdout.fnmatch_lines(["NEW (fails)  test_more.py::test_new::fluency::0: * has no baseline entry"])
@@ -141,13 +164,15 @@ def test_update_records_only_what_ran(recorded, tiny_t5_model):
 
 def test_interrupted_session_does_not_update(recorded, tiny_t5_model):
     before = (recorded.path / "base.json").read_text()
-    recorded.makepyfile(test_zstop='''
+    recorded.makepyfile(
+        test_zstop='''
         import pytest
         from pytest_nlgeval import assert_dimension
         def test_stop():
             assert_dimension("Stop here.", "fluency") > 0.0
             pytest.exit("stopping the session")
-    ''')
+    '''
+    )
     result = run(recorded, tiny_t5_model, "--nlgeval-baseline-update")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*base.json not updated: the session was interrupted"])
@@ -155,20 +180,43 @@ def test_interrupted_session_does_not_update(recorded, tiny_t5_model):
 
 
 def test_other_evaluator_is_refused_unless_allowed(recorded, tiny_t5_model):
-    result = recorded.runpytest("-p", "no:cacheprovider", f"--nlgeval-model={tiny_t5_model}",
-                                "--nlgeval-precision", "int8", "--nlgeval-baseline", "base.json")
+    result = recorded.runpytest(
+        "-p",
+        "no:cacheprovider",
+        f"--nlgeval-model={tiny_t5_model}",
+        "--nlgeval-precision",
+        "int8",
+        "--nlgeval-baseline",
+        "base.json",
+    )
     result.assert_outcomes(passed=16)
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*= nlgeval baseline: FAILED =*",
-                                 "refusing to compare scores made by different evaluators (16 checks)*"
-                                 "differs in *precision: fp32 -> int8*"])
-    allowed = recorded.runpytest("-p", "no:cacheprovider", f"--nlgeval-model={tiny_t5_model}",
-                                 "--nlgeval-precision", "int8", "--nlgeval-baseline", "base.json",
-                                 "--nlgeval-baseline-allow-evaluator-change", "--nlgeval-json", "results.json")
+    result.stdout.fnmatch_lines(
+        [
+            "*= nlgeval baseline: FAILED =*",
+            "refusing to compare scores made by different evaluators (16 checks)*differs in *precision: fp32 -> int8*",
+        ]
+    )
+    allowed = recorded.runpytest(
+        "-p",
+        "no:cacheprovider",
+        f"--nlgeval-model={tiny_t5_model}",
+        "--nlgeval-precision",
+        "int8",
+        "--nlgeval-baseline",
+        "base.json",
+        "--nlgeval-baseline-allow-evaluator-change",
+        "--nlgeval-json",
+        "results.json",
+    )
     out = allowed.stdout.str()
     assert "evaluator changed (16 checks)" in out and "precision: fp32 -> int8" in out
-    allowed.stdout.fnmatch_lines(["cross-evaluator drift summarization/coherence: * (mean |difference| over 8 cases "
-                                  "with unchanged inputs); tolerances widened by it"])
+    allowed.stdout.fnmatch_lines(
+        [
+            "cross-evaluator drift summarization/coherence: * (mean |difference| over 8 cases "
+            "with unchanged inputs); tolerances widened by it"
+        ]
+    )
     change = json.loads((recorded.path / "results.json").read_text())["baseline"]["evaluator_change"]
     assert set(change["drift"]) == {"summarization/coherence", "summarization/fluency"}
     assert all(d["cases"] == 8 for d in change["drift"].values())
@@ -275,24 +323,28 @@ def test_keys_do_not_depend_on_how_pytest_was_invoked(pytester, monkeypatch):
     pytester.mkdir("bl")
     monkeypatch.chdir(proj)
     # "--opt=value": the rootdir is the project, keys are test_a.py::...
-    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=../bl/b.json",
-                                "--nlgeval-baseline-update")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--nlgeval-baseline=../bl/b.json", "--nlgeval-baseline-update"
+    )
     assert result.ret == 0, result.stdout.str()
     data = json.loads((pytester.path / "bl" / "b.json").read_text())
     assert data["root"] == "../proj"
     assert sorted(data["checks"])[0] == "test_a.py::test_len[0]::length::0"
     # "--opt value": the existing path takes part in rootdir detection, pytest's node ids become proj/test_a.py::...
-    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline", "../bl/b.json",
-                                "--nlgeval-json=../r.json")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--nlgeval-baseline", "../bl/b.json", "--nlgeval-json=../r.json"
+    )
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["rootdir: " + lit(str(pytester.path)),
-                                 "*passed: no regression (6 compared, 6 unchanged, 0 improved)*"])
+    result.stdout.fnmatch_lines(
+        ["rootdir: " + lit(str(pytester.path)), "*passed: no regression (6 compared, 6 unchanged, 0 improved)*"]
+    )
     results = json.loads((pytester.path / "r.json").read_text())
     assert results["checks"][0]["key"] == "proj/test_a.py::test_len[0]::length::0"  # pytest's own node id
     assert results["baseline"]["counts"]["unchanged"] == 6
     # Recording that way keeps the keys too.
-    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline", "../bl/b.json",
-                                "--nlgeval-baseline-update")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--nlgeval-baseline", "../bl/b.json", "--nlgeval-baseline-update"
+    )
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["*b.json: 0 added, 0 changed, 6 unchanged"])
     assert json.loads((pytester.path / "bl" / "b.json").read_text()) == data
@@ -306,15 +358,20 @@ def test_a_baseline_whose_keys_match_nothing_fails(pytester):
     # A baseline without a recorded root (an older file) whose keys were made under another rootdir.
     data = json.loads((pytester.path / "b.json").read_text())
     del data["root"]
-    data["checks"] = {"proj/" + key: {**entry, "nodeid": "proj/" + entry["nodeid"]}
-                      for key, entry in data["checks"].items()}
+    data["checks"] = {
+        "proj/" + key: {**entry, "nodeid": "proj/" + entry["nodeid"]} for key, entry in data["checks"].items()
+    }
     (pytester.path / "b.json").write_text(json.dumps(data, indent=2, sort_keys=True))
     result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json")
     result.assert_outcomes(passed=6)
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*= nlgeval baseline: FAILED =*",
-                                 "refusing to compare: none of the 6 checks of this run has an entry in the "
-                                 "baseline * (6 entries)*lack the prefix 'proj/'*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*= nlgeval baseline: FAILED =*",
+            "refusing to compare: none of the 6 checks of this run has an entry in the "
+            "baseline * (6 entries)*lack the prefix 'proj/'*",
+        ]
+    )
     # Running none of the recorded checks compares nothing either.
     pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json", "test_plain.py")

@@ -1,4 +1,5 @@
 """The baseline file: stable format, validation that names the line, merge-updates, atomic writes."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,9 @@ from pytest_nlgeval.baseline.store import Baseline, load_baseline, load_snapshot
 
 
 def _baseline(tmp_path, **kw) -> tuple[Baseline, str]:
-    results = make_results({("summarization", "fluency"): base_scores(6), ("summarization", "coherence"): [0.5, 0.6]},
-                           **kw)
+    results = make_results(
+        {("summarization", "fluency"): base_scores(6), ("summarization", "coherence"): [0.5, 0.6]}, **kw
+    )
     path = str(tmp_path / "nlgeval-baseline.json")
     write_baseline(Baseline.from_results(results), path)
     return load_baseline(path), path
@@ -63,13 +65,16 @@ def test_truncated_file_names_the_line(tmp_path):
     assert info.value.line == text[: len(text) // 2].count("\n") + 1
 
 
-@pytest.mark.parametrize("old, new, field, problem", [
-    ('"score": 0.', '"score": "0.', "score", "score must be a finite number"),
-    ('"operator": ">"', '"operator": "=>"', "operator", "operator must be one of"),
-    ('"kind": "dimension"', '"kind": "dimensoin"', "kind", "kind must be one of"),
-    ('"evaluator": "fp32aaaa"', '"evaluator": "fp16bbbb"', "evaluator", "is not listed under evaluators"),
-    ('"threshold": 0.1', '"threshold": true', "threshold", "threshold must be a number"),
-])
+@pytest.mark.parametrize(
+    "old, new, field, problem",
+    [
+        ('"score": 0.', '"score": "0.', "score", "score must be a finite number"),
+        ('"operator": ">"', '"operator": "=>"', "operator", "operator must be one of"),
+        ('"kind": "dimension"', '"kind": "dimensoin"', "kind", "kind must be one of"),
+        ('"evaluator": "fp32aaaa"', '"evaluator": "fp16bbbb"', "evaluator", "is not listed under evaluators"),
+        ('"threshold": 0.1', '"threshold": true', "threshold", "threshold must be a number"),
+    ],
+)
 def test_hand_edited_entry_names_the_line_of_the_field(tmp_path, old, new, field, problem):
     _, path = _baseline(tmp_path)
     if field == "score":  # make the string literal valid JSON: "0.xxxx" -> close the quote after the number
@@ -100,9 +105,9 @@ def test_nan_duplicate_conflict_and_versions_are_errors(tmp_path):
     key = sorted(data["checks"])[0]
     lines = original.splitlines(keepends=True)
     start = _line_with_text(lines, json.dumps(key) + ": {")
-    block = lines[start: start + 11]
+    block = lines[start : start + 11]
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write("".join(lines[: start + 11] + block + lines[start + 11:]))
+        fh.write("".join(lines[: start + 11] + block + lines[start + 11 :]))
     with pytest.raises(BaselineFormatError, match="appears twice") as info:
         load_baseline(path)
     assert info.value.line == start + 12
@@ -155,11 +160,15 @@ def test_update_rerecords_what_ran_and_keeps_the_rest(tmp_path):
     run = make_results({("summarization", "fluency"): [0.11, 0.12], ("summarization", "relevance"): [0.7]})
     run["checks"].append(dict(run["checks"][0], key="tests/x.py::t::fluency::0", nodeid="tests/x.py::t", score=None))
     new, summary = old.updated(Baseline.from_results(run))
-    assert len(summary.changed) == 2 and len(summary.added) == 1 and summary.not_finite == ("tests/x.py::t::fluency::0",)
+    assert (
+        len(summary.changed) == 2 and len(summary.added) == 1 and summary.not_finite == ("tests/x.py::t::fluency::0",)
+    )
     assert len(summary.kept) == 6 and "tests/x.py::t::fluency::0" not in new.entries
     assert new.entries["tests/test_app.py::test_fluency[case0]::fluency::0"].score == 0.11
-    assert new.entries["tests/test_app.py::test_fluency[case5]::fluency::0"].score == old.entries[
-        "tests/test_app.py::test_fluency[case5]::fluency::0"].score
+    assert (
+        new.entries["tests/test_app.py::test_fluency[case5]::fluency::0"].score
+        == old.entries["tests/test_app.py::test_fluency[case5]::fluency::0"].score
+    )
     pruned, summary = old.updated(Baseline.from_results(run), prune=True)
     assert len(pruned.entries) == 3 and len(summary.pruned) == 6
     assert "6 kept (did not run)" in old.updated(Baseline.from_results(run))[1].describe()

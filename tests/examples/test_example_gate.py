@@ -1,5 +1,6 @@
 """The summariser example's gate catches a summariser that starts producing word salad: its absolute
 checks fail, and so does the comparison with a baseline recorded from the working summariser."""
+
 from __future__ import annotations
 
 import json
@@ -9,19 +10,39 @@ import sys
 from paths import REPO as ROOT
 
 
-
 def _run(tmp_path, summarizer: str, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "SUMMARIZER": summarizer}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "examples/summarization",
-         f"--nlgeval-cache-dir={tmp_path / 'cache'}", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "examples/summarization",
+            f"--nlgeval-cache-dir={tmp_path / 'cache'}",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_word_salad_fails_the_checks_and_the_baseline(tmp_path):
     baseline = tmp_path / "baseline.json"
-    recorded = _run(tmp_path, "lead", f"--nlgeval-baseline={baseline}", "--nlgeval-baseline-update",
-                    f"--nlgeval-json={tmp_path / 'lead.json'}")
+    recorded = _run(
+        tmp_path,
+        "lead",
+        f"--nlgeval-baseline={baseline}",
+        "--nlgeval-baseline-update",
+        f"--nlgeval-json={tmp_path / 'lead.json'}",
+    )
     assert recorded.returncode == 0, recorded.stdout[-3000:]
     salad = _run(tmp_path, "salad", f"--nlgeval-baseline={baseline}", f"--nlgeval-json={tmp_path / 'salad.json'}")
     assert salad.returncode != 0

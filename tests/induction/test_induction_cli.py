@@ -1,4 +1,5 @@
 """`nlgeval induce` end to end offline, its errors, and the package's optional-dependency behaviour."""
+
 import json
 import subprocess
 import sys
@@ -16,8 +17,22 @@ def write_data(path):
 def test_induce_command_writes_artifact_and_report_card(tmp_path, capsys):
     data = write_data(tmp_path / "labels.jsonl")
     out = tmp_path / "metric.json"
-    code = main(["induce", str(data), "--task", "Answer questions", "--target", "label", "-o", str(out),
-                 "--metrics", "length,distinct_1", "--keep", "2"])
+    code = main(
+        [
+            "induce",
+            str(data),
+            "--task",
+            "Answer questions",
+            "--target",
+            "label",
+            "-o",
+            str(out),
+            "--metrics",
+            "length,distinct_1",
+            "--keep",
+            "2",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "no --lm given" in captured.err and "regressing 2 candidates" in captured.err  # progress display
@@ -39,9 +54,11 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 
 def test_importing_the_package_imports_nothing_heavy():
-    res = _run("import sys, pytest_nlgeval.induction as ind; ind.load_dataset; "
-               "heavy = [m for m in ('numpy', 'sklearn', 'scipy', 'dspy', 'litellm') if m in sys.modules]; "
-               "print(heavy)")
+    res = _run(
+        "import sys, pytest_nlgeval.induction as ind; ind.load_dataset; "
+        "heavy = [m for m in ('numpy', 'sklearn', 'scipy', 'dspy', 'litellm') if m in sys.modules]; "
+        "print(heavy)"
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
 
@@ -80,9 +97,30 @@ def test_induce_command_with_an_lm_shows_llm_usage(tmp_path, capsys, monkeypatch
 
     monkeypatch.setattr(llmcache, "make_lm", fake_make_lm)
     data = write_data(tmp_path / "labels.jsonl")
-    code = main(["induce", str(data), "--task", "Answer questions", "--target", "label", "-o", str(tmp_path / "m.json"),
-                 "--lm", "openai/some-model", "--api-base", "http://localhost:9/v1", "--n-criteria", "2",
-                 "--n-rubrics", "0", "--no-example-judge", "--threads", "1", "--no-robustness"])
+    code = main(
+        [
+            "induce",
+            str(data),
+            "--task",
+            "Answer questions",
+            "--target",
+            "label",
+            "-o",
+            str(tmp_path / "m.json"),
+            "--lm",
+            "openai/some-model",
+            "--api-base",
+            "http://localhost:9/v1",
+            "--n-criteria",
+            "2",
+            "--n-rubrics",
+            "0",
+            "--no-example-judge",
+            "--threads",
+            "1",
+            "--no-robustness",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert made["model"] == "openai/some-model" and made["api_base"] == "http://localhost:9/v1"

@@ -1,4 +1,5 @@
 """Labelled datasets: reading JSONL/CSV, label kinds, and errors that name the line and column."""
+
 import json
 
 import pytest
@@ -12,16 +13,28 @@ def write_jsonl(path, rows):
 
 
 def test_jsonl_rows_labels_and_kinds(tmp_path):
-    rows = [{"input": f"q{i}", "output": f"a{i}", "references": [f"r{i}", f"s{i}"],
-             "likert": 1 + i % 5, "thumbs": bool(i % 2), "score": 0.5 * i, "id": i} for i in range(10)]
+    rows = [
+        {
+            "input": f"q{i}",
+            "output": f"a{i}",
+            "references": [f"r{i}", f"s{i}"],
+            "likert": 1 + i % 5,
+            "thumbs": bool(i % 2),
+            "score": 0.5 * i,
+            "id": i,
+        }
+        for i in range(10)
+    ]
     data = load_dataset(write_jsonl(tmp_path / "d.jsonl", rows), target="likert")
     assert len(data) == 10
     assert data.label_kinds == {"likert": "likert", "thumbs": "binary", "score": "numeric"}  # "id" is never a label
     assert data.labels("thumbs").tolist() == [0.0, 1.0] * 5
     assert data.references[3] == ["r3", "s3"] and data.inputs[2] == "q2"
     assert data.has_inputs and data.has_references
-    assert len(data.sha256) == 64 and data.sha256 != load_dataset(
-        write_jsonl(tmp_path / "e.jsonl", rows[:-1]), target="likert").sha256
+    assert (
+        len(data.sha256) == 64
+        and data.sha256 != load_dataset(write_jsonl(tmp_path / "e.jsonl", rows[:-1]), target="likert").sha256
+    )
 
 
 def test_csv_with_json_reference_list_and_word_labels(tmp_path):
@@ -33,12 +46,15 @@ def test_csv_with_json_reference_list_and_word_labels(tmp_path):
     assert data.label_kind("ok") == "binary" and not data.has_inputs
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"output": "", "y": 1}, "line 2, column 'output': missing"),
-    ({"output": "b", "y": "great"}, "line 2, column 'y': label not a number: 'great'"),
-    ({"output": "b"}, "line 2, column 'y': label missing"),
-    ({"output": "b", "y": 2, "input": ""}, "line 2, column 'input'"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"output": "", "y": 1}, "line 2, column 'output': missing"),
+        ({"output": "b", "y": "great"}, "line 2, column 'y': label not a number: 'great'"),
+        ({"output": "b"}, "line 2, column 'y': label missing"),
+        ({"output": "b", "y": 2, "input": ""}, "line 2, column 'input'"),
+    ],
+)
 def test_errors_name_line_and_column(tmp_path, row, message):
     first = {"output": "a", "y": 1, **({"input": "q"} if "input" in row else {})}
     path = write_jsonl(tmp_path / "d.jsonl", [first, row])

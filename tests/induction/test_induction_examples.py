@@ -1,5 +1,6 @@
 """The shipped examples: the induced metric artifact matches its dataset, and the reward example optimises
 a DSPy program offline (DummyLM)."""
+
 import importlib.util
 
 import pytest
@@ -49,8 +50,14 @@ def test_reward_example_optimises_a_program_with_gepa_offline():
     example = load_example()
     refs = {ex.question: ex.references[0] for ex in example.load_questions()}
     reflection = dspy.utils.DummyLM([{"new_instruction": BETTER}] * 20, adapter=dspy.JSONAdapter())
-    result = example.optimise(InstructionFollowingLM(refs), optimizer="gepa", reflection_lm=reflection,
-                              n_train=4, n_dev=4, max_metric_calls=24)
+    result = example.optimise(
+        InstructionFollowingLM(refs),
+        optimizer="gepa",
+        reflection_lm=reflection,
+        n_train=4,
+        n_dev=4,
+        max_metric_calls=24,
+    )
     assert result["program"].signature.instructions == BETTER
     assert result["after"] > result["before"]
 

@@ -1,4 +1,5 @@
 """Generated judges with DSPy's DummyLM and a rule-following fake model: generators, parse failures, cache."""
+
 import math
 
 import pytest
@@ -6,8 +7,15 @@ from induction_fakes import AXES, RuleLM, dummy_judge_answers, synthetic_rows
 
 import dspy
 from pytest_nlgeval.induction.dataset import build_dataset
-from pytest_nlgeval.induction.judge_generation import (criterion_judges, example_judge, generate_judges,
-                                                       high_low_examples, judge_card, propose_axes, rubric_judges)
+from pytest_nlgeval.induction.judge_generation import (
+    criterion_judges,
+    example_judge,
+    generate_judges,
+    high_low_examples,
+    judge_card,
+    propose_axes,
+    rubric_judges,
+)
 from pytest_nlgeval.induction.judges import JudgeSpec, run_judge
 from pytest_nlgeval.induction.llmcache import cached_lm, request_key
 
@@ -22,8 +30,13 @@ def cache(tmp_path):
     return tmp_path / "llm-cache"
 
 
-SPEC = JudgeSpec(kind="criterion", name="judge_clear", task="Answer questions", target="helpfulness",
-                 criterion="Clarity: the answer is easy to follow")
+SPEC = JudgeSpec(
+    kind="criterion",
+    name="judge_clear",
+    task="Answer questions",
+    target="helpfulness",
+    criterion="Clarity: the answer is easy to follow",
+)
 
 
 def test_judge_scores_and_rationales(cache):
@@ -83,8 +96,9 @@ def test_criterion_and_rubric_judges(cache):
     assert [j.name for j in crit] == ["judge_quality", "judge_inverse"]
     assert crit[0].criterion == AXES[0] and crit[0].kind == "criterion"
     lm = cached_lm(dspy.utils.DummyLM([{f"score_{k}": f"level {k} text" for k in range(1, 6)}]), cache)
-    (rub,) = rubric_judges(AXES[:1], task="t", target="y", lm=lm, uses_input=True, uses_references=False,
-                           taken={j.name for j in crit})
+    (rub,) = rubric_judges(
+        AXES[:1], task="t", target="y", lm=lm, uses_input=True, uses_references=False, taken={j.name for j in crit}
+    )
     assert rub.kind == "rubric" and rub.rubric == {str(k): f"level {k} text" for k in range(1, 6)}
     judge = cached_lm(dspy.utils.DummyLM(dummy_judge_answers([2])), cache)
     run_judge(rub, judge, ["out"], ["in"])
@@ -103,13 +117,22 @@ def test_example_judge_keeps_the_set_with_the_lowest_error(data, cache):
 
 def test_generate_judges_end_to_end_with_cards(data, cache):
     lm = cached_lm(RuleLM(), cache)
-    specs, notes = generate_judges(data, task="Answer questions", target="label", lm=lm, n_criteria=2,
-                                   n_rubrics=1, example_based=True)
+    specs, notes = generate_judges(
+        data, task="Answer questions", target="label", lm=lm, n_criteria=2, n_rubrics=1, example_based=True
+    )
     assert [s.kind for s in specs] == ["criterion", "criterion", "rubric", "examples"]
     assert notes["axes"] == AXES[:3]
     card = judge_card(specs[2], {"model": "fake/rule-lm"})
-    for section in ("## Metric Details", "## Intended Use", "## Implementation and Cost", "## Known Limitations",
-                    "## Related Metrics", "## Further Reading", "fake/rule-lm", "Rubric:"):
+    for section in (
+        "## Metric Details",
+        "## Intended Use",
+        "## Implementation and Cost",
+        "## Known Limitations",
+        "## Related Metrics",
+        "## Further Reading",
+        "fake/rule-lm",
+        "Rubric:",
+    ):
         assert section in card
     assert JudgeSpec.from_dict(specs[3].to_dict()) == specs[3]
 
@@ -118,8 +141,9 @@ def test_gepa_optimised_judge_keeps_the_optimised_instructions(data, cache):
     from pytest_nlgeval.induction.judge_generation import optimized_judge
 
     lm = cached_lm(RuleLM(), cache)
-    spec = optimized_judge(data.subset(range(12)), task="Answer questions", target="label", lm=lm,
-                           optimizer="gepa", max_metric_calls=30)
+    spec = optimized_judge(
+        data.subset(range(12)), task="Answer questions", target="label", lm=lm, optimizer="gepa", max_metric_calls=30
+    )
     assert spec.kind == "optimized" and spec.name == "judge_gepa"
     assert spec.instructions  # copied from the compiled program, so the artifact can rebuild the judge
     run = run_judge(spec, lm, ["answer with quality 4: ok"], ["q"])
@@ -131,8 +155,13 @@ def test_gepa_optimised_judge_keeps_the_optimised_instructions(data, cache):
 def test_make_lm_builds_a_cached_lm_without_writing_the_key(tmp_path):
     from pytest_nlgeval.induction.llmcache import make_lm
 
-    lm = make_lm("openai/some-model", api_base="http://localhost:8000/v1", api_key="sk-secret",
-                 temperature=0.3, cache_dir=tmp_path)
+    lm = make_lm(
+        "openai/some-model",
+        api_base="http://localhost:8000/v1",
+        api_key="sk-secret",
+        temperature=0.3,
+        cache_dir=tmp_path,
+    )
     assert lm.identity["model"] == "openai/some-model"
     assert lm.identity["params"]["api_base"] == "http://localhost:8000/v1"
     assert lm.identity["params"]["temperature"] == 0.3

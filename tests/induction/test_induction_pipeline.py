@@ -1,5 +1,6 @@
 """Induction end to end (offline bank-only, and with judges from a fake LM), the artifact round trip,
 and the report card."""
+
 import json
 import math
 
@@ -72,8 +73,16 @@ def test_artifact_errors(tmp_path, bank_metric):
 
 def test_induction_with_generated_judges(data, tmp_path, monkeypatch):
     monkeypatch.setenv("NLGEVAL_LLM_CACHE", str(tmp_path / "cache"))
-    metric = induce(data, task="Answer questions", target="label", lm=RuleLM(), n_criteria=3, n_rubrics=0,
-                    example_judge=False, n_boot=100)
+    metric = induce(
+        data,
+        task="Answer questions",
+        target="label",
+        lm=RuleLM(),
+        n_criteria=3,
+        n_rubrics=0,
+        example_judge=False,
+        n_boot=100,
+    )
     names = [c.name for c in metric.components]
     # 60 labels < 80: generated judges only; the judge that runs against the labels is dropped
     assert metric.provenance["mode"] == "generated judges only"
@@ -93,12 +102,22 @@ def test_unparseable_judge_output_has_no_score(data, tmp_path, monkeypatch):
     monkeypatch.setenv("NLGEVAL_LLM_CACHE", str(tmp_path / "cache"))
     rows = synthetic_rows(60)
     rows[3][1]["output"] = "UNPARSEABLE " + rows[3][1]["output"]
-    metric = induce(build_dataset(rows, target="label"), task="t", target="label", lm=RuleLM(), n_criteria=1,
-                    n_rubrics=0, example_judge=False, n_boot=50, robustness=False)
+    metric = induce(
+        build_dataset(rows, target="label"),
+        task="t",
+        target="label",
+        lm=RuleLM(),
+        n_criteria=1,
+        n_rubrics=0,
+        example_judge=False,
+        n_boot=50,
+        robustness=False,
+    )
     failures = metric.provenance["judge_parse_failures"]
     assert failures == {"judge_quality": 1}
     assert any("could not be parsed" in n for n in metric.report["notes"])
     from pytest_nlgeval.induction.artifact import JudgeParseError
+
     with pytest.raises(JudgeParseError, match="could not be parsed"):
         metric("UNPARSEABLE quality 5", input="q?")
     assert math.isnan(metric.score_batch(["UNPARSEABLE quality 5"], ["q?"])[0])
@@ -106,12 +125,15 @@ def test_unparseable_judge_output_has_no_score(data, tmp_path, monkeypatch):
 
 def test_non_significant_heldout_tau_warns(tmp_path):
     import random
+
     rng = random.Random(5)
-    rows = [(i + 1, {"output": " ".join("w" for _ in range(rng.randint(1, 30))), "y": rng.randint(1, 5)})
-            for i in range(40)]
+    rows = [
+        (i + 1, {"output": " ".join("w" for _ in range(rng.randint(1, 30))), "y": rng.randint(1, 5)}) for i in range(40)
+    ]
     with pytest.warns(InductionWarning, match="p = .* > 0.05"):
-        m = induce(build_dataset(rows, target="y"), task="t", target="y", metrics=["length"], n_boot=50,
-                   robustness=False)
+        m = induce(
+            build_dataset(rows, target="y"), task="t", target="y", metrics=["length"], n_boot=50, robustness=False
+        )
     assert any("not shown to track the labels" in n for n in m.report["notes"])
 
 
@@ -130,13 +152,18 @@ def test_report_card_and_plugin_section(bank_metric, tmp_path):
     for text in ("held-out Kendall", "sensitivity", "stability", "PLS weight", "No LLM was configured", "<svg"):
         assert text in html
     card = bank_metric.card()
-    results = {"checks": [
-        {"kind": "metric", "name": "label", "details": {"artifact": str(path), "metric_card": card}},
-        {"kind": "metric", "name": "label", "details": {"artifact": str(path), "metric_card": card}},
-        {"kind": "metric", "name": "gone", "details": {"artifact": str(tmp_path / "gone.json"),
-                                                       "metric_card": {**card, "name": "gone"}}},
-        {"kind": "dimension", "name": "fluency", "details": {}},
-    ]}
+    results = {
+        "checks": [
+            {"kind": "metric", "name": "label", "details": {"artifact": str(path), "metric_card": card}},
+            {"kind": "metric", "name": "label", "details": {"artifact": str(path), "metric_card": card}},
+            {
+                "kind": "metric",
+                "name": "gone",
+                "details": {"artifact": str(tmp_path / "gone.json"), "metric_card": {**card, "name": "gone"}},
+            },
+            {"kind": "dimension", "name": "fluency", "details": {}},
+        ]
+    }
     (section,) = pytest_nlgeval_report_sections(results)
     assert section["replaces"] == "nlgeval-metrics"
     html = str(section["html"])
@@ -153,15 +180,36 @@ def test_card_appears_in_the_plugin_report(bank_metric, tmp_path):
     path = bank_metric.save(tmp_path / "m.json")
     from pytest_nlgeval.induction import assert_metric
 
-    score = assert_metric("answer 1 with quality 4: alpha beta gamma.", path, input="question 1?",
-                          references=["reference 1 alpha beta gamma"])
+    score = assert_metric(
+        "answer 1 with quality 4: alpha beta gamma.",
+        path,
+        input="question 1?",
+        references=["reference 1 alpha beta gamma"],
+    )
     assert isinstance(score, Score)
-    check = {"key": "t::label::0", "nodeid": "t", "kind": "metric", "name": "label", "task": None, "index": 0,
-             "score": float(score), "operator": ">=", "threshold": 1.0, "passed": True, "evaluator": None,
-             "details": score.details}
-    results = {"schema": "pytest-nlgeval/results", "version": 1, "created": "2026-01-01T00:00:00+00:00",
-               "environment": {}, "evaluators": {}, "checks": [check],
-               "summary": {"checks": 1, "passed": 1, "failed": 0}}
+    check = {
+        "key": "t::label::0",
+        "nodeid": "t",
+        "kind": "metric",
+        "name": "label",
+        "task": None,
+        "index": 0,
+        "score": float(score),
+        "operator": ">=",
+        "threshold": 1.0,
+        "passed": True,
+        "evaluator": None,
+        "details": score.details,
+    }
+    results = {
+        "schema": "pytest-nlgeval/results",
+        "version": 1,
+        "created": "2026-01-01T00:00:00+00:00",
+        "environment": {},
+        "evaluators": {},
+        "checks": [check],
+        "summary": {"checks": 1, "passed": 1, "failed": 0},
+    }
     sections = collect_sections(results, plugins=["pytest_nlgeval.induction.plugin"], autoload=False)
     html = render_html(results, sections=sections)
     assert "Induced metric <code>label</code>" in html and "held-out Kendall" in html

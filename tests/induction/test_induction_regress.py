@@ -1,4 +1,5 @@
 """PLS selection and composition on synthetic data with known weights; Kendall agreement."""
+
 import math
 
 import numpy as np
@@ -76,7 +77,7 @@ def test_predictions_are_identical_alone_and_in_a_batch():
     fit = fit_pls(X, y, names, n_keep=5)
     cols = [names.index(n) for n in fit.names]
     batch = fit.predict(X[:, cols])
-    alone = [fit.predict(X[i:i + 1, cols])[0] for i in range(len(X))]
+    alone = [fit.predict(X[i : i + 1, cols])[0] for i in range(len(X))]
     assert batch == alone  # bit for bit
     assert math.isnan(predict_linear([[float("nan")]], [0.0], [1.0], [1.0], 0.0)[0])
 

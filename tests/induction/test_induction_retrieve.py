@@ -1,4 +1,5 @@
 """Retrieval of bank metrics by BM25 over their metric cards, with an optional LLM rerank."""
+
 import dspy
 import pytest
 from induction_fakes import RuleLM
@@ -9,14 +10,17 @@ from pytest_nlgeval.induction.retrieve import QUERY_TEMPLATE, bm25_rank, retriev
 
 def test_query_template_is_the_papers():
     assert QUERY_TEMPLATE.format(task="T", target="X") == (
-        'I am looking for a metric to evaluate the following task: "T" In particular I care about "X".')
+        'I am looking for a metric to evaluate the following task: "T" In particular I care about "X".'
+    )
     assert "looking" not in tokenize(QUERY_TEMPLATE)  # the template's own words carry no signal
 
 
 def test_bm25_ranks_the_matching_document_first():
-    docs = {"a": "n-gram overlap with reference translations, brevity penalty",
-            "b": "readability grade level of sentences for children",
-            "c": "distinct n-grams measure lexical diversity of stories"}
+    docs = {
+        "a": "n-gram overlap with reference translations, brevity penalty",
+        "b": "readability grade level of sentences for children",
+        "c": "distinct n-grams measure lexical diversity of stories",
+    }
     assert [n for n, _ in bm25_rank("readability for children", docs)][0] == "b"
     assert [n for n, _ in bm25_rank("diversity of generated stories", docs)][0] == "c"
 

@@ -1,4 +1,5 @@
 """The induced metric as a GEPA-compatible DSPy metric, a TRL-style reward, and a pytest assertion."""
+
 import inspect
 
 import pytest
@@ -25,9 +26,18 @@ def judged(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
     lm = RuleLM()
     from pytest_nlgeval.induction.llmcache import cached_lm
-    metric = induce(build_dataset(synthetic_rows(40), target="label"), task="Answer questions", target="label",
-                    lm=cached_lm(lm, cache), n_criteria=1, n_rubrics=0, example_judge=False, n_boot=50,
-                    robustness=False)
+
+    metric = induce(
+        build_dataset(synthetic_rows(40), target="label"),
+        task="Answer questions",
+        target="label",
+        lm=cached_lm(lm, cache),
+        n_criteria=1,
+        n_rubrics=0,
+        example_judge=False,
+        n_boot=50,
+        robustness=False,
+    )
     path = metric.save(tmp_path_factory.mktemp("m") / "helpful.json")
     return metric, path
 
@@ -65,9 +75,13 @@ def test_reward_fn_takes_strings_or_chat_messages(judged):
     reward = as_reward_fn(path, lm=RuleLM())
     assert list(inspect.signature(reward).parameters) == ["completions", "prompts", "kw"]
     plain = reward(["quality 5 answer", "quality 1 answer"], prompts=["q1", "q2"])
-    chat = reward([[{"role": "assistant", "content": "quality 5 answer"}],
-                   [{"role": "assistant", "content": "quality 1 answer"}]],
-                  prompts=[[{"role": "user", "content": "q1"}], [{"role": "user", "content": "q2"}]])
+    chat = reward(
+        [
+            [{"role": "assistant", "content": "quality 5 answer"}],
+            [{"role": "assistant", "content": "quality 1 answer"}],
+        ],
+        prompts=[[{"role": "user", "content": "q1"}], [{"role": "user", "content": "q2"}]],
+    )
     assert plain == chat and all(isinstance(v, float) for v in plain) and plain[0] > plain[1]
     raw = as_reward_fn(path, normalize=False, lm=RuleLM())(["quality 5 answer"])
     assert 1.0 <= raw[0] <= 6.0

@@ -1,8 +1,17 @@
 """Perturbations and the sensitivity/stability measures (Ryan et al., 2025, Sec. 3.2)."""
+
 import pytest
 
-from pytest_nlgeval.induction.robustness import (SAME, WORSE, measure_robustness, perturb_same, perturb_worse,
-                                                 sensitivity, split_sentences, stability)
+from pytest_nlgeval.induction.robustness import (
+    SAME,
+    WORSE,
+    measure_robustness,
+    perturb_same,
+    perturb_worse,
+    sensitivity,
+    split_sentences,
+    stability,
+)
 
 TEXT = "The kettle is big. Fill it with vinegar, then boil it. Rinse it twice and the taste is gone."
 

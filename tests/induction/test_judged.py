@@ -5,6 +5,7 @@ when asked, returns log-probabilities for the score token (0.6 on N, 0.3 on N+1,
 not a score). So the logprob-weighted score is known exactly; an output marked UNPARSEABLE gets an answer
 without a score; each request is counted, so a test can tell what the disk cache answered.
 """
+
 import json
 import math
 import os
@@ -55,8 +56,10 @@ def responder(request, *, logprobs=True):
     top = [{"token": str(q), "logprob": math.log(0.6)}, {"token": "x", "logprob": math.log(0.1)}]
     if q < 5:
         top.insert(1, {"token": str(q + 1), "logprob": math.log(0.3)})
-    content_lp = [{"token": t, "logprob": -0.1, "bytes": None, "top_logprobs": top if i == 3 else []}
-                  for i, t in enumerate(tokens)]
+    content_lp = [
+        {"token": t, "logprob": -0.1, "bytes": None, "top_logprobs": top if i == 3 else []}
+        for i, t in enumerate(tokens)
+    ]
     return content, {"content": content_lp}
 
 
@@ -83,8 +86,17 @@ SUITE = """
 def run_suite(pytester, server, *extra, suite=SUITE):
     pytester.makepyfile(test_suite=textwrap.dedent(suite))
     out = pytester.path / "results.json"
-    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-judge-lm", "openai/stub",
-                                "--nlgeval-judge-api-base", server.api_base, "--nlgeval-json", str(out), *extra)
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--nlgeval-judge-lm",
+        "openai/stub",
+        "--nlgeval-judge-api-base",
+        server.api_base,
+        "--nlgeval-json",
+        str(out),
+        *extra,
+    )
     return result, json.loads(out.read_text())
 
 
@@ -106,7 +118,10 @@ def test_criterion_judging_with_logprobs_cache_and_parse_failures(pytester):
     assert details["samples"][0]["distribution"] == {"4": pytest.approx(2 / 3), "5": pytest.approx(1 / 3)}
     assert details["samples"][0]["mass"] == pytest.approx(0.9)
     assert checks["test_weak"]["score"] == pytest.approx(expected(1)) and not checks["test_weak"]["passed"]
-    assert checks["test_fixture"]["score"] == pytest.approx(5.0) and checks["test_fixture"]["name"] == "the_answer_is_concise"
+    assert (
+        checks["test_fixture"]["score"] == pytest.approx(5.0)
+        and checks["test_fixture"]["name"] == "the_answer_is_concise"
+    )
     assert "test_unparseable" not in checks  # no number was made up for it
     first.stdout.fnmatch_lines(["*JudgedParseError*no score from 1 to 5*asked twice*"])
     # temperature 0, n = 1, log-probabilities asked; the retry of the unparseable answer samples
@@ -118,8 +133,9 @@ def test_criterion_judging_with_logprobs_cache_and_parse_failures(pytester):
     assert asked == judges["calls"] == 2 + 5
     assert judges["judged"] == 3 and judges["retries"] == 1 and judges["parse_failures"] == 1
     assert judges["prompt_tokens"] == 10 * asked and judges["completion_tokens"] == 5 * asked
-    first.stdout.fnmatch_lines(["*judged 3 outputs: 7 LLM calls (0 from cache)*1 answers asked again, "
-                                "1 without a score (parse failures)*"])
+    first.stdout.fnmatch_lines(
+        ["*judged 3 outputs: 7 LLM calls (0 from cache)*1 answers asked again, 1 without a score (parse failures)*"]
+    )
     # the judge's identity is the evaluator: model, parameters, criterion, steps
     fp = results["evaluators"][helpful["evaluator"]]
     assert fp["kind"] == "judge" and fp["model"] == "openai/stub" and fp["criterion"] == "The answer is helpful."
@@ -164,8 +180,9 @@ def test_samples_average_and_record_their_spread(pytester, monkeypatch):
             assert judged.fraction(above=2) >= 0.5
     """
     with OpenAIStub("rule", responder=varying) as server:
-        result, results = run_suite(pytester, server, "--nlgeval-judge-samples", "3", "--nlgeval-judge-temperature",
-                                    "0.8", suite=suite)
+        result, results = run_suite(
+            pytester, server, "--nlgeval-judge-samples", "3", "--nlgeval-judge-temperature", "0.8", suite=suite
+        )
     result.assert_outcomes(passed=1)
     aggregate = next(c for c in results["checks"] if c["kind"] == "aggregate")
     assert aggregate["details"]["samples"]["n"] == 2 and aggregate["details"]["samples"]["of"].endswith("app")
@@ -187,8 +204,10 @@ def test_samples_at_temperature_zero_is_a_usage_error(pytester):
 
 
 def test_no_judge_configured_names_the_options(pytester):
-    pytester.makepyfile("from pytest_nlgeval import assert_judged\n"
-                        "def test_x():\n    assert_judged('hi', 'The reply is polite.') >= 3\n")
+    pytester.makepyfile(
+        "from pytest_nlgeval import assert_judged\n"
+        "def test_x():\n    assert_judged('hi', 'The reply is polite.') >= 3\n"
+    )
     result = pytester.runpytest()
     result.stdout.fnmatch_lines(["*JudgeNotConfigured*--nlgeval-judge-lm*NLGEVAL_JUDGE_LM*"])
 
@@ -197,8 +216,10 @@ def test_options_come_from_ini_and_environment(pytester, monkeypatch):
     with OpenAIStub("rule", responder=responder) as server:
         monkeypatch.setenv("NLGEVAL_JUDGE_API_BASE", server.api_base)
         pytester.makeini("[pytest]\nnlgeval_judge_lm = openai/from-ini\nnlgeval_judge_logprobs = off\n")
-        pytester.makepyfile("from pytest_nlgeval import assert_judged\n"
-                            "def test_x():\n    assert assert_judged('quality 2 reply', 'The reply is polite.') >= 2\n")
+        pytester.makepyfile(
+            "from pytest_nlgeval import assert_judged\n"
+            "def test_x():\n    assert assert_judged('quality 2 reply', 'The reply is polite.') >= 2\n"
+        )
         result = pytester.runpytest("-p", "no:cacheprovider")
         bodies = list(server.bodies)
     result.assert_outcomes(passed=1)
@@ -207,12 +228,12 @@ def test_options_come_from_ini_and_environment(pytester, monkeypatch):
 
 def test_rag_criteria_name_the_texts_they_need():
     with OpenAIStub("rule", responder=responder) as server:
-        judge = build_judge(judge_options({"judge_lm": "openai/stub", "judge_api_base": server.api_base}),
-                            cache=False)
+        judge = build_judge(judge_options({"judge_lm": "openai/stub", "judge_api_base": server.api_base}), cache=False)
         with pytest.raises(TypeError, match="rag/faithfulness|faithfulness.*needs context="):
             judge.score("Paris.", "rag/faithfulness", recorder=None)
-        score = judge.score("quality 5: Paris.", "rag/faithfulness", context=["Paris is the capital of France."],
-                            recorder=None)
+        score = judge.score(
+            "quality 5: Paris.", "rag/faithfulness", context=["Paris is the capital of France."], recorder=None
+        )
         prompt = server.bodies[-1]["messages"][-1]["content"]
     assert score.name == "faithfulness" and score.task == "rag" and score.kind == "judged"
     assert "Retrieved context:\n[1] Paris is the capital of France." in prompt
@@ -220,8 +241,9 @@ def test_rag_criteria_name_the_texts_they_need():
 
 
 def test_server_failures_are_named_errors(tmp_path):
-    settings = judge_options({"judge_lm": "openai/stub", "judge_api_base": f"http://127.0.0.1:{free_port()}/v1",
-                              "judge_timeout": "5"})
+    settings = judge_options(
+        {"judge_lm": "openai/stub", "judge_api_base": f"http://127.0.0.1:{free_port()}/v1", "judge_timeout": "5"}
+    )
     from pytest_nlgeval.induction.llmcache import JudgeServerError
 
     with pytest.raises(JudgeServerError, match="JudgeServerUnreachable"):
@@ -248,14 +270,27 @@ def test_parse_score_reads_the_form_and_refuses_what_is_not_in_the_scale():
     assert parse_score("Score: 7", (1, 5)) is None
     assert parse_score("excellent", (1, 5)) is None
     assert parse_score("Score: 10", (1, 10))[0] == 10
-    assert parse_steps("Steps:\n1. Read it.\n2) Check it.\n- Score it.\nthanks") == ["Read it.", "Check it.", "Score it."]
+    assert parse_steps("Steps:\n1. Read it.\n2) Check it.\n- Score it.\nthanks") == [
+        "Read it.",
+        "Check it.",
+        "Score it.",
+    ]
 
 
 def test_weighted_score_is_the_geval_mean_over_the_scale_tokens():
-    content = [{"token": "Score: ", "logprob": 0.0, "top_logprobs": []},
-               {"token": "4", "logprob": math.log(0.5), "top_logprobs": [
-                   {"token": "4", "logprob": math.log(0.5)}, {"token": " 2", "logprob": math.log(0.25)},
-                   {"token": "9", "logprob": math.log(0.15)}, {"token": "four", "logprob": math.log(0.1)}]}]
+    content = [
+        {"token": "Score: ", "logprob": 0.0, "top_logprobs": []},
+        {
+            "token": "4",
+            "logprob": math.log(0.5),
+            "top_logprobs": [
+                {"token": "4", "logprob": math.log(0.5)},
+                {"token": " 2", "logprob": math.log(0.25)},
+                {"token": "9", "logprob": math.log(0.15)},
+                {"token": "four", "logprob": math.log(0.1)},
+            ],
+        },
+    ]
     value, dist, mass = weighted_score({"content": content}, "Score: 4", 7, 4, (1, 5))
     assert value == pytest.approx((4 * 0.5 + 2 * 0.25) / 0.75) and mass == pytest.approx(0.75)
     assert dist == {"2": pytest.approx(1 / 3), "4": pytest.approx(2 / 3)}
@@ -275,8 +310,9 @@ def test_judge_options_are_checked():
 
 def test_a_parse_failure_is_an_error_not_a_number(tmp_path):
     with OpenAIStub("rule", responder=responder) as server:
-        judge = build_judge(judge_options({"judge_lm": "openai/stub", "judge_api_base": server.api_base}),
-                            cache_dir=tmp_path)
+        judge = build_judge(
+            judge_options({"judge_lm": "openai/stub", "judge_api_base": server.api_base}), cache_dir=tmp_path
+        )
         with pytest.raises(JudgedParseError) as info:
             judge.judge("UNPARSEABLE", "The reply is polite.")
     assert len(info.value.answers) == 2 and judge.stats.parse_failures == 1 and judge.stats.judged == 0
@@ -286,12 +322,27 @@ def test_judge_command_on_a_file(tmp_path, capsys):
     from pytest_nlgeval.cli import main
 
     data = tmp_path / "answers.jsonl"
-    rows = [{"output": "answer with quality 4", "input": "q1?"}, {"output": "UNPARSEABLE", "input": "q2?"},
-            {"output": "answer with quality 2", "context": ["c1", "c2"]}]
+    rows = [
+        {"output": "answer with quality 4", "input": "q1?"},
+        {"output": "UNPARSEABLE", "input": "q2?"},
+        {"output": "answer with quality 2", "context": ["c1", "c2"]},
+    ]
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     with OpenAIStub("rule", responder=responder) as server:
-        args = ["judge", str(data), "--criterion", "The answer is helpful.", "--lm", "openai/stub",
-                "--api-base", server.api_base, "--cache-dir", str(tmp_path / "cache"), "--json", str(tmp_path / "o.json")]
+        args = [
+            "judge",
+            str(data),
+            "--criterion",
+            "The answer is helpful.",
+            "--lm",
+            "openai/stub",
+            "--api-base",
+            server.api_base,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--json",
+            str(tmp_path / "o.json"),
+        ]
         code = main(args)
         out = capsys.readouterr().out
         assert main(args) == 1 and server.requests == 1 + 3 + 1  # the second run: all from the cache

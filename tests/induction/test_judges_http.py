@@ -4,6 +4,7 @@ The whole pipeline goes through DSPy and LiteLLM to a real socket: answers that 
 for again, counted and left unscored; a second run is answered by the disk cache without a request; a
 server that is down, too slow or failing gives a named error within a bounded time, never a hang.
 """
+
 import json
 import math
 import os
@@ -34,9 +35,30 @@ def write_data(path, n=45):
 
 
 def induce_args(data, out, api_base, cache, *extra):
-    return ["induce", str(data), "--task", "Answer questions", "--target", "label", "-o", str(out),
-            "--lm", "openai/rule-judge", "--api-base", api_base, "--cache-dir", str(cache), "--threads", "2",
-            "--n-criteria", "2", "--n-rubrics", "1", "--no-robustness", *extra]
+    return [
+        "induce",
+        str(data),
+        "--task",
+        "Answer questions",
+        "--target",
+        "label",
+        "-o",
+        str(out),
+        "--lm",
+        "openai/rule-judge",
+        "--api-base",
+        api_base,
+        "--cache-dir",
+        str(cache),
+        "--threads",
+        "2",
+        "--n-criteria",
+        "2",
+        "--n-rubrics",
+        "1",
+        "--no-robustness",
+        *extra,
+    ]
 
 
 def test_induce_over_http_retries_counts_and_caches(tmp_path, capsys):
@@ -123,5 +145,6 @@ def test_the_cache_key_ignores_transport_settings(tmp_path):
     b = make_lm("openai/x", api_base="http://127.0.0.1:9/v1", timeout=500, num_retries=4, cache_dir=tmp_path)
     messages = [{"role": "user", "content": "hi"}]
     assert "timeout" not in lm_identity(a.inner)["params"]
-    assert request_key(lm_identity(a.inner), {"timeout": 1}, None, messages) == \
-        request_key(lm_identity(b.inner), {}, None, messages)
+    assert request_key(lm_identity(a.inner), {"timeout": 1}, None, messages) == request_key(
+        lm_identity(b.inner), {}, None, messages
+    )

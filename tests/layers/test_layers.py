@@ -6,6 +6,7 @@ neither of the others; training runs without the plugin, so it may not name pyte
 imports torch. Imports inside functions count as much as those at module level: a lazy import is still a
 dependency, it only fails later and further from its cause. docs/architecture.md draws the layers.
 """
+
 from __future__ import annotations
 
 import ast
@@ -161,8 +162,11 @@ def test_every_package_is_found():
 
 
 def layer_violations(package: str) -> list[str]:
-    return [f"{imp.source}:{imp.line} imports {imp.target}" for imp in all_imports()
-            if _top(imp.source) == package and _top(imp.target) in FORBIDDEN[package]]
+    return [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in all_imports()
+        if _top(imp.source) == package and _top(imp.target) in FORBIDDEN[package]
+    ]
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))

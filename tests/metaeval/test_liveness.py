@@ -1,5 +1,6 @@
 """Liveness: every dimension the embedded default model serves reacts to the damage it names, and the
 ones it cannot judge are refused by name, never answered with a constant."""
+
 from __future__ import annotations
 
 import json
@@ -63,15 +64,23 @@ def test_a_refused_dimension_raises_a_named_error_naming_a_checkpoint_that_can()
     task, name = key.split("/")
     evaluator = Evaluator(cache=False)
     with pytest.raises(DimensionNotServedError, match=r"cannot judge .*MingZhong/unieval-"):
-        evaluator.score("A reply that would otherwise get a number.", name, task=task, context="Hi.\n\n",
-                        fact="A fact.\n", source="A document.", reference="A reference.")
+        evaluator.score(
+            "A reply that would otherwise get a number.",
+            name,
+            task=task,
+            context="Hi.\n\n",
+            fact="A fact.\n",
+            source="A document.",
+            reference="A reference.",
+        )
     assert not evaluator.session_created or evaluator.stats["scored"] == 0
 
 
 def test_a_custom_question_is_refused_by_a_model_without_zero_shot_answers():
     registry = DimensionRegistry()
-    registry.add(Dimension(task="summarization", name="politeness", question="Is this a polite summary?",
-                           fields=("summary",)))
+    registry.add(
+        Dimension(task="summarization", name="politeness", question="Is this a polite summary?", fields=("summary",))
+    )
     evaluator = Evaluator(cache=False, registry=registry)
     with pytest.raises(DimensionNotServedError, match="custom zero-shot questions"):
         evaluator.score("Thank you kindly.", "politeness")
@@ -88,8 +97,10 @@ def _declared_copy(tmp_path, declaration):
 
 def test_an_undeclared_dimension_is_refused_and_the_declaration_is_in_the_fingerprint(tmp_path):
     base = json.loads((embedded_model_path() / "nlgeval.json").read_text()).get("dimensions")
-    narrowed = {"serves": {"summarization/consistency": {"scorer": "boolqa", "source_units": "windows"}},
-                "refuses": {"dialogue/naturalness": {"reason": "it never learned the question", "use": "X/y"}}}
+    narrowed = {
+        "serves": {"summarization/consistency": {"scorer": "boolqa", "source_units": "windows"}},
+        "refuses": {"dialogue/naturalness": {"reason": "it never learned the question", "use": "X/y"}},
+    }
     folder = _declared_copy(tmp_path, narrowed)
     evaluator = Evaluator(folder, cache=False)
     with pytest.raises(DimensionNotServedError, match="does not declare summarization/fluency"):
@@ -98,28 +109,35 @@ def test_an_undeclared_dimension_is_refused_and_the_declaration_is_in_the_finger
         evaluator.score("A reply.", "naturalness", task="dialogue")
     with pytest.raises(DimensionNotServedError, match="cannot judge summarization/coherence"):
         evaluator.score("A summary.", "overall", source="A document.", reference="A reference.")
+
     def without_ref(ev):
         return {k: v for k, v in ev.fingerprint.items() if k != "model"}
 
     assert without_ref(evaluator) != without_ref(Evaluator(cache=False))
-    if base is not None:   # the same declaration, copied elsewhere: the same fingerprint but for the model's name
-        assert without_ref(Evaluator(_declared_copy(tmp_path / "again", base), cache=False)) == \
-            without_ref(Evaluator(cache=False))
+    if base is not None:  # the same declaration, copied elsewhere: the same fingerprint but for the model's name
+        assert without_ref(Evaluator(_declared_copy(tmp_path / "again", base), cache=False)) == without_ref(
+            Evaluator(cache=False)
+        )
 
 
-@pytest.mark.parametrize("declaration, message", [
-    ({"serves": []}, "'dimensions.serves' must map"),
-    ({"serves": {"fluency": {}}}, "must read 'task/dimension'"),
-    ({"serves": {"summarization/fluency": {"scorer": "llm"}}}, "unknown scorer"),
-    ({"serves": {"summarization/consistency": {"source_units": "pages"}}}, "'source_units' must be one of"),
-    ({"serves": {"summarization/fluency": {"folder": "../elsewhere"}}}, "sub-folder of the model folder"),
-    ({"serves": {"summarization/fluency": {"fields": "paragraph"}}}, "'fields' must be a non-empty list"),
-    ({"serves": {"summarization/fluency": {"unit": "word"}}}, "'unit' must be 'whole' or 'sentence'"),
-    ({"serves": {}, "refuses": {"dialogue/naturalness": {}}}, "needs a 'reason'"),
-    ({"serves": {"dialogue/naturalness": {}}, "refuses": {"dialogue/naturalness": {"reason": "x"}}},
-     "both served and refused"),
-    ({"serves": {}, "extra": 1}, "unknown key"),
-])
+@pytest.mark.parametrize(
+    "declaration, message",
+    [
+        ({"serves": []}, "'dimensions.serves' must map"),
+        ({"serves": {"fluency": {}}}, "must read 'task/dimension'"),
+        ({"serves": {"summarization/fluency": {"scorer": "llm"}}}, "unknown scorer"),
+        ({"serves": {"summarization/consistency": {"source_units": "pages"}}}, "'source_units' must be one of"),
+        ({"serves": {"summarization/fluency": {"folder": "../elsewhere"}}}, "sub-folder of the model folder"),
+        ({"serves": {"summarization/fluency": {"fields": "paragraph"}}}, "'fields' must be a non-empty list"),
+        ({"serves": {"summarization/fluency": {"unit": "word"}}}, "'unit' must be 'whole' or 'sentence'"),
+        ({"serves": {}, "refuses": {"dialogue/naturalness": {}}}, "needs a 'reason'"),
+        (
+            {"serves": {"dialogue/naturalness": {}}, "refuses": {"dialogue/naturalness": {"reason": "x"}}},
+            "both served and refused",
+        ),
+        ({"serves": {}, "extra": 1}, "unknown key"),
+    ],
+)
 def test_a_malformed_declaration_is_a_format_error(tmp_path, declaration, message):
     with pytest.raises(ModelFormatError, match=message):
         ModelFolder.open(_declared_copy(tmp_path, declaration))
@@ -137,7 +155,7 @@ def test_sentence_alignment_finds_the_supporting_sentence_of_a_long_document(tmp
     foreign = evaluator.score(other["summary"][0], "consistency", source=doc["document"])
     assert float(supported) > float(foreign)
     unit = supported.details["units"][0]
-    assert unit["window"]["text"] in doc["document"]          # the sentence unit that decided the score
+    assert unit["window"]["text"] in doc["document"]  # the sentence unit that decided the score
 
 
 def test_damage_functions_change_what_they_name():
@@ -158,11 +176,24 @@ def test_pairs_are_fixed_by_the_seed_and_cover_every_builtin_dimension():
     assert {k: [p.bad for p in v] for k, v in first.items()} == {k: [p.bad for p in v] for k, v in again.items()}
     builtin = {d.key for d in DimensionRegistry().all()} if hasattr(DimensionRegistry, "all") else None
     keys = set(first)
-    assert {"summarization/fluency", "summarization/coherence", "summarization/consistency",
-            "summarization/relevance", "dialogue/naturalness", "dialogue/coherence", "dialogue/engagingness",
-            "dialogue/groundedness", "dialogue/understandability", "data2text/naturalness",
-            "data2text/informativeness", "fact/consistency", "rag/faithfulness", "rag/answer_relevance",
-            "rag/context_relevance", "rag/context_recall"} <= keys
+    assert {
+        "summarization/fluency",
+        "summarization/coherence",
+        "summarization/consistency",
+        "summarization/relevance",
+        "dialogue/naturalness",
+        "dialogue/coherence",
+        "dialogue/engagingness",
+        "dialogue/groundedness",
+        "dialogue/understandability",
+        "data2text/naturalness",
+        "data2text/informativeness",
+        "fact/consistency",
+        "rag/faithfulness",
+        "rag/answer_relevance",
+        "rag/context_relevance",
+        "rag/context_recall",
+    } <= keys
     if builtin is not None:
         assert builtin <= keys
     for key, pairs in first.items():
@@ -214,7 +245,7 @@ def test_a_lone_surrogate_is_a_named_input_error_with_and_without_the_cache(tmp_
 def test_a_claim_that_leaves_no_room_for_its_source_is_refused():
     from pytest_nlgeval.core.dimensions import InputError
 
-    claim = "word " * 5000   # one "sentence" of 5,000 words
+    claim = "word " * 5000  # one "sentence" of 5,000 words
     evaluator = Evaluator(cache=False)
     for source in ("Completely unrelated text about tax law in 1990.", "word " * 300):
         with pytest.raises(InputError, match=r"its `source=` would not be read"):
@@ -238,11 +269,14 @@ def test_skipped():
 def test_errors():
     assert_dimension("It opens next week.", "groundedness", fact="The bridge reopens next week.") > 0.5
 '''
-    pytester.makepyfile(test_chat=suite + '''
+    pytester.makepyfile(
+        test_chat=suite
+        + '''
 @pytest.mark.nlgeval(task="dialogue", refused="maybe")
 def test_bad_marker():
     pass
-''')
+'''
+    )
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
     assert result.ret != 0 and "must be 'error' or 'skip', got 'maybe'" in result.stdout.str() + result.stderr.str()
     pytester.makepyfile(test_chat=suite)
@@ -254,10 +288,14 @@ def test_bad_marker():
 def test_a_source_that_needs_more_windows_than_the_cap_is_a_named_error():
     from pytest_nlgeval.core.dimensions import InputError
 
-    long_source = " ".join(f"Sentence number {i} talks about the harbour and its ships in some detail." for i in range(120))
+    long_source = " ".join(
+        f"Sentence number {i} talks about the harbour and its ships in some detail." for i in range(120)
+    )
     with pytest.raises(InputError, match=r"needs \d+ windows .* more than the cap of 2 \(--nlgeval-max-windows"):
         Evaluator(cache=False, max_windows=2).score("The harbour has ships.", "consistency", source=long_source)
-    assert float(Evaluator(cache=False, max_windows=50).score("The harbour has ships.", "consistency",
-                                                              source=long_source)) > 0.5
+    assert (
+        float(Evaluator(cache=False, max_windows=50).score("The harbour has ships.", "consistency", source=long_source))
+        > 0.5
+    )
     with pytest.raises(ValueError, match="max_windows must be a positive integer"):
         Evaluator(cache=False, max_windows=0)

@@ -1,4 +1,5 @@
 """Meta-evaluation: correlation levels on a hand-computed dataset, constant-group skipping, bootstrap, errors."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,17 @@ def _records():
     recs = []
     for d in METRIC:
         for s, m, h in zip(SYSTEMS, METRIC[d], HUMAN[d]):
-            recs.append({"doc_id": d, "system_id": s, "source": f"source of {d}", "reference": f"ref {d}",
-                         "system_output": f"{s} output for {d}", "scores": {"quality": h, "other": m * h},
-                         "predict_scores": m})
+            recs.append(
+                {
+                    "doc_id": d,
+                    "system_id": s,
+                    "source": f"source of {d}",
+                    "reference": f"ref {d}",
+                    "system_output": f"{s} output for {d}",
+                    "scores": {"quality": h, "other": m * h},
+                    "predict_scores": m,
+                }
+            )
     return recs
 
 
@@ -142,7 +151,9 @@ def test_precomputed_scores_per_dimension():
         r["predict_scores"] = {"quality": r["predict_scores"], "other": -r["predict_scores"]}
     result = meta_evaluate(recs, ["predict_scores", "predict_scores.quality"], "system", n_bootstrap=0)
     assert result.get("predict_scores", "quality").pearson == pytest.approx(6 / math.sqrt(40))
-    assert result.get("predict_scores", "other").pearson == pytest.approx(-result.get("predict_scores.quality", "other").pearson)
+    assert result.get("predict_scores", "other").pearson == pytest.approx(
+        -result.get("predict_scores.quality", "other").pearson
+    )
 
 
 def test_meta_evaluate_runs_bank_metrics_like_scipy():
@@ -239,14 +250,47 @@ def test_load_records_json_and_jsonl(tmp_path):
 def test_cli_meta_eval(tmp_path, capsys):
     path = tmp_path / "data.json"
     path.write_text(json.dumps(_records()))
-    assert main(["meta-eval", str(path), "--metric", "predict_scores", "--level", "system",
-                 "--format", "json", "--bootstrap", "50", "-d", "quality"]) == 0
+    assert (
+        main(
+            [
+                "meta-eval",
+                str(path),
+                "--metric",
+                "predict_scores",
+                "--level",
+                "system",
+                "--format",
+                "json",
+                "--bootstrap",
+                "50",
+                "-d",
+                "quality",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["rows"][0]["pearson"] == pytest.approx(6 / math.sqrt(40))
     assert len(data["rows"][0]["intervals"]["kendall"]) == 2
     out_md = tmp_path / "r.md"
-    assert main(["meta-eval", str(path), "-m", "predict_scores", "length", "--format", "markdown",
-                 "--bootstrap", "0", "-o", str(out_md)]) == 0
+    assert (
+        main(
+            [
+                "meta-eval",
+                str(path),
+                "-m",
+                "predict_scores",
+                "length",
+                "--format",
+                "markdown",
+                "--bootstrap",
+                "0",
+                "-o",
+                str(out_md),
+            ]
+        )
+        == 0
+    )
     assert out_md.read_text().startswith("| metric | dimension | docs |")
     capsys.readouterr()
     assert main(["meta-eval", str(path), "--metric", "rouge2:multi_ref=mean", "--bootstrap", "20"]) == 0
@@ -260,16 +304,31 @@ def test_cli_meta_eval(tmp_path, capsys):
 
 # -- an evaluator's rows (--model) ------------------------------------------------------------------------------
 def _rated_summaries():
-    docs = {"d1": "The bridge reopened on Monday after repairs. Traffic was light. Officials were pleased.",
-            "d2": "A storm hit the coast overnight. Power was cut to many homes. Crews worked until dawn."}
-    outputs = ["The bridge reopened.", "Traffic was heavy.", "Officials were angry. The bridge is closed.",
-               "A storm hit.", "Power was cut.", "Crews slept."]
+    docs = {
+        "d1": "The bridge reopened on Monday after repairs. Traffic was light. Officials were pleased.",
+        "d2": "A storm hit the coast overnight. Power was cut to many homes. Crews worked until dawn.",
+    }
+    outputs = [
+        "The bridge reopened.",
+        "Traffic was heavy.",
+        "Officials were angry. The bridge is closed.",
+        "A storm hit.",
+        "Power was cut.",
+        "Crews slept.",
+    ]
     recs = []
     for k, out in enumerate(outputs):
         d = "d1" if k < 3 else "d2"
-        recs.append({"doc_id": d, "system_id": f"S{k % 3}", "source": docs[d], "references": [f"ref {d}", "other"],
-                     "system_output": out, "scores": {"consistency": [5, 1, 2, 5, 4, 1][k],
-                                                      "fluency": [3, 4, 5, 4, 3, 5][k]}})
+        recs.append(
+            {
+                "doc_id": d,
+                "system_id": f"S{k % 3}",
+                "source": docs[d],
+                "references": [f"ref {d}", "other"],
+                "system_output": out,
+                "scores": {"consistency": [5, 1, 2, 5, 4, 1][k], "fluency": [3, 4, 5, 4, 3, 5][k]},
+            }
+        )
     return recs
 
 
@@ -278,15 +337,20 @@ def test_evaluator_rows_match_the_evaluator_scores(tiny_t5_model):
     from pytest_nlgeval.metaeval import evaluator_values
 
     records = parse_records(_rated_summaries())
-    mv = evaluator_values(records, str(tiny_t5_model), ["consistency", "fluency"], source_windows="off",
-                          evaluator_options={"cache": False, "device": "cpu"})
+    mv = evaluator_values(
+        records,
+        str(tiny_t5_model),
+        ["consistency", "fluency"],
+        source_windows="off",
+        evaluator_options={"cache": False, "device": "cpu"},
+    )
     ev = Evaluator(tiny_t5_model, device="cpu", cache=False, source_windows="off")
     expected = ev.score_batch([r.output for r in records], "consistency", sources=[r.source for r in records])
     assert list(mv.values["consistency"]) == pytest.approx(expected, abs=1e-9)
     assert "windows:off" in mv.signature and mv.label.endswith("(no windows)")
     result = meta_evaluate(records, [mv], "summary", n_bootstrap=50)
     row = result.get(mv.label, "consistency")
-    per_doc = [stats.spearmanr(expected[i:i + 3], [5, 1, 2, 5, 4, 1][i:i + 3])[0] for i in (0, 3)]
+    per_doc = [stats.spearmanr(expected[i : i + 3], [5, 1, 2, 5, 4, 1][i : i + 3])[0] for i in (0, 3)]
     assert row.spearman == pytest.approx(np.nanmean(per_doc))
 
 
@@ -304,8 +368,23 @@ def test_cli_meta_eval_model_rows_wide_from_gzip(tiny_t5_model, tmp_path, capsys
     path = tmp_path / "rated.jsonl.gz"
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         handle.write("\n".join(json.dumps(r) for r in _rated_summaries()) + "\n")
-    code = main(["meta-eval", str(path), "--model", str(tiny_t5_model), "--metric", "rouge2:multi_ref=mean",
-                 "--wide", "--bootstrap", "20", "--device", "cpu", "--cache-dir", str(tmp_path / "cache")])
+    code = main(
+        [
+            "meta-eval",
+            str(path),
+            "--model",
+            str(tiny_t5_model),
+            "--metric",
+            "rouge2:multi_ref=mean",
+            "--wide",
+            "--bootstrap",
+            "20",
+            "--device",
+            "cpu",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     lines = out.splitlines()
@@ -327,20 +406,66 @@ def test_meta_eval_of_a_rated_rag_file(tmp_path, capsys):
     for k, item in enumerate(items):
         other = items[(k + 1) % len(items)]
         for system, answer, rating in (("good", item["answer"], 5), ("off", other["answer"], 1)):
-            rows.append({"doc_id": item["id"], "system_id": system, "question": item["question"],
-                         "contexts": item["contexts"], "system_output": answer, "reference": item["reference"],
-                         "scores": {"faithfulness": rating, "answer_relevance": rating}})
+            rows.append(
+                {
+                    "doc_id": item["id"],
+                    "system_id": system,
+                    "question": item["question"],
+                    "contexts": item["contexts"],
+                    "system_output": answer,
+                    "reference": item["reference"],
+                    "scores": {"faithfulness": rating, "answer_relevance": rating},
+                }
+            )
     data = tmp_path / "rated.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     out = tmp_path / "result.json"
-    assert main(["meta-eval", str(data), "--model", "default", "--task", "rag", "--level", "sample",
-                 "--source-windows", "auto", "--bootstrap", "50", "--format", "json", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "meta-eval",
+                str(data),
+                "--model",
+                "default",
+                "--task",
+                "rag",
+                "--level",
+                "sample",
+                "--source-windows",
+                "auto",
+                "--bootstrap",
+                "50",
+                "--format",
+                "json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     text = json.dumps(result)
     assert "faithfulness" in text and "answer_relevance" in text and "task:rag" in text
     capsys.readouterr()
     rows[3].pop("contexts")
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    assert main(["meta-eval", str(data), "--model", "default", "--task", "rag", "--level", "sample",
-                 "--source-windows", "auto", "-d", "faithfulness"]) == 2
+    assert (
+        main(
+            [
+                "meta-eval",
+                str(data),
+                "--model",
+                "default",
+                "--task",
+                "rag",
+                "--level",
+                "sample",
+                "--source-windows",
+                "auto",
+                "-d",
+                "faithfulness",
+            ]
+        )
+        == 2
+    )
     assert "rag/faithfulness needs the record's 'contexts' (a list of retrieved passages)" in capsys.readouterr().err

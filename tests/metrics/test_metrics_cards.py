@@ -1,4 +1,5 @@
 """Metric cards: one per metric, every AutoMetrics section present, shown by the CLI."""
+
 from __future__ import annotations
 
 import pytest

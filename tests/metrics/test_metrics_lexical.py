@@ -1,4 +1,5 @@
 """ROUGE, BLEU, chrF/chrF++ and TER: hand-computed values, the libraries' documented values, multi-reference rules."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,9 +12,11 @@ PRED = "The quick brown dog jumps on the log."
 
 # sacrebleu's README example (two reference streams), documented: BLEU = 48.53, chrF2 = 59.73
 SYS = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
-REFS = [["The dog bit the man.", "The dog had bit the man."],
-        ["It was not unexpected.", "No one was surprised."],
-        ["The man bit him first.", "The man had bitten the dog."]]
+REFS = [
+    ["The dog bit the man.", "The dog had bit the man."],
+    ["It was not unexpected.", "No one was surprised."],
+    ["The man bit him first.", "The man had bitten the dog."],
+]
 
 
 def test_rouge1_hand_computed():
@@ -48,7 +51,8 @@ def test_rouge_pooled_sums_counts_over_references():
     r = get_metric("rouge1", multi_ref="pooled", measure="r").score("the cat", references=["the cat", "a cat b c"])
     assert r == pytest.approx(3 / 6)
     assert get_metric("rouge1", multi_ref="pooled", measure="p").score(
-        "the cat", references=["the cat", "a cat b c"]) == pytest.approx(3 / 4)
+        "the cat", references=["the cat", "a cat b c"]
+    ) == pytest.approx(3 / 4)
     with pytest.raises(ValueError, match="pooled"):
         get_metric("rouge1", multi_ref="pooled", impl="rouge-score")
 
@@ -128,7 +132,9 @@ def test_bad_sacrebleu_options_fail_at_construction():
         get_metric("bleu", tokenize="no-such-tokenizer")
 
 
-def _random_texts(seed, n, vocab=("the", "cat", "sat", "on", "a", "mat", "dog", "ran", "Cats", "running", "mats", "it's", "2024", "!")):
+def _random_texts(
+    seed, n, vocab=("the", "cat", "sat", "on", "a", "mat", "dog", "ran", "Cats", "running", "mats", "it's", "2024", "!")
+):
     import random
 
     rng = random.Random(seed)

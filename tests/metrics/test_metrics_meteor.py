@@ -1,4 +1,5 @@
 """METEOR through NLTK with WordNet read from disk: a tiny hand-written WordNet, the real one when installed."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,17 +28,21 @@ def _write_wordnet(folder: Path, synsets: list[list[str]], exceptions: dict[str,
             lemma_offsets.setdefault(w, []).append(offset)
     (folder / "data.noun").write_text(data)
     index = LICENSE + "".join(
-        f"{w} n {len(offs)} 0 {len(offs)} 0 {' '.join(f'{o:08d}' for o in offs)}\n" for w, offs in sorted(lemma_offsets.items()))
+        f"{w} n {len(offs)} 0 {len(offs)} 0 {' '.join(f'{o:08d}' for o in offs)}\n"
+        for w, offs in sorted(lemma_offsets.items())
+    )
     (folder / "index.noun").write_text(index)
     (folder / "noun.exc").write_text("".join(f"{k} {v}\n" for k, v in (exceptions or {}).items()))
     return folder
 
 
 def test_reader_follows_wordnet_morphology(tmp_path):
-    wn = WordNetDB(_write_wordnet(tmp_path / "wn", [["cat", "feline(p)"], ["mouse", "computer_mouse"]], {"mice": "mouse"}))
+    wn = WordNetDB(
+        _write_wordnet(tmp_path / "wn", [["cat", "feline(p)"], ["mouse", "computer_mouse"]], {"mice": "mouse"})
+    )
     names = lambda w: sorted(lemma.name() for s in wn.synsets(w) for lemma in s.lemmas())  # noqa: E731
-    assert names("cat") == ["cat", "feline"]       # position marker stripped
-    assert names("cats") == ["cat", "feline"]      # detachment rule s -> ""
+    assert names("cat") == ["cat", "feline"]  # position marker stripped
+    assert names("cats") == ["cat", "feline"]  # detachment rule s -> ""
     assert names("Mice") == ["computer_mouse", "mouse"]  # exception list, lowercased
     assert names("dog") == []
 
@@ -63,7 +68,9 @@ def test_missing_wordnet_is_a_clear_error(tmp_path):
         m.score("a", references="a")
 
 
-@pytest.mark.skipif(find_wordnet_dir() is None, reason="WordNet 3.0 database not installed (apt-get install wordnet-base)")
+@pytest.mark.skipif(
+    find_wordnet_dir() is None, reason="WordNet 3.0 database not installed (apt-get install wordnet-base)"
+)
 def test_real_wordnet_matches_nltk_documented_value():
     # NLTK's meteor_score documentation example: 0.6944
     hyp = "It is a guide to action which ensures that the military always obeys the commands of the party"

@@ -1,4 +1,5 @@
 """Perplexity through the runtime's causal-LM scorer, checked against the PyTorch model it was exported from."""
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,7 @@ def _torch_ppl(model, tok, text, prompt=""):
     ids = torch.tensor([[bos] + p + c])
     with torch.no_grad():
         logp = torch.log_softmax(model(ids).logits[0, :-1].double(), -1)
-    lp = logp[torch.arange(ids.shape[1] - 1), ids[0, 1:]][len(p):]
+    lp = logp[torch.arange(ids.shape[1] - 1), ids[0, 1:]][len(p) :]
     return math.exp(-float(lp.mean()))
 
 

@@ -1,4 +1,5 @@
 """The metric protocol: registry, validation, signatures, feedback, laziness."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,18 @@ from pytest_nlgeval.metrics import (
     unregister_metric,
 )
 
-HEAVY = ("sacrebleu", "rouge_score", "rapidfuzz", "torch", "sentence_transformers", "onnxruntime",
-         "scipy", "numpy", "nltk", "transformers")
+HEAVY = (
+    "sacrebleu",
+    "rouge_score",
+    "rapidfuzz",
+    "torch",
+    "sentence_transformers",
+    "onnxruntime",
+    "scipy",
+    "numpy",
+    "nltk",
+    "transformers",
+)
 
 
 def test_importing_the_bank_imports_no_metric_library():
@@ -43,10 +54,29 @@ def test_constructing_a_lexical_metric_does_not_import_torch():
 
 def test_registry_lists_every_family():
     names = list_metrics()
-    for expected in ("rouge1", "rouge2", "rougeL", "bleu", "chrf", "chrf_pp", "ter", "meteor", "levenshtein",
-                     "word_edit_rate", "distinct_1", "distinct_2", "self_bleu", "length", "compression_ratio",
-                     "fkgl", "embedding_cosine", "bertscore_minilm", "unieval_summarization_consistency",
-                     "unieval_dialogue_engagingness", "perplexity"):
+    for expected in (
+        "rouge1",
+        "rouge2",
+        "rougeL",
+        "bleu",
+        "chrf",
+        "chrf_pp",
+        "ter",
+        "meteor",
+        "levenshtein",
+        "word_edit_rate",
+        "distinct_1",
+        "distinct_2",
+        "self_bleu",
+        "length",
+        "compression_ratio",
+        "fkgl",
+        "embedding_cosine",
+        "bertscore_minilm",
+        "unieval_summarization_consistency",
+        "unieval_dialogue_engagingness",
+        "perplexity",
+    ):
         assert expected in names
     assert len(names) == len(set(names))
 

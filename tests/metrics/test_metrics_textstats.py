@@ -1,4 +1,5 @@
 """Edit distance, diversity, length and readability metrics on hand-counted examples."""
+
 from __future__ import annotations
 
 import pytest
@@ -75,7 +76,9 @@ def test_self_bleu_errors():
 def test_length_family():
     assert get_metric("length").score("The cat sat, happily.") == 4.0
     assert get_metric("length", unit="chars").score("abc de") == 6.0
-    assert get_metric("length_ratio").score("one two three", references=["a b c d", "a b c d e f g h"]) == pytest.approx(0.5)
+    assert get_metric("length_ratio").score(
+        "one two three", references=["a b c d", "a b c d e f g h"]
+    ) == pytest.approx(0.5)
     assert get_metric("compression_ratio").score("b c", input="a b c d e f") == pytest.approx(3.0)
 
 
@@ -89,8 +92,18 @@ def test_length_family_undefined_cases_are_errors():
 
 
 def test_syllable_heuristic():
-    counts = {"cat": 1, "table": 2, "made": 1, "reading": 2, "see": 1, "lazy": 2, "over": 2, "whale": 1,
-              "beautiful": 3, "2024": 1}
+    counts = {
+        "cat": 1,
+        "table": 2,
+        "made": 1,
+        "reading": 2,
+        "see": 1,
+        "lazy": 2,
+        "over": 2,
+        "whale": 1,
+        "beautiful": 3,
+        "2024": 1,
+    }
     assert {w: count_syllables(w) for w in counts} == counts
 
 

@@ -1,4 +1,5 @@
 """UniEval dimensions as metrics, on the tiny random T5 model folder; inputs built by hand as in UniEval's public code, maszhongming/UniEval."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,7 +28,9 @@ def test_whole_text_dimension_matches_the_hand_built_input(tiny_t5_model, scorer
     m = _metric("unieval_summarization_coherence", tiny_t5_model)
     assert m.needs_input and not m.needs_references and m.higher_is_better
     out = "The budget passed."
-    expected = _p(scorer, [f"question: Is this a coherent summary to the document? </s> summary: {out} </s> document: {DOC}"])[0]
+    expected = _p(
+        scorer, [f"question: Is this a coherent summary to the document? </s> summary: {out} </s> document: {DOC}"]
+    )[0]
     assert m.score(out, input=DOC) == pytest.approx(expected, abs=1e-6)
     assert 0.0 < expected < 1.0
 
@@ -45,8 +48,10 @@ def test_dialogue_engagingness_sums_sentences_and_reads_the_fact_from_context(ti
     assert m.needs_input and m.needs_context and m.uses_context
     hist, fact = "Hi!\nDo you like football?", "Football is played by two teams of eleven."
     r1, r2 = "Yes, I love it.", "Each team has eleven players."
-    q = ("question: Is this an engaging and informative response according to the dialogue history and fact? "
-         "</s> response: {} </s> dialogue history: " + hist + "\n\n </s> fact: " + fact + "\n")
+    q = (
+        "question: Is this an engaging and informative response according to the dialogue history and fact? "
+        "</s> response: {} </s> dialogue history: " + hist + "\n\n </s> fact: " + fact + "\n"
+    )
     a, b = _p(scorer, [q.format(r1), q.format(r2)])
     assert m.score(f"{r1} {r2}", input=hist, context=fact) == pytest.approx(a + b, abs=1e-6)
     with pytest.raises(MetricInputError, match="needs the context"):
@@ -61,16 +66,21 @@ def test_relevance_averages_over_references(tiny_t5_model, scorer):
     assert mean.needs_references and not mean.needs_input
     assert mean.score(out, references=refs) == pytest.approx((a + b) / 2, abs=1e-6)
     assert _metric("unieval_summarization_relevance", tiny_t5_model, multi_ref="max").score(
-        out, references=refs) == pytest.approx(max(a, b), abs=1e-6)
+        out, references=refs
+    ) == pytest.approx(max(a, b), abs=1e-6)
     assert _metric("unieval_summarization_relevance", tiny_t5_model, multi_ref="first").score(
-        out, references=refs) == pytest.approx(a, abs=1e-6)
+        out, references=refs
+    ) == pytest.approx(a, abs=1e-6)
 
 
 def test_batch_equals_single_and_signature_has_the_fingerprint(tiny_t5_model):
     m = _metric("unieval_summarization_fluency", tiny_t5_model)
     outs = ["The cat sat.", "Dogs bark loudly. Birds sing."]
     assert m.score_batch(outs) == pytest.approx([m.score(o) for o in outs], abs=1e-9)
-    assert m.signature == f"unieval_summarization_fluency|task:summarization|dim:fluency|evaluator:{m.evaluator.fingerprint_id}"
+    assert (
+        m.signature
+        == f"unieval_summarization_fluency|task:summarization|dim:fluency|evaluator:{m.evaluator.fingerprint_id}"
+    )
 
 
 def test_input_errors_are_metric_errors(tiny_t5_model):

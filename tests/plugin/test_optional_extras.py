@@ -3,6 +3,7 @@
 Each library is hidden by a ``None`` entry in ``sys.modules``, which makes importing it fail as if it were not
 installed.
 """
+
 from __future__ import annotations
 
 import sys
@@ -43,8 +44,9 @@ def test_induced_metric_without_the_metrics_extra(monkeypatch):
 
     _hide(monkeypatch, "rapidfuzz", "rapidfuzz.distance")
     with pytest.raises(MissingExtraError, match=r'needs rapidfuzz.*pip install "pytest-nlgeval\[metrics\]"'):
-        assert_metric("Use a USB-C charger.", str(EXAMPLE_METRIC), input="Which charger?",
-                      references="Any USB-C charger works.")
+        assert_metric(
+            "Use a USB-C charger.", str(EXAMPLE_METRIC), input="Which charger?", references="Any USB-C charger works."
+        )
 
 
 def test_embeddings_judges_ray_and_induction_name_their_extra(monkeypatch):
@@ -52,10 +54,21 @@ def test_embeddings_judges_ray_and_induction_name_their_extra(monkeypatch):
     from pytest_nlgeval.metrics.embedding import load_encoder
     from pytest_nlgeval.scale.ray_engine import RayUnavailable, require_ray
 
-    _hide(monkeypatch, "sentence_transformers", "dspy", "ray", "ray.data", "sklearn", "sklearn.cross_decomposition",
-          "rank_bm25")
-    with pytest.raises(MissingExtraError, match=r'embedding metrics needs sentence-transformers.*'
-                                                r'pip install "pytest-nlgeval\[embeddings\]"'):
+    _hide(
+        monkeypatch,
+        "sentence_transformers",
+        "dspy",
+        "ray",
+        "ray.data",
+        "sklearn",
+        "sklearn.cross_decomposition",
+        "rank_bm25",
+    )
+    with pytest.raises(
+        MissingExtraError,
+        match=r'embedding metrics needs sentence-transformers.*'
+        r'pip install "pytest-nlgeval\[embeddings\]"',
+    ):
         load_encoder.__wrapped__("/nonexistent/encoder")
     with pytest.raises(JudgesUnavailable, match=r'LLM judges needs dspy.*pip install "pytest-nlgeval\[judges\]"') as j:
         require_dspy()
@@ -63,6 +76,7 @@ def test_embeddings_judges_ray_and_induction_name_their_extra(monkeypatch):
     with pytest.raises(RayUnavailable, match=r'needs ray\[data\].*pip install "pytest-nlgeval\[ray\]"'):
         require_ray()
     from pytest_nlgeval.induction.regress import fit_pls  # noqa: F401  (module import needs no sklearn)
+
     with pytest.raises(MissingExtraError, match=r'PLS regression\) needs scikit-learn.*\[metrics\]'):
         require("sklearn.cross_decomposition", "inducing a metric (PLS regression)")
     from pytest_nlgeval.induction.retrieve import bm25_rank

@@ -3,6 +3,7 @@
 A random model gives deterministic scores strictly between 0 and 1, so ``> 0.0`` passes and ``> 0.999``
 fails for every input.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,8 @@ def results(pytester, name="results.json"):
 
 
 def test_passing_and_failing_assertions_with_messages(pytester, tiny_t5_model):
-    pytester.makepyfile(test_sum=f'''
+    pytester.makepyfile(
+        test_sum=f'''
         import pytest
         from pytest_nlgeval import assert_dimension
         DOC = {DOC!r}
@@ -52,24 +54,32 @@ def test_passing_and_failing_assertions_with_messages(pytester, tiny_t5_model):
         @pytest.mark.xfail(strict=True, reason="shows a failure")
         def test_expected_failure():
             assert_dimension("The bridge will reopen.", "fluency") > 0.999
-    ''')
+    '''
+    )
     result = run(pytester, tiny_t5_model, "--nlgeval-json", "results.json")
     result.assert_outcomes(passed=1, failed=3, xfailed=1)
     out = result.stdout.str()
-    result.stdout.fnmatch_lines([
-        "*AssertionError: consistency (summarization) = 0.*, expected > 0.999",
-        "*per-sentence scores (mean of 2):",
-        "*?1? 0.*  The bridge will reopen.*",
-        "*?2? 0.*  The cat sat.*",
-        "*weakest sentence (0.*",
-        "*evaluator * (CPUExecutionProvider, fp32)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*AssertionError: consistency (summarization) = 0.*, expected > 0.999",
+            "*per-sentence scores (mean of 2):",
+            "*?1? 0.*  The bridge will reopen.*",
+            "*?2? 0.*  The cat sat.*",
+            "*weakest sentence (0.*",
+            "*evaluator * (CPUExecutionProvider, fp32)*",
+        ]
+    )
     assert "coherence (summarization) = 0." in out and "expected >= 0.999" in out
     assert "output: 'The bridge will reopen.'" in out
     assert "fluency (summarization) = 0." in out and "expected < 0.001" in out
     # the terminal summary table
-    result.stdout.fnmatch_lines(["*= nlgeval =*", "task*kind*name*checks*passed*failed*mean*min",
-                                 "summarization * dimension * consistency * 2 * 1 * 1 *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*= nlgeval =*",
+            "task*kind*name*checks*passed*failed*mean*min",
+            "summarization * dimension * consistency * 2 * 1 * 1 *",
+        ]
+    )
     data = results(pytester)
     assert data["schema"] == "pytest-nlgeval/results" and data["version"] == 1
     # the failed check of the xfail test is counted apart, not as a failure
@@ -81,18 +91,27 @@ def test_passing_and_failing_assertions_with_messages(pytester, tiny_t5_model):
     check = fails[0]
     assert check["key"] == "test_sum.py::test_fails_bare::consistency::0"
     assert (check["kind"], check["name"], check["task"], check["operator"], check["threshold"], check["passed"]) == (
-        "dimension", "consistency", "summarization", ">", 0.999, False)
+        "dimension",
+        "consistency",
+        "summarization",
+        ">",
+        0.999,
+        False,
+    )
     assert [u["text"] for u in check["details"]["units"]] == ["The bridge will reopen.", "The cat sat."]
     assert check["score"] == pytest.approx(sum(u["score"] for u in check["details"]["units"]) / 2)
     assert check["details"]["inputs"] == {"output": "The bridge will reopen. The cat sat.", "source": DOC}
     fingerprint = data["evaluators"][check["evaluator"]]
     assert fingerprint["provider"] == "CPUExecutionProvider" and set(fingerprint["files"]) >= {"model.onnx"}
     assert {c["key"] for c in data["checks"] if c["nodeid"] == "test_sum.py::test_passes"} == {
-        "test_sum.py::test_passes::consistency::0", "test_sum.py::test_passes::fluency::0"}
+        "test_sum.py::test_passes::consistency::0",
+        "test_sum.py::test_passes::fluency::0",
+    }
 
 
 def test_list_api_aggregates_and_score_many(pytester, tiny_t5_model):
-    pytester.makepyfile(test_list=f'''
+    pytester.makepyfile(
+        test_list=f'''
         from pytest_nlgeval import assert_dimensions
         OUTS = ["The bridge will reopen.", "The cat sat on the mat.", "Repairs are done. It is open."]
         DOC = {DOC!r}
@@ -114,16 +133,23 @@ def test_list_api_aggregates_and_score_many(pytester, tiny_t5_model):
             many = nlgeval.score_batch(OUTS, "fluency")
             assert all(isinstance(v, float) and 0.0 < v < 1.0 for v in many)
             assert many[1] == float(nlgeval.score(OUTS[1], "fluency"))
-    ''')
+    '''
+    )
     result = run(pytester, tiny_t5_model, "--nlgeval-json", "results.json")
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines([
-        "*min(fluency) (summarization) = 0.*, expected > 0.999",
-        "*3 of 3 cases are not > 0.999:",
-        "*case ?: 0.*'The bridge will reopen.'*",
-    ])
-    result.stdout.fnmatch_lines(["*fraction>0.999(coherence) (summarization) = 0.0000, expected >= 0.5",
-                                 "*0 of 3 cases are > 0.999 (0.0%); 3 are not:"])
+    result.stdout.fnmatch_lines(
+        [
+            "*min(fluency) (summarization) = 0.*, expected > 0.999",
+            "*3 of 3 cases are not > 0.999:",
+            "*case ?: 0.*'The bridge will reopen.'*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*fraction>0.999(coherence) (summarization) = 0.0000, expected >= 0.5",
+            "*0 of 3 cases are > 0.999 (0.0%); 3 are not:",
+        ]
+    )
     data = results(pytester)
     names = [c["name"] for c in data["checks"] if c["nodeid"] == "test_list.py::test_aggregates_pass"]
     assert names == ["mean(consistency)", "min(consistency)", "fraction>0(consistency)"]
@@ -131,7 +157,8 @@ def test_list_api_aggregates_and_score_many(pytester, tiny_t5_model):
 
 
 def test_error_paths_are_clear(pytester, tiny_t5_model):
-    pytester.makepyfile(test_err='''
+    pytester.makepyfile(
+        test_err='''
         import pytest
         from pytest_nlgeval import assert_dimension, assert_dimensions
 
@@ -158,27 +185,31 @@ def test_error_paths_are_clear(pytester, tiny_t5_model):
 
         def test_threshold_not_a_number():
             assert_dimension("Fine text.", "fluency") > "0.5"
-    ''')
+    '''
+    )
     result = run(pytester, tiny_t5_model)
     result.assert_outcomes(failed=8)
-    result.stdout.fnmatch_lines_random([
-        "*InputError: dimension 'consistency' (task 'summarization') needs `source=`*pass source=...",
-        "*DimensionError: unknown dimension 'faithfulness' for task 'summarization'; valid: coherence, consistency, "
-        "fluency, relevance, overall*",
-        "*InputError: output is empty*",
-        "*InputError: output must be a str, got NoneType*",
-        "*InputError: sources= has 1 entries but there are 2 outputs",
-        "*needs `fact=`*",
-        "*DimensionError: task 'fact' has no 'overall' score*",
-        "*TypeError: a score is compared with a number*",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "*InputError: dimension 'consistency' (task 'summarization') needs `source=`*pass source=...",
+            "*DimensionError: unknown dimension 'faithfulness' for task 'summarization'; valid: coherence, consistency, "
+            "fluency, relevance, overall*",
+            "*InputError: output is empty*",
+            "*InputError: output must be a str, got NoneType*",
+            "*InputError: sources= has 1 entries but there are 2 outputs",
+            "*needs `fact=`*",
+            "*DimensionError: task 'fact' has no 'overall' score*",
+            "*TypeError: a score is compared with a number*",
+        ]
+    )
     out = result.stdout.str()
     assert "= nlgeval =" not in out  # no check was recorded, so no summary table
     assert "dimensions.py" not in out and "evaluator.py" not in out  # user errors point at the test line
 
 
 def test_marker_task_model_tolerance_and_junit(pytester, tiny_t5_model):
-    pytester.makepyfile(test_mark='''
+    pytester.makepyfile(
+        test_mark='''
         import pytest
         from pytest_nlgeval import assert_dimension
 
@@ -196,7 +227,8 @@ def test_marker_task_model_tolerance_and_junit(pytester, tiny_t5_model):
                                  context="hi\\n", fact="fun is good")
             assert float(s) == pytest.approx(sum(u["score"] for u in s.details["units"]))
             s > 1.0  # three sentences near 0.5 each: a sum, not a mean
-    ''')
+    '''
+    )
     result = run(pytester, tiny_t5_model, "--nlgeval-json", "results.json", "--junitxml", "junit.xml")
     result.assert_outcomes(passed=3)
     data = results(pytester)
@@ -209,13 +241,15 @@ def test_marker_task_model_tolerance_and_junit(pytester, tiny_t5_model):
 
 
 def test_bad_marker_is_a_usage_error(pytester, tiny_t5_model):
-    pytester.makepyfile(test_bad='''
+    pytester.makepyfile(
+        test_bad='''
         import pytest
 
         @pytest.mark.nlgeval(taks="dialogue")
         def test_x():
             pass
-    ''')
+    '''
+    )
     result = run(pytester, tiny_t5_model)
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*nlgeval got unknown argument(s) ??taks??; it takes task, model, tolerance*"])
@@ -237,7 +271,8 @@ def test_custom_dimension_through_the_hook(pytester, tiny_t5_model):
         def pytest_nlgeval_results_ready(config, results):
             results["extra"] = {"seen": len(RECORDED)}
     ''')
-    pytester.makepyfile(test_custom='''
+    pytester.makepyfile(
+        test_custom='''
         from pytest_nlgeval import assert_dimension
 
         def test_polite(nlgeval):
@@ -249,7 +284,8 @@ def test_custom_dimension_through_the_hook(pytester, tiny_t5_model):
 
         def test_polite_missing_source():
             assert_dimension("Thank you.", "politeness") > 0.0
-    ''')
+    '''
+    )
     result = run(pytester, tiny_t5_model, "--nlgeval-json", "results.json")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*dimension 'politeness' (task 'summarization') needs `source=`*"])
@@ -259,7 +295,8 @@ def test_custom_dimension_through_the_hook(pytester, tiny_t5_model):
 
 
 def test_marker_model_overrides_the_session_model(pytester, tiny_t5_model, tmp_path):
-    pytester.makepyfile(test_model=f'''
+    pytester.makepyfile(
+        test_model=f'''
         import pytest
         from pytest_nlgeval import assert_dimension
 
@@ -269,24 +306,29 @@ def test_marker_model_overrides_the_session_model(pytester, tiny_t5_model, tmp_p
 
         def test_unmarked_uses_the_missing_session_model():
             assert_dimension("Fine text.", "fluency") > 0.0
-    ''')
+    '''
+    )
     result = pytester.runpytest("-p", "no:cacheprovider", f"--nlgeval-model={tmp_path / 'missing-model'}")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*ModelNotFoundError*missing-model*",
-                                 "FAILED test_model.py::test_unmarked_uses_the_missing_session_model*"])
+    result.stdout.fnmatch_lines(
+        ["*ModelNotFoundError*missing-model*", "FAILED test_model.py::test_unmarked_uses_the_missing_session_model*"]
+    )
 
 
 def test_equality_failures_are_explained_by_assertrepr(pytester, tiny_t5_model):
-    pytester.makepyfile(test_eq='''
+    pytester.makepyfile(
+        test_eq='''
         from pytest_nlgeval import assert_dimension
 
         def test_equal():
             assert assert_dimension("The bridge will reopen. The cat sat.", "fluency") == 0.5
-    ''')
+    '''
+    )
     result = run(pytester, tiny_t5_model)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E*assert fluency (summarization) = 0.* == 0.5",
-                                 "E*per-sentence scores (mean of 2):", "E*weakest sentence*"])
+    result.stdout.fnmatch_lines(
+        ["E*assert fluency (summarization) = 0.* == 0.5", "E*per-sentence scores (mean of 2):", "E*weakest sentence*"]
+    )
 
 
 def test_assert_score_records_a_number_of_ones_own(recorder):
@@ -297,7 +339,9 @@ def test_assert_score_records_a_number_of_ones_own(recorder):
     with pytest.raises(AssertionError, match=r"answer_words = 130.0000, expected <= 120"):
         assert_score(130, "answer_words") <= 120
     assert [(c.name, c.kind, c.passed, c.index) for c in recorder.checks] == [
-        ("answer_words", "metric", True, 0), ("answer_words", "metric", False, 1)]
+        ("answer_words", "metric", True, 0),
+        ("answer_words", "metric", False, 1),
+    ]
     assert recorder.checks[0].details == {"limit": 120}
     with pytest.raises(TypeError, match="must be a number"):
         assert_score("87", "answer_words")

@@ -1,4 +1,5 @@
 """The SQLite score cache: round trip, isolation by evaluator, damage recovery, concurrent writers."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -14,7 +15,9 @@ def test_round_trip_and_isolation_by_evaluator(tmp_path):
     cache = ScoreCache(tmp_path / "c" / "scores.sqlite3")
     cache.put_many("ev1", {"question: a": (0.25, False, 7), "question: b": (0.75, True, 99)})
     assert cache.get_many("ev1", ["question: a", "question: b", "question: c"]) == {
-        "question: a": (0.25, False, 7), "question: b": (0.75, True, 99)}
+        "question: a": (0.25, False, 7),
+        "question: b": (0.75, True, 99),
+    }
     assert cache.get_many("ev2", ["question: a"]) == {}  # another evaluator never sees these scores
     assert cache.get_many("ev1", ["question: a "]) == {}  # exact text only
     assert cache.hits == 2 and cache.misses == 3
@@ -121,8 +124,9 @@ def test_read_only_cache_warns_once_and_keeps_scores_in_memory(tmp_path, monkeyp
 
     def read_only(database, *args, **kwargs):  # what a read-only mount or file gives: SQLITE_READONLY on writes
         kwargs.pop("uri", None)
-        return real_connect(f"file:{database}?mode=ro" if "file:" not in str(database) else database, *args,
-                            uri=True, **kwargs)
+        return real_connect(
+            f"file:{database}?mode=ro" if "file:" not in str(database) else database, *args, uri=True, **kwargs
+        )
 
     monkeypatch.setattr(sqlite3, "connect", read_only)
     cache = ScoreCache(path)

@@ -1,4 +1,5 @@
 """The Evaluator on a tiny model: fingerprint without a session, cache, batching, aggregation."""
+
 from __future__ import annotations
 
 import pytest
@@ -72,11 +73,14 @@ def test_list_argument_errors(tiny_t5_model):
         ev.score_batch(OUTS, "consistency", sources=DOC)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"device": "tpu"}, "device 'tpu' is not one of auto, cpu, cuda"),
-    ({"precision": "bf16"}, "precision 'bf16' is not one of"),
-    ({"batch_size": 0}, "batch_size must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"device": "tpu"}, "device 'tpu' is not one of auto, cpu, cuda"),
+        ({"precision": "bf16"}, "precision 'bf16' is not one of"),
+        ({"batch_size": 0}, "batch_size must be a positive integer"),
+    ],
+)
 def test_bad_configuration(kwargs, message):
     with pytest.raises(Exception, match=message):
         Evaluator("unused", **kwargs)
@@ -105,10 +109,12 @@ def test_a_warm_evaluator_imports_no_onnxruntime(tiny_t5_model, tmp_path):
     import sys
 
     Evaluator(tiny_t5_model, device="auto", cache_dir=tmp_path).score_batch(OUTS, "fluency")
-    code = (f"import sys; from pytest_nlgeval import Evaluator; "
-            f"ev = Evaluator({str(tiny_t5_model)!r}, device='auto', cache_dir={str(tmp_path)!r}); "
-            f"ev.score_batch({OUTS!r}, 'fluency'); "
-            f"print(ev.stats['sessions'], sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers') if m in sys.modules))")
+    code = (
+        f"import sys; from pytest_nlgeval import Evaluator; "
+        f"ev = Evaluator({str(tiny_t5_model)!r}, device='auto', cache_dir={str(tmp_path)!r}); "
+        f"ev.score_batch({OUTS!r}, 'fluency'); "
+        f"print(ev.stats['sessions'], sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "[]"]
 

@@ -1,4 +1,5 @@
 """Score and ScoreList: comparisons are assertions, failures explain themselves, checks are recorded."""
+
 from __future__ import annotations
 
 import math
@@ -18,20 +19,42 @@ def rec():
 
 
 def _units_score(value=0.55, recorder=None):
-    return Score(value, name="consistency", task="summarization", evaluator_id="abc123", recorder=recorder,
-                 evaluator_fingerprint={"provider": "CPUExecutionProvider", "precision": "fp32"},
-                 details={"units": [{"text": "The cat sat.", "score": 0.9}, {"text": "It rained frogs.", "score": 0.2}],
-                          "aggregation": "mean", "inputs": {"output": "The cat sat. It rained frogs.", "source": "d"}})
+    return Score(
+        value,
+        name="consistency",
+        task="summarization",
+        evaluator_id="abc123",
+        recorder=recorder,
+        evaluator_fingerprint={"provider": "CPUExecutionProvider", "precision": "fp32"},
+        details={
+            "units": [{"text": "The cat sat.", "score": 0.9}, {"text": "It rained frogs.", "score": 0.2}],
+            "aggregation": "mean",
+            "inputs": {"output": "The cat sat. It rained frogs.", "source": "d"},
+        },
+    )
 
 
-@pytest.mark.parametrize("op, threshold, passes", [
-    (">", 0.5, True), (">", 0.55, False), (">=", 0.55, True), (">=", 0.6, False),
-    ("<", 0.6, True), ("<", 0.55, False), ("<=", 0.55, True), ("<=", 0.5, False),
-])
+@pytest.mark.parametrize(
+    "op, threshold, passes",
+    [
+        (">", 0.5, True),
+        (">", 0.55, False),
+        (">=", 0.55, True),
+        (">=", 0.6, False),
+        ("<", 0.6, True),
+        ("<", 0.55, False),
+        ("<=", 0.55, True),
+        ("<=", 0.5, False),
+    ],
+)
 def test_each_operator_passes_or_raises(op, threshold, passes):
     score = Score(0.55, name="fluency")
-    compare = {">": lambda: score > threshold, ">=": lambda: score >= threshold,
-               "<": lambda: score < threshold, "<=": lambda: score <= threshold}[op]
+    compare = {
+        ">": lambda: score > threshold,
+        ">=": lambda: score >= threshold,
+        "<": lambda: score < threshold,
+        "<=": lambda: score <= threshold,
+    }[op]
     if passes:
         assert compare() is True
     else:
@@ -85,8 +108,10 @@ def test_comparisons_record_checks(rec):
         s >= 0.9
     Score(3.8, name="helpful", kind="metric", recorder=recorder) >= 3.5
     assert [c.key for c in recorder.checks] == [
-        "tests/test_x.py::test_a::consistency::0", "tests/test_x.py::test_a::consistency::1",
-        "tests/test_x.py::test_a::helpful::0"]
+        "tests/test_x.py::test_a::consistency::0",
+        "tests/test_x.py::test_a::consistency::1",
+        "tests/test_x.py::test_a::helpful::0",
+    ]
     first, second, metric = (c.to_dict() for c in recorder.checks)
     assert first["passed"] is True and second["passed"] is False
     assert second["operator"] == ">=" and second["threshold"] == 0.9 and second["score"] == 0.55
@@ -100,8 +125,11 @@ def test_comparisons_record_checks(rec):
 def _list(recorder=None):
     values = [0.9, 0.3, 0.8, 0.1]
     outs = ["good one", "weak one", "fine one", "worst one"]
-    return ScoreList([Score(v, name="fluency", details={"inputs": {"output": o}}, recorder=recorder)
-                      for v, o in zip(values, outs)], name="fluency", task="summarization")
+    return ScoreList(
+        [Score(v, name="fluency", details={"inputs": {"output": o}}, recorder=recorder) for v, o in zip(values, outs)],
+        name="fluency",
+        task="summarization",
+    )
 
 
 def test_scorelist_aggregates():
@@ -151,10 +179,20 @@ def test_check_records_are_json_ready_whatever_the_details(rec):
 
     import numpy as np
 
-    Score(0.5, name="m", kind="metric", details={"nan": float("nan"), "arr": np.array([1.5, 2.0]),
-                                                 "np": np.float32(0.25), "path": Path("a/b.json"),
-                                                 "obj": object.__name__, "nested": [{"inf": float("inf")}]},
-          recorder=recorder) > 0.1
+    Score(
+        0.5,
+        name="m",
+        kind="metric",
+        details={
+            "nan": float("nan"),
+            "arr": np.array([1.5, 2.0]),
+            "np": np.float32(0.25),
+            "path": Path("a/b.json"),
+            "obj": object.__name__,
+            "nested": [{"inf": float("inf")}],
+        },
+        recorder=recorder,
+    ) > 0.1
     data = recorder.checks[-1].to_dict()
     json.dumps(data, allow_nan=False)
     assert data["details"]["nan"] is None and data["details"]["arr"] == [1.5, 2.0]

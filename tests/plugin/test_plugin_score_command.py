@@ -1,4 +1,5 @@
 """``nlgeval score``: a JSONL file in, scores per row out, the same numbers as the Python API."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,11 @@ from pytest_nlgeval import cli
 from pytest_nlgeval.core.evaluator import Evaluator
 
 DOC = "Officials said the bridge would reopen next week after repairs. The cat sat on the mat."
-ROWS = [{"id": 1, "summary": "The bridge will reopen. Repairs are done.", "article": DOC},
-        {"id": 2, "summary": "The cat sat on the mat.", "article": DOC},
-        {"id": 3, "summary": "It is raining today.", "article": DOC}]
+ROWS = [
+    {"id": 1, "summary": "The bridge will reopen. Repairs are done.", "article": DOC},
+    {"id": 2, "summary": "The cat sat on the mat.", "article": DOC},
+    {"id": 3, "summary": "It is raining today.", "article": DOC},
+]
 
 
 def _write(path, rows):
@@ -22,9 +25,29 @@ def _write(path, rows):
 def test_scores_match_the_python_api(tiny_t5_model, tmp_path, capsys):
     data = _write(tmp_path / "in.jsonl", ROWS)
     out = tmp_path / "out.jsonl"
-    code = cli.main(["score", str(data), "-d", "consistency", "-d", "fluency", "--model", str(tiny_t5_model),
-                     "--device", "cpu", "--output-field", "summary", "--source-field", "article",
-                     "--no-cache", "--chunk", "2", "-o", str(out)])
+    code = cli.main(
+        [
+            "score",
+            str(data),
+            "-d",
+            "consistency",
+            "-d",
+            "fluency",
+            "--model",
+            str(tiny_t5_model),
+            "--device",
+            "cpu",
+            "--output-field",
+            "summary",
+            "--source-field",
+            "article",
+            "--no-cache",
+            "--chunk",
+            "2",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0
     scored = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in scored] == [1, 2, 3] and scored[0]["article"] == DOC
@@ -36,15 +59,21 @@ def test_scores_match_the_python_api(tiny_t5_model, tmp_path, capsys):
     assert "scored 6/6 (fluency)" in printed.err
 
 
-@pytest.mark.parametrize("content, args, message", [
-    ('{"output": "fine"}\n{not json\n', [], "in.jsonl:2: not valid JSON"),
-    ('{"text": "fine"}\n', [], "rows [0] have no 'output' field (choose the field with --output-field)"),
-    ('[1, 2]', [], "row 0 is a JSON int, not an object"),
-    ('', [], "holds no rows"),
-    ('{"output": "A claim."}\n', ["-d", "consistency"], "rows 0-0: dimension 'consistency' (task 'summarization') "
-                                                         "needs `source`"),
-    ('{"output": "A claim."}\n', ["-d", "faithfulness"], "unknown dimension 'faithfulness'"),
-])
+@pytest.mark.parametrize(
+    "content, args, message",
+    [
+        ('{"output": "fine"}\n{not json\n', [], "in.jsonl:2: not valid JSON"),
+        ('{"text": "fine"}\n', [], "rows [0] have no 'output' field (choose the field with --output-field)"),
+        ('[1, 2]', [], "row 0 is a JSON int, not an object"),
+        ('', [], "holds no rows"),
+        (
+            '{"output": "A claim."}\n',
+            ["-d", "consistency"],
+            "rows 0-0: dimension 'consistency' (task 'summarization') needs `source`",
+        ),
+        ('{"output": "A claim."}\n', ["-d", "faithfulness"], "unknown dimension 'faithfulness'"),
+    ],
+)
 def test_user_errors_exit_2_with_a_message(tiny_t5_model, tmp_path, capsys, content, args, message):
     data = tmp_path / "in.jsonl"
     data.write_text(content)

@@ -1,4 +1,5 @@
 """Session-level behaviour: score cache across runs, xdist merging, damaged cache, options, laziness."""
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,16 @@ def test_second_run_is_served_by_the_cache_without_a_session(pytester, tiny_t5_m
 def test_damaged_cache_is_set_aside_and_rebuilt(pytester, tiny_t5_model):
     pytester.makepyfile(test_suite=SUITE)
     cache_dir = pytester.path / "scache"
-    args = ["-p", "no:cacheprovider", f"--nlgeval-model={tiny_t5_model}", "--nlgeval-json", "results.json",
-            f"--nlgeval-cache-dir={cache_dir}", "-W", "default"]
+    args = [
+        "-p",
+        "no:cacheprovider",
+        f"--nlgeval-model={tiny_t5_model}",
+        "--nlgeval-json",
+        "results.json",
+        f"--nlgeval-cache-dir={cache_dir}",
+        "-W",
+        "default",
+    ]
     pytester.runpytest(*args).assert_outcomes(passed=5)
     cold = _results(pytester)
     (cache_dir / "scores.sqlite3").write_bytes(b"\x00garbage" * 4096)
@@ -90,8 +99,9 @@ def test_xdist_workers_merge_into_one_results_file_and_share_the_cache(pytester,
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", model, "-n", "2", "--nlgeval-json", "xdist.json")
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["*= nlgeval =*", "summarization*dimension*consistency*3*3*0*"])
-    pytester.runpytest("-p", "no:cacheprovider", model, "--nlgeval-no-cache",
-                       "--nlgeval-json", "single.json").assert_outcomes(passed=5)
+    pytester.runpytest(
+        "-p", "no:cacheprovider", model, "--nlgeval-no-cache", "--nlgeval-json", "single.json"
+    ).assert_outcomes(passed=5)
     single, merged = _results(pytester, "single.json"), _results(pytester, "xdist.json")
     assert merged["summary"] == single["summary"] == {"checks": 8, "passed": 8, "failed": 0, "xfailed": 0}
     assert sorted(c["key"] for c in merged["checks"]) == sorted(c["key"] for c in single["checks"])
@@ -108,8 +118,9 @@ def test_xdist_workers_merge_into_one_results_file_and_share_the_cache(pytester,
 
 
 def test_ini_keys_and_env_var(pytester, tiny_t5_model, monkeypatch):
-    pytester.makefile(".ini", pytest="[pytest]\nnlgeval_json = from-ini.json\nnlgeval_no_cache = true\n"
-                                     "nlgeval_device = cpu\n")
+    pytester.makefile(
+        ".ini", pytest="[pytest]\nnlgeval_json = from-ini.json\nnlgeval_no_cache = true\nnlgeval_device = cpu\n"
+    )
     pytester.makepyfile(test_suite=SUITE)
     monkeypatch.setenv("NLGEVAL_MODEL", str(tiny_t5_model))
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=5)
@@ -117,11 +128,14 @@ def test_ini_keys_and_env_var(pytester, tiny_t5_model, monkeypatch):
     assert data["scoring"]["sessions"] == 1 and not (pytester.path / ".nlgeval-cache").exists()
 
 
-@pytest.mark.parametrize("option, message", [
-    ("--nlgeval-device=tpu", "--nlgeval-device / nlgeval_device must be one of auto, cpu, cuda, got 'tpu'"),
-    ("--nlgeval-precision=bf16", "must be one of auto, fp32, fp16, int8, got 'bf16'"),
-    ("--nlgeval-batch-size=0", "must be a positive integer, got 0"),
-])
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("--nlgeval-device=tpu", "--nlgeval-device / nlgeval_device must be one of auto, cpu, cuda, got 'tpu'"),
+        ("--nlgeval-precision=bf16", "must be one of auto, fp32, fp16, int8, got 'bf16'"),
+        ("--nlgeval-batch-size=0", "must be a positive integer, got 0"),
+    ],
+)
 def test_bad_options_are_usage_errors(pytester, option, message):
     pytester.makepyfile("def test_x(): pass")
     result = pytester.runpytest("-p", "no:cacheprovider", option)
@@ -141,7 +155,8 @@ def test_missing_model_is_a_clear_error(pytester, tmp_path):
 
 
 def test_a_suite_that_never_uses_nlgeval_loads_nothing(tmp_path):
-    (tmp_path / "test_plain.py").write_text(textwrap.dedent('''
+    (tmp_path / "test_plain.py").write_text(
+        textwrap.dedent('''
         import sys
 
         def test_plain():
@@ -152,18 +167,37 @@ def test_a_suite_that_never_uses_nlgeval_loads_nothing(tmp_path):
                                  "torch", "sqlite3") if m in sys.modules]
             assert heavy == []
             assert "pytest_nlgeval.plugin" in sys.modules  # the plugin itself is active
-    '''))
+    ''')
+    )
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                           "-p", "no:anyio", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:anyio",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout and "nlgeval" not in proc.stdout
 
 
 def test_importing_the_package_is_lazy():
-    code = ("import sys, pytest_nlgeval, pytest_nlgeval.plugin; "
-            "print(sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers', 'sqlite3', 'pytest_nlgeval.core.score') "
-            "if m in sys.modules))")
+    code = (
+        "import sys, pytest_nlgeval, pytest_nlgeval.plugin; "
+        "print(sorted(m for m in ('onnxruntime', 'numpy', 'tokenizers', 'sqlite3', 'pytest_nlgeval.core.score') "
+        "if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

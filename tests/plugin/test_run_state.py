@@ -1,6 +1,7 @@
 """Run state: the plugin's state lives in config.stash, the assertions find it through pytest_nlgeval.core.run,
 scores are plain values that carry the recorder they were handed, and no other module keeps run state in a
 global."""
+
 from __future__ import annotations
 
 import ast
@@ -38,15 +39,31 @@ ALLOWED = {
     "pytest_nlgeval.trajectory.dtw._NUMBA_TRIED": "memo: whether numba was tried",
 }
 
-_MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "add",
-             "discard", "sort", "reverse", "__setitem__", "__delitem__"}
+_MUTATORS = {
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "popitem",
+    "remove",
+    "clear",
+    "update",
+    "setdefault",
+    "add",
+    "discard",
+    "sort",
+    "reverse",
+    "__setitem__",
+    "__delitem__",
+}
 
 
 def _module_names(tree: ast.Module) -> set[str]:
     names = set()
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-            if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         names.update(t.id for t in targets if isinstance(t, ast.Name))
     return names
 
@@ -61,15 +78,22 @@ def _changed_in_functions(tree: ast.Module, names: set[str]) -> set[str]:
         for node in ast.walk(func):
             if isinstance(node, ast.Global):
                 changed.update(n for n in node.names if n in names)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id in names \
-                    and node.func.attr in _MUTATORS:
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in names
+                and node.func.attr in _MUTATORS
+            ):
                 changed.add(node.func.value.id)
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
                 targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
                 for target in targets:
-                    if isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(target.value, ast.Name) \
-                            and target.value.id in names:
+                    if (
+                        isinstance(target, (ast.Subscript, ast.Attribute))
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id in names
+                    ):
                         changed.add(target.value.id)
     return changed
 
@@ -86,8 +110,13 @@ def module_state(packages: dict[str, Path]) -> dict[str, str]:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             lines = {}
             for node in tree.body:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-                    if isinstance(node, ast.AnnAssign) else []
+                targets = (
+                    node.targets
+                    if isinstance(node, ast.Assign)
+                    else [node.target]
+                    if isinstance(node, ast.AnnAssign)
+                    else []
+                )
                 lines.update({t.id: node.lineno for t in targets if isinstance(t, ast.Name)})
             for name in _changed_in_functions(tree, _module_names(tree)):
                 found[f"{module}.{name}"] = f"{path.relative_to(folder.parent)}:{lines[name]}"
@@ -118,12 +147,16 @@ def test_the_state_scan_sees_globals_mutations_and_item_assignments(tmp_path):
         "def read():\n    return LIMIT, NAMES, _box\n"
     )
     assert set(module_state({"pytest_nlgeval": pkg})) == {
-        "pytest_nlgeval.a._stack", "pytest_nlgeval.a._current", "pytest_nlgeval.a._table"}
+        "pytest_nlgeval.a._stack",
+        "pytest_nlgeval.a._current",
+        "pytest_nlgeval.a._table",
+    }
 
 
 # -- the session's run --------------------------------------------------------------------------------------
 def test_the_session_state_lives_in_config_stash(pytester):
-    pytester.makepyfile(test_state='''
+    pytester.makepyfile(
+        test_state='''
         from pytest_nlgeval import plugin
         from pytest_nlgeval.core import run
 
@@ -131,7 +164,8 @@ def test_the_session_state_lives_in_config_stash(pytester):
             session = request.config.stash[plugin._state_key]
             assert run.active() is session.run is run.installed()[-1]
             assert session.run.recorder is session.recorder
-    ''')
+    '''
+    )
     outer = run_module.installed()
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert run_module.installed() == outer  # the inner session took its run out when it ended
@@ -204,8 +238,11 @@ def test_evaluator_and_score_know_nothing_of_pytest_or_the_run(module):
     path = ROOT / "pytest_nlgeval" / "core" / f"{module}.py"
     imported = _imports(path)
     assert not {i for i in imported if i.split(".")[0] in ("pytest", "_pytest")}
-    assert not {i for i in imported if i.startswith(("pytest_nlgeval.core.run", "pytest_nlgeval.core.checks",
-                                                     "pytest_nlgeval.plugin"))}
+    assert not {
+        i
+        for i in imported
+        if i.startswith(("pytest_nlgeval.core.run", "pytest_nlgeval.core.checks", "pytest_nlgeval.plugin"))
+    }
     assert "marker" not in path.read_text(encoding="utf-8")
 
 
@@ -234,7 +271,9 @@ def test_the_run_owns_one_cache_for_all_its_evaluators(tmp_path):
 # Where the current run may be looked up: the assertions of the DSL, which hand it down as arguments, and the
 # plugin, which installs its session's run. Everything below them takes what it needs as arguments.
 RUN_READERS = {
-    "pytest_nlgeval.assertions", "pytest_nlgeval.plugin", "pytest_nlgeval.induction.assertions",
+    "pytest_nlgeval.assertions",
+    "pytest_nlgeval.plugin",
+    "pytest_nlgeval.induction.assertions",
     "pytest_nlgeval.trajectory.assertions",
 }
 
@@ -250,9 +289,12 @@ def _package_modules(folder: Path, package: str) -> dict[str, Path]:
 
 
 def test_only_the_dsl_edge_and_the_plugin_know_the_current_run():
-    readers = {module for module, path in _package_modules(PACKAGES["pytest_nlgeval"], "pytest_nlgeval").items()
-               if any(i == "pytest_nlgeval.core.run" or i.startswith("pytest_nlgeval.core.run.")
-                      for i in _imports(path)) and module != "pytest_nlgeval.core.run"}
+    readers = {
+        module
+        for module, path in _package_modules(PACKAGES["pytest_nlgeval"], "pytest_nlgeval").items()
+        if any(i == "pytest_nlgeval.core.run" or i.startswith("pytest_nlgeval.core.run.") for i in _imports(path))
+        and module != "pytest_nlgeval.core.run"
+    }
     assert readers <= RUN_READERS, f"modules that look up the current run outside the DSL edge: {readers - RUN_READERS}"
 
 
@@ -270,7 +312,7 @@ def test_the_core_imports_form_no_circle():
 
     def visit(node):
         if node in stack:
-            raise AssertionError("import circle: " + " -> ".join(stack[stack.index(node):] + [node]))
+            raise AssertionError("import circle: " + " -> ".join(stack[stack.index(node) :] + [node]))
         if node in seen:
             return
         stack.append(node)

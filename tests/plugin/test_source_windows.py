@@ -1,4 +1,5 @@
 """Source windows: planning, the evaluator's windowed scores, `off` parity with UniEval, cache and fingerprint."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,9 @@ from pytest_nlgeval.core.dimensions import Dimension, DimensionError
 from pytest_nlgeval.core.evaluator import Evaluator
 from pytest_nlgeval.core.windows import WindowPlanner, check_mode, sentence_spans
 
-FILLER = [f"The council met on day {i} to discuss the budget for the town's schools and its roads." for i in range(1, 25)]
+FILLER = [
+    f"The council met on day {i} to discuss the budget for the town's schools and its roads." for i in range(1, 25)
+]
 LAST = "At the end of the meeting, Mayor Linda Park announced that the public library will reopen in March."
 LONG_DOC = " ".join(FILLER) + " " + LAST
 # The tiny T5's tokenizer spends many tokens per word: short sentences fit its 48 tokens
@@ -38,7 +41,7 @@ def test_windows_fit_cover_every_sentence_and_share_one_with_the_next():
         assert b.first == a.last - 1  # one shared sentence: every adjacent pair is seen together
     for w in windows:
         assert 20 + _words([w.text])[0] - 2 <= 60  # fits next to the prefix
-        assert w.text == " ".join(FILLER[w.first:w.last])  # whole sentences, the source's own spacing
+        assert w.text == " ".join(FILLER[w.first : w.last])  # whole sentences, the source's own spacing
 
 
 def test_a_sentence_longer_than_the_budget_is_a_window_of_its_own():
@@ -57,7 +60,9 @@ def test_sentence_spans_keep_lines_and_offsets():
 
 def test_windows_keep_the_dialogue_fact_convention():
     planner = WindowPlanner(_words, max_length=14)
-    windows = planner.plan(prefix_tokens=4, source="One two three four. Five six seven eight.\nNine ten eleven.", tail="\n")
+    windows = planner.plan(
+        prefix_tokens=4, source="One two three four. Five six seven eight.\nNine ten eleven.", tail="\n"
+    )
     assert len(windows) >= 2 and all(w.text.endswith("\n") and not w.text.endswith("\n\n") for w in windows)
 
 
@@ -69,8 +74,14 @@ def test_bad_mode_and_bad_window_argument_are_named():
     with pytest.raises(DimensionError, match="window='fact' is not one of its arguments"):
         Dimension(task="summarization", name="x", question="Is it?", fields=("claim", "document"), window="fact")
     with pytest.raises(DimensionError, match="window_aggregation must be 'max' or 'mean'"):
-        Dimension(task="summarization", name="x", question="Is it?", fields=("claim", "document"),
-                  window="source", window_aggregation="min")
+        Dimension(
+            task="summarization",
+            name="x",
+            question="Is it?",
+            fields=("claim", "document"),
+            window="source",
+            window_aggregation="min",
+        )
 
 
 # -- a T5 model folder (max length 48 tokens) ------------------------------------------------------------------
@@ -102,13 +113,15 @@ def test_off_reproduces_unieval_tail_truncation(tiny_t5_checkpoint, tiny_t5_mode
     claims = ["The council met on day 3.", "Nothing happened."]
     ev = Evaluator(tiny_t5_model, device="cpu", cache=False, source_windows="off")
     scores = ev.evaluate(claims, "consistency", source=source)
-    texts = [f"question: Is this claim consistent with the document? </s> claim: {c} </s> document: {source}"
-             for c in claims]
+    texts = [
+        f"question: Is this claim consistent with the document? </s> claim: {c} </s> document: {source}" for c in claims
+    ]
     tok = AutoTokenizer.from_pretrained(str(tiny_t5_checkpoint))
     model = T5ForConditionalGeneration.from_pretrained(str(tiny_t5_checkpoint)).eval()
     manifest = json.loads((tiny_t5_model / "nlgeval.json").read_text())
-    reference = t5_reference_scores(model, tok, texts, max_length=48, yes_id=manifest["yes_token_id"],
-                                    no_id=manifest["no_token_id"])
+    reference = t5_reference_scores(
+        model, tok, texts, max_length=48, yes_id=manifest["yes_token_id"], no_id=manifest["no_token_id"]
+    )
     assert [float(s) for s in scores] == pytest.approx(list(reference), abs=1e-5)
     assert all(s.details["truncated"] for s in scores) and "window" not in scores[0].details["units"][0]
 
@@ -117,7 +130,8 @@ def test_an_input_that_fits_scores_the_same_in_both_modes(tiny_t5_model):
     short = "The cat sat."
     on = Evaluator(tiny_t5_model, device="cpu", cache=False).score("A cat sat.", "consistency", source=short)
     off = Evaluator(tiny_t5_model, device="cpu", cache=False, source_windows="off").score(
-        "A cat sat.", "consistency", source=short)
+        "A cat sat.", "consistency", source=short
+    )
     assert float(on) == float(off) and "window" not in on.details["units"][0]
 
 
@@ -159,6 +173,8 @@ def test_plugin_option_reaches_the_evaluator(pytester):
     bad = pytester.runpytest("--nlgeval-source-windows", "sometimes")
     assert bad.ret != 0
     bad.stderr.fnmatch_lines(["*--nlgeval-source-windows / nlgeval_source_windows must be one of auto, off*"])
+
+
 # -- the embedded default model --------------------------------------------------------------------------------
 def test_embedded_model_finds_a_claim_supported_only_by_the_last_sentence():
     claim = "Mayor Linda Park announced that the public library will reopen in March."
@@ -170,5 +186,3 @@ def test_embedded_model_finds_a_claim_supported_only_by_the_last_sentence():
     assert float(with_windows) > 0.7, with_windows.details
     assert float(without) < 0.5, without.details
     assert float(with_windows) - float(without) > 0.3
-
-

@@ -1,6 +1,7 @@
 """The HTML report in a real headless Chromium (Debian's chromium + chromium-driver, installed by
 ``make browser``): it loads from file:// with no console error, the injected ``<script>`` shows as text and
 never runs, and the numbers on the page are those of the results file."""
+
 from __future__ import annotations
 
 import shutil
@@ -24,16 +25,27 @@ pytestmark = pytest.mark.xdist_group("browser")  # one browser for all of these 
 @pytest.fixture(scope="session")  # session: xdist interleaves modules, a module fixture would restart
 def browser():
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed: run `make browser` (Debian packages chromium, "
-                    "chromium-driver)")
+        pytest.fail(
+            f"{CHROMIUM} and {CHROMEDRIVER} are needed: run `make browser` (Debian packages chromium, chromium-driver)"
+        )
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     profile = tempfile.mkdtemp(prefix="nlgeval-chromium-")
     options = webdriver.ChromeOptions()
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,1600"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,1600",
+    ):
         options.add_argument(arg)
     options.binary_location = str(CHROMIUM)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -85,7 +97,8 @@ def test_report_renders_without_errors_and_payload_is_inert(browser, tmp_path):
         assert browser.find_element(By.ID, f"summary-{name}").text == str(results["summary"][name])
     counts = results["baseline"]["counts"]
     assert browser.find_element(By.ID, "summary-regressions").text == str(
-        counts["regressions"] + counts["suite_regressions"])
+        counts["regressions"] + counts["suite_regressions"]
+    )
     rows = browser.find_elements(By.CSS_SELECTOR, "#checks-table > tbody > tr")
     assert len(rows) == len(results["checks"])
     assert [r.get_attribute("class") for r in rows[:9]] == ["failed"] * results["summary"]["failed"]
@@ -108,8 +121,10 @@ def test_long_text_expands_on_click(browser, tmp_path):
 def test_the_checks_can_fail(browser, tmp_path):
     """Negative control: a page that does run the payload is caught by the same checks."""
     unsafe = tmp_path / "unsafe.html"
-    unsafe.write_text(f"<!DOCTYPE html><html><head><title>t</title></head><body>{PAYLOAD}"
-                      "<script>undefinedFunction()</script></body></html>")
+    unsafe.write_text(
+        f"<!DOCTYPE html><html><head><title>t</title></head><body>{PAYLOAD}"
+        "<script>undefinedFunction()</script></body></html>"
+    )
     log = open_page(browser, unsafe)
     assert not no_alert(browser)
     assert any(entry["level"] == "SEVERE" for entry in log)

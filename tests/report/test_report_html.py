@@ -1,4 +1,5 @@
 """The HTML report rendered from fixture results files: content, escaping, sections, errors, the CLI."""
+
 from __future__ import annotations
 
 import copy
@@ -108,21 +109,30 @@ def test_trajectory_and_metric_sections_are_built_in(results):
 
 
 def test_hook_sections_are_inserted_and_plain_strings_escaped(results):
-    sections = [{"id": "custom-plot", "title": "My plot", "html": Markup("<svg><rect/></svg>")},
-                {"id": "plain", "title": "Plain", "html": "<b>not bold</b>"},
-                {"id": "better-trajectories", "title": "Trajectories (plugin)", "html": Markup("<p>mine</p>"),
-                 "replaces": "nlgeval-trajectories"}]
+    sections = [
+        {"id": "custom-plot", "title": "My plot", "html": Markup("<svg><rect/></svg>")},
+        {"id": "plain", "title": "Plain", "html": "<b>not bold</b>"},
+        {
+            "id": "better-trajectories",
+            "title": "Trajectories (plugin)",
+            "html": Markup("<p>mine</p>"),
+            "replaces": "nlgeval-trajectories",
+        },
+    ]
     page = render_html(results, sections=sections)
     assert "<svg><rect/></svg>" in page
     assert "&lt;b&gt;not bold&lt;/b&gt;" in page
     assert 'id="nlgeval-trajectories"' not in page and 'id="better-trajectories"' in page
 
 
-@pytest.mark.parametrize("section, message", [
-    ({"id": "1bad", "title": "t", "html": ""}, "section id"),
-    ({"id": "ok", "title": "", "html": ""}, "title"),
-    ({"id": "checks", "title": "t", "html": ""}, "already used"),
-])
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"id": "1bad", "title": "t", "html": ""}, "section id"),
+        ({"id": "ok", "title": "", "html": ""}, "title"),
+        ({"id": "checks", "title": "t", "html": ""}, "already used"),
+    ],
+)
 def test_invalid_sections_are_refused(results, section, message):
     with pytest.raises(ValueError, match=message):
         render_html(results, sections=[section])
@@ -132,7 +142,8 @@ def test_sections_from_a_plugin_module_outside_pytest(results, tmp_path, monkeyp
     (tmp_path / "my_sections.py").write_text(
         "from markupsafe import Markup\n"
         "def pytest_nlgeval_report_sections(results):\n"
-        "    return [{'id': 'count', 'title': 'Count', 'html': Markup('<p>%d checks</p>' % len(results['checks']))}]\n")
+        "    return [{'id': 'count', 'title': 'Count', 'html': Markup('<p>%d checks</p>' % len(results['checks']))}]\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     sections = collect_sections(results, plugins=["my_sections"], autoload=False)
     assert [(s.id, str(s.html)) for s in sections] == [("count", f"<p>{len(results['checks'])} checks</p>")]
@@ -140,12 +151,15 @@ def test_sections_from_a_plugin_module_outside_pytest(results, tmp_path, monkeyp
         collect_sections(results, plugins=["no_such_module"], autoload=False)
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda r: r.update(schema="something/else"), "'schema' is 'something/else'"),
-    (lambda r: r.update(version=99), "version 99 is not supported"),
-    (lambda r: r["checks"][0].pop("passed"), "no boolean 'passed'"),
-    (lambda r: r["checks"][0].update(score="high"), "'score' must be a number"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda r: r.update(schema="something/else"), "'schema' is 'something/else'"),
+        (lambda r: r.update(version=99), "version 99 is not supported"),
+        (lambda r: r["checks"][0].pop("passed"), "no boolean 'passed'"),
+        (lambda r: r["checks"][0].update(score="high"), "'score' must be a number"),
+    ],
+)
 def test_malformed_results_are_refused_with_the_field(results, tmp_path, mutate, message):
     bad = copy.deepcopy(results)
     mutate(bad)
@@ -166,15 +180,28 @@ def test_empty_run_and_missing_optional_fields_render(results):
     minimal = {"schema": "pytest-nlgeval/results", "version": 1, "checks": []}
     page = render_html(minimal)
     assert 'class="verdict empty"' in page and "This run recorded no checks." in page
-    check = {"key": "t::fluency::0", "nodeid": "t", "kind": "dimension", "name": "fluency", "passed": False,
-             "score": None, "threshold": None}
+    check = {
+        "key": "t::fluency::0",
+        "nodeid": "t",
+        "kind": "dimension",
+        "name": "fluency",
+        "passed": False,
+        "score": None,
+        "threshold": None,
+    }
     page = render_html({**minimal, "checks": [check]})
     assert 'id="summary-failed">1<' in page and "n/a" in page
 
 
 def test_comparison_error_is_shown(results):
-    broken = dict(results, baseline={"status": "refused", "path": "b.json",
-                                     "error": "refusing to compare scores made by different evaluators"})
+    broken = dict(
+        results,
+        baseline={
+            "status": "refused",
+            "path": "b.json",
+            "error": "refusing to compare scores made by different evaluators",
+        },
+    )
     page = render_html(broken)
     assert 'id="baseline-error"' in page and "refusing to compare" in page
 
@@ -202,8 +229,20 @@ def test_cli_compares_with_a_baseline_file(results, tmp_path):
     (tmp_path / "head.json").write_text(json.dumps(head))
     (tmp_path / "base.json").write_text(json.dumps(base))
     out = tmp_path / "r.html"
-    assert cli_main(["report", str(tmp_path / "head.json"), "--baseline", str(tmp_path / "base.json"),
-                     "-o", str(out), "--no-plugins"]) == 0
+    assert (
+        cli_main(
+            [
+                "report",
+                str(tmp_path / "head.json"),
+                "--baseline",
+                str(tmp_path / "base.json"),
+                "-o",
+                str(out),
+                "--no-plugins",
+            ]
+        )
+        == 0
+    )
     page = out.read_text()
     row = re.search(re.escape(dropped["key"]) + r".*?</tr>", page.split('id="baseline-regressions"')[1], re.S)
     assert row and f"{dropped['score'] + 0.3:.4f}" in row.group(0)
@@ -214,8 +253,10 @@ def test_importing_the_report_plugin_loads_no_template_engine():
     import subprocess
     import sys
 
-    code = ("import sys, pytest_nlgeval.report.plugin, pytest_nlgeval.report;"
-            "print([m for m in ('jinja2', 'markupsafe', 'numpy', 'onnxruntime') if m in sys.modules])")
+    code = (
+        "import sys, pytest_nlgeval.report.plugin, pytest_nlgeval.report;"
+        "print([m for m in ('jinja2', 'markupsafe', 'numpy', 'onnxruntime') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -223,9 +264,21 @@ def test_importing_the_report_plugin_loads_no_template_engine():
 def test_failed_checks_of_xfail_tests_are_expected_not_failures():
     from pytest_nlgeval.report.view import build_view
 
-    check = {"key": "t.py::test_a::fluency::0", "nodeid": "t.py::test_a", "kind": "dimension", "name": "fluency",
-             "task": "summarization", "index": 0, "score": 0.4, "operator": ">", "threshold": 0.9,
-             "passed": False, "evaluator": None, "details": {}, "xfail": True}
+    check = {
+        "key": "t.py::test_a::fluency::0",
+        "nodeid": "t.py::test_a",
+        "kind": "dimension",
+        "name": "fluency",
+        "task": "summarization",
+        "index": 0,
+        "score": 0.4,
+        "operator": ">",
+        "threshold": 0.9,
+        "passed": False,
+        "evaluator": None,
+        "details": {},
+        "xfail": True,
+    }
     ok = dict(check, key="t.py::test_b::fluency::0", nodeid="t.py::test_b", passed=True, xfail=False, score=0.95)
     view = build_view({"schema": "pytest-nlgeval/results", "version": 1, "checks": [check, ok], "evaluators": {}})
     assert (view.failed, view.passed, view.xfailed, view.failed_tests) == (0, 1, 1, 0)
@@ -236,20 +289,43 @@ def test_failed_checks_of_xfail_tests_are_expected_not_failures():
 def test_judged_checks_show_criterion_and_rationale_and_samples_their_spread(results):
     results = copy.deepcopy(results)
     check = copy.deepcopy(results["checks"][0])
-    check.update(key="tests/test_bot.py::test_polite::the_reply_is_polite::0", nodeid="tests/test_bot.py::test_polite",
-                 kind="judged", name="the_reply_is_polite", task=None, score=4.2, operator=">=", threshold=4.0,
-                 passed=True, evaluator=None)
-    check["details"] = {"criterion": "The reply is polite <b>and</b> names the opening time.",
-                        "rationale": "It thanks the customer and says 9 am.", "method": "logprobs",
-                        "scale": [1, 5], "model": "openai/judge", "spread": 0.0, "steps": ["Read it."],
-                        "samples": [{"score": 4, "value": 4.2, "method": "logprobs"}],
-                        "inputs": {"output": "Thanks! We open at 9 am."}}
+    check.update(
+        key="tests/test_bot.py::test_polite::the_reply_is_polite::0",
+        nodeid="tests/test_bot.py::test_polite",
+        kind="judged",
+        name="the_reply_is_polite",
+        task=None,
+        score=4.2,
+        operator=">=",
+        threshold=4.0,
+        passed=True,
+        evaluator=None,
+    )
+    check["details"] = {
+        "criterion": "The reply is polite <b>and</b> names the opening time.",
+        "rationale": "It thanks the customer and says 9 am.",
+        "method": "logprobs",
+        "scale": [1, 5],
+        "model": "openai/judge",
+        "spread": 0.0,
+        "steps": ["Read it."],
+        "samples": [{"score": 4, "value": 4.2, "method": "logprobs"}],
+        "inputs": {"output": "Thanks! We open at 9 am."},
+    }
     rate = copy.deepcopy(check)
-    rate.update(key="tests/test_bot.py::test_polite::fraction>3(x)::0", kind="aggregate", name="fraction>3(x)",
-                score=0.8, threshold=0.6)
-    rate["details"] = {"aggregate": "fraction>3", "n": 5, "cases": [],
-                       "samples": {"n": 5, "of": "bot.reply", "distinct": 3, "min": 2.0, "mean": 3.8, "max": 5.0,
-                                   "sd": 1.1}}
+    rate.update(
+        key="tests/test_bot.py::test_polite::fraction>3(x)::0",
+        kind="aggregate",
+        name="fraction>3(x)",
+        score=0.8,
+        threshold=0.6,
+    )
+    rate["details"] = {
+        "aggregate": "fraction>3",
+        "n": 5,
+        "cases": [],
+        "samples": {"n": 5, "of": "bot.reply", "distinct": 3, "min": 2.0, "mean": 3.8, "max": 5.0, "sd": 1.1},
+    }
     results["checks"] += [check, rate]
     page = render_html(results)
     text = " ".join(_text(page).split())

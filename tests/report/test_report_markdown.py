@@ -1,4 +1,5 @@
 """Markdown summaries for the job summary and the sticky pull-request comment: content, escaping, limits."""
+
 from __future__ import annotations
 
 import copy
@@ -24,14 +25,39 @@ def huge_results(n_checks: int, name_len: int = 400) -> dict:
     for i in range(n_checks):
         nodeid = f"tests/test_big.py::test_case[{'x' * name_len}-{i}]"
         key = f"{nodeid}::fluency::0"
-        checks.append({"key": key, "nodeid": nodeid, "kind": "dimension", "name": "fluency",
-                       "task": "summarization", "index": 0, "score": 0.1 + (i % 50) / 1000, "operator": ">",
-                       "threshold": 0.7, "passed": False, "evaluator": None, "details": {}})
-        verdicts.append({"key": key, "status": "regression", "old": 0.9, "new": checks[-1]["score"],
-                         "change": checks[-1]["score"] - 0.9, "tolerance": 0.05})
-    return {"schema": "pytest-nlgeval/results", "version": 1, "checks": checks,
-            "summary": {"checks": n_checks, "passed": 0, "failed": n_checks},
-            "baseline": {"path": "b.json", "status": "regression", "checks": verdicts, "suites": []}}
+        checks.append(
+            {
+                "key": key,
+                "nodeid": nodeid,
+                "kind": "dimension",
+                "name": "fluency",
+                "task": "summarization",
+                "index": 0,
+                "score": 0.1 + (i % 50) / 1000,
+                "operator": ">",
+                "threshold": 0.7,
+                "passed": False,
+                "evaluator": None,
+                "details": {},
+            }
+        )
+        verdicts.append(
+            {
+                "key": key,
+                "status": "regression",
+                "old": 0.9,
+                "new": checks[-1]["score"],
+                "change": checks[-1]["score"] - 0.9,
+                "tolerance": 0.05,
+            }
+        )
+    return {
+        "schema": "pytest-nlgeval/results",
+        "version": 1,
+        "checks": checks,
+        "summary": {"checks": n_checks, "passed": 0, "failed": n_checks},
+        "baseline": {"path": "b.json", "status": "regression", "checks": verdicts, "suites": []},
+    }
 
 
 def test_summary_lists_totals_regressions_failures_and_link(results):
@@ -108,8 +134,7 @@ def test_text_is_cut_only_as_a_last_resort_and_never_mid_row(results):
 
 def test_summary_command_writes_both_formats(tmp_path, capsys):
     path = str(DATA / "report_results.json")
-    assert cli_main(["summary", path, "--format", "pr-comment", "--artifact-url", URL,
-                     "--marker-id", "job1"]) == 0
+    assert cli_main(["summary", path, "--format", "pr-comment", "--artifact-url", URL, "--marker-id", "job1"]) == 0
     assert capsys.readouterr().out.startswith("<!-- pytest-nlgeval-report:job1 -->")
     out = tmp_path / "summary.md"
     out.write_text("earlier step\n")

@@ -1,5 +1,6 @@
 """``--nlgeval-report`` in real pytest runs (pytester) scored by the tiny random T5: the page is written after
 the baseline comparison, with conftest sections, from the option or the ini key."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,8 @@ def test_report_after_baseline_comparison_with_conftest_sections(pytester, tiny_
             n = len(results["checks"])
             return [{"id": "conftest-section", "title": "From conftest", "html": Markup(f"<p>saw {n} checks</p>")}]
     ''')
-    pytester.makepyfile(test_sum=f'''
+    pytester.makepyfile(
+        test_sum=f'''
         import pytest
         from pytest_nlgeval import assert_dimension
         DOC = {DOC!r}
@@ -26,9 +28,19 @@ def test_report_after_baseline_comparison_with_conftest_sections(pytester, tiny_
         def test_summary(summary):
             assert_dimension(summary, "fluency") > 0.0
             assert_dimension(summary, "consistency", source=DOC) > 0.999
-    ''')
+    '''
+    )
     # An explicit ini file: the model path among the arguments must not move the rootdir (node ids must match).
-    common = ["-c", "pytest.ini", "-p", "no:cacheprovider", "--nlgeval-model", str(tiny_t5_model), "--nlgeval-baseline", "base.json"]
+    common = [
+        "-c",
+        "pytest.ini",
+        "-p",
+        "no:cacheprovider",
+        "--nlgeval-model",
+        str(tiny_t5_model),
+        "--nlgeval-baseline",
+        "base.json",
+    ]
     first = pytester.runpytest(*common, "--nlgeval-baseline-update", "--nlgeval-report", "first.html")
     first.assert_outcomes(failed=2)
     first.stdout.fnmatch_lines(["*nlgeval: HTML report written to *first.html"])

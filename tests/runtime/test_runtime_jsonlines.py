@@ -1,4 +1,5 @@
 """The one JSON Lines reader: what every command and loader accepts, and how it fails."""
+
 from __future__ import annotations
 
 import gzip
@@ -35,11 +36,14 @@ def test_a_json_list_file_is_read_when_allowed(tmp_path):
         read_rows(path, allow_list=False)  # each line must then be an object by itself
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"a": 1}\n{"a": \n', r"bad.jsonl:2: not valid JSON \(Expecting value at column 7\); each line must be one"),
-    ('{"a": 1}\n[1, 2]\n', r"bad.jsonl:2: a JSON list, not an object"),
-    ("[{\"a\": 1}, 3]", r"bad.jsonl: row 1 is a JSON int, not an object"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"a": 1}\n{"a": \n', r"bad.jsonl:2: not valid JSON \(Expecting value at column 7\); each line must be one"),
+        ('{"a": 1}\n[1, 2]\n', r"bad.jsonl:2: a JSON list, not an object"),
+        ("[{\"a\": 1}, 3]", r"bad.jsonl: row 1 is a JSON int, not an object"),
+    ],
+)
 def test_bad_rows_name_the_file_the_line_and_the_fix(tmp_path, content, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(content, encoding="utf-8")

@@ -1,4 +1,5 @@
 """Model resolution: folders, Hugging Face ids (through a local stand-in for the hub), the cache, offline."""
+
 from __future__ import annotations
 
 import shutil
@@ -94,11 +95,13 @@ def test_missing_training_extra_is_named(hub, tmp_path, monkeypatch):
     with pytest.raises(ModelNotFoundError, match=r"pytest-nlgeval\[train\]") as info:
         resolve_model("acme/tiny-t5", cache_dir=tmp_path)
     assert "nlgeval prepare" in str(info.value)
-    assert hub.downloads == []   # refused before the checkpoint was downloaded
+    assert hub.downloads == []  # refused before the checkpoint was downloaded
 
 
 def test_an_unreachable_hub_is_one_named_error_without_a_chained_traceback(hub, tmp_path):
-    with pytest.raises(ModelNotFoundError, match=r"cannot reach Hugging Face model 'acme/missing'.*HF_HUB_OFFLINE") as info:
+    with pytest.raises(
+        ModelNotFoundError, match=r"cannot reach Hugging Face model 'acme/missing'.*HF_HUB_OFFLINE"
+    ) as info:
         resolve_model("acme/missing", cache_dir=tmp_path)
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
@@ -133,8 +136,11 @@ def test_checkpoint_is_converted_by_the_registered_exporter(tiny_t5_checkpoint, 
 
 
 def test_two_different_exporters_for_one_kind_are_refused(tiny_t5_checkpoint, tmp_path, monkeypatch):
-    twice = (FakeEntryPoint("boolqa", "a:export", print), FakeEntryPoint("boolqa", "b:export", print),
-             FakeEntryPoint("boolqa", "a:export", print))
+    twice = (
+        FakeEntryPoint("boolqa", "a:export", print),
+        FakeEntryPoint("boolqa", "b:export", print),
+        FakeEntryPoint("boolqa", "a:export", print),
+    )
     monkeypatch.setattr(exporters, "_entry_points", lambda: twice)
     with pytest.raises(ModelNotFoundError, match=r"several exporters .* \(a:export, b:export\)"):
         resolve_model(tiny_t5_checkpoint, cache_dir=tmp_path)
@@ -178,7 +184,9 @@ def test_causal_lm_checkpoint_folder_is_exported_as_a_causal_lm(tmp_path):
     tok = build_tokenizer()
     ckpt = tmp_path / "gpt"
     build_model(tok).save_pretrained(str(ckpt))
-    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>").save_pretrained(str(ckpt))
+    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>").save_pretrained(
+        str(ckpt)
+    )
     lm = load_causal_lm(ckpt, device="cpu", cache_dir=tmp_path / "cache")
     assert lm.folder.kind == "causal-lm"
     assert lm.folder.path.name.endswith(".causal-lm")

@@ -1,4 +1,5 @@
 """The runtime Boolean-QA scorer against the PyTorch reference, and its error paths."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ def reference_scores(checkpoint, texts, max_length):
     out = []
     with torch.no_grad():
         for i in range(0, len(texts), 8):
-            enc = tok(texts[i:i + 8], max_length=max_length, truncation=True, padding=True, return_tensors="pt")
+            enc = tok(texts[i : i + 8], max_length=max_length, truncation=True, padding=True, return_tensors="pt")
             labels = torch.full((enc.input_ids.shape[0], 1), tok.convert_tokens_to_ids("\u2581No"))
             logits = model(input_ids=enc.input_ids, attention_mask=enc.attention_mask, labels=labels).logits
             probs = torch.softmax(logits[:, 0, :].double(), dim=-1)

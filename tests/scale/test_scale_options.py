@@ -1,5 +1,6 @@
 """The scale-out options without a cluster: what they refuse, what they say when Ray is missing, and that
 neither the plugin nor the command line imports Ray or llama.cpp until asked to."""
+
 import json
 import subprocess
 import sys
@@ -12,8 +13,10 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 
 def test_the_plugin_and_the_command_line_stay_light():
-    res = _run("import sys, pytest_nlgeval.plugin, pytest_nlgeval.cli as cli; cli.build_parser(); "
-               "print([m for m in ('ray', 'llama_cpp', 'dspy', 'litellm', 'tritonclient') if m in sys.modules])")
+    res = _run(
+        "import sys, pytest_nlgeval.plugin, pytest_nlgeval.cli as cli; cli.build_parser(); "
+        "print([m for m in ('ray', 'llama_cpp', 'dspy', 'litellm', 'tritonclient') if m in sys.modules])"
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
 

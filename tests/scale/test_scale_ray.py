@@ -1,5 +1,6 @@
 """Scoring on Ray (`--engine ray`) on a local two-CPU cluster: results identical to the local path, the
 same cache semantics (only misses are scored), the model folder shipped once, the command lines."""
+
 import json
 
 import pytest
@@ -13,8 +14,10 @@ from pytest_nlgeval.cli import main  # noqa: E402
 from pytest_nlgeval.core.evaluator import Evaluator  # noqa: E402
 from pytest_nlgeval.scale.ray_engine import RayEvaluator, RayScoringError  # noqa: E402
 
-DOC = ("The bridge reopened on Monday after three weeks of repairs. Traffic was light in the morning. "
-       "Officials said the repairs cost less than planned. ")
+DOC = (
+    "The bridge reopened on Monday after three weeks of repairs. Traffic was light in the morning. "
+    "Officials said the repairs cost less than planned. "
+)
 OUTPUTS = [f"Summary {i}: " + " ".join(["The bridge reopened."] * (1 + i % 4)) for i in range(23)]
 SOURCES = [DOC * (1 + i % 3) for i in range(23)]
 
@@ -26,8 +29,12 @@ def ray_cluster(tmp_path_factory):
     models = tmp_path_factory.mktemp("ray-models")
     if ray.is_initialized():  # pragma: no cover - another module left one running
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING",
-             runtime_env={"env_vars": {"NLGEVAL_RAY_MODEL_DIR": str(models), "OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="WARNING",
+        runtime_env={"env_vars": {"NLGEVAL_RAY_MODEL_DIR": str(models), "OMP_NUM_THREADS": "1"}},
+    )
     yield models
     ray.shutdown()
 
@@ -76,8 +83,20 @@ def test_only_cache_misses_go_to_ray(ray_cluster, tiny_t5_model, tmp_path):
 def test_the_score_command_on_ray_matches_the_local_command(ray_cluster, tiny_t5_model, tmp_path, capsys):
     data = tmp_path / "rows.jsonl"
     data.write_text("\n".join(json.dumps({"output": o, "source": s}) for o, s in zip(OUTPUTS, SOURCES)) + "\n")
-    common = [str(data), "-d", "consistency", "-d", "fluency", "--model", str(tiny_t5_model), "--device", "cpu",
-              "--precision", "fp32", "--no-cache"]
+    common = [
+        str(data),
+        "-d",
+        "consistency",
+        "-d",
+        "fluency",
+        "--model",
+        str(tiny_t5_model),
+        "--device",
+        "cpu",
+        "--precision",
+        "fp32",
+        "--no-cache",
+    ]
     assert main(["score", *common, "-o", str(tmp_path / "local.jsonl")]) == 0
     capsys.readouterr()
     assert main(["score", *common, "-o", str(tmp_path / "ray.jsonl"), "--engine", "ray", "--ray-workers", "2"]) == 0
@@ -93,8 +112,22 @@ def test_meta_eval_on_ray_matches_local(ray_cluster, tiny_t5_model, tmp_path, ca
 
     path = tmp_path / "rated.json"
     path.write_text(json.dumps(_rated_summaries()))
-    common = ["meta-eval", str(path), "--model", str(tiny_t5_model), "--device", "cpu", "--precision", "fp32",
-              "--bootstrap", "20", "--format", "json", "--source-windows", "off"]
+    common = [
+        "meta-eval",
+        str(path),
+        "--model",
+        str(tiny_t5_model),
+        "--device",
+        "cpu",
+        "--precision",
+        "fp32",
+        "--bootstrap",
+        "20",
+        "--format",
+        "json",
+        "--source-windows",
+        "off",
+    ]
     assert main([*common, "--cache-dir", str(tmp_path / "c1")]) == 0
     local = capsys.readouterr().out
     assert main([*common, "--cache-dir", str(tmp_path / "c2"), "--engine", "ray", "--ray-workers", "2"]) == 0

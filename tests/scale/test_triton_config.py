@@ -1,5 +1,6 @@
 """The Triton configuration the exporter writes into every model folder, checked against Triton's own
 ModelConfig schema (the protobuf shipped in the tritonclient package) and against the graph it serves."""
+
 import importlib.util
 from pathlib import Path
 

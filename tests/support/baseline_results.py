@@ -1,15 +1,28 @@
 """Results dicts (docs/results-schema.md) built in memory for the baseline tests."""
+
 from __future__ import annotations
 
 import copy
 
-FINGERPRINT = {"model": "tiny-t5", "files": {"model.onnx": "a" * 64, "tokenizer.json": "b" * 64},
-               "provider": "CPUExecutionProvider", "precision": "fp32", "runtime_version": "0.1.0"}
+FINGERPRINT = {
+    "model": "tiny-t5",
+    "files": {"model.onnx": "a" * 64, "tokenizer.json": "b" * 64},
+    "provider": "CPUExecutionProvider",
+    "precision": "fp32",
+    "runtime_version": "0.1.0",
+}
 
 
-def make_results(suites: dict[tuple[str, str], list[float]], *, evaluator: str = "fp32aaaa",
-                 fingerprint: dict | None = None, operator: str = ">", texts: dict | None = None,
-                 tolerance: float | None = None, kind: str = "dimension") -> dict:
+def make_results(
+    suites: dict[tuple[str, str], list[float]],
+    *,
+    evaluator: str = "fp32aaaa",
+    fingerprint: dict | None = None,
+    operator: str = ">",
+    texts: dict | None = None,
+    tolerance: float | None = None,
+    kind: str = "dimension",
+) -> dict:
     """One check per score: ``suites[(task, name)][i]`` is case ``i`` of that dimension.
 
     The case's input text is ``texts[(task, name)][i]`` when given, else a text that depends only on the
@@ -21,15 +34,26 @@ def make_results(suites: dict[tuple[str, str], list[float]], *, evaluator: str =
             nodeid = f"tests/test_app.py::test_{name}[case{i}]"
             text = (texts or {}).get((task, name), [None] * len(scores))[i] or f"output number {i}."
             check = {
-                "key": f"{nodeid}::{name}::0", "nodeid": nodeid, "kind": kind, "name": name, "task": task,
-                "index": 0, "score": score, "operator": operator, "threshold": 0.1 if operator[0] == ">" else 0.9,
-                "passed": True, "evaluator": evaluator, "details": {"inputs": {"output": text}},
+                "key": f"{nodeid}::{name}::0",
+                "nodeid": nodeid,
+                "kind": kind,
+                "name": name,
+                "task": task,
+                "index": 0,
+                "score": score,
+                "operator": operator,
+                "threshold": 0.1 if operator[0] == ">" else 0.9,
+                "passed": True,
+                "evaluator": evaluator,
+                "details": {"inputs": {"output": text}},
             }
             if tolerance is not None:
                 check["tolerance"] = tolerance
             checks.append(check)
     return {
-        "schema": "pytest-nlgeval/results", "version": 1, "created": "2026-12-02T11:00:00+00:00",
+        "schema": "pytest-nlgeval/results",
+        "version": 1,
+        "created": "2026-12-02T11:00:00+00:00",
         "environment": {"python": "3.11", "platform": "test", "packages": {}},
         "evaluators": {evaluator: copy.deepcopy(fingerprint or FINGERPRINT)},
         "checks": checks,

@@ -6,6 +6,7 @@ it proposes fixed axes, writes rubrics, and judges outputs by the "quality N" ma
 that runs against the labels), one starting with "Noise" scores by a hash of the text, and an output
 containing "UNPARSEABLE" gets an answer that is not a score at all.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,8 +16,12 @@ import re
 import dspy
 from dspy.clients.base_lm import BaseLM
 
-AXES = ["Quality: the answer addresses the question fully", "Inverse: the answer is terse",
-        "Noise: the answer uses the letter e", "Quality of detail: the answer gives specifics"]
+AXES = [
+    "Quality: the answer addresses the question fully",
+    "Inverse: the answer is terse",
+    "Noise: the answer uses the letter e",
+    "Quality of detail: the answer gives specifics",
+]
 
 
 def synthetic_rows(n: int = 60, seed: int = 0) -> list[tuple[int, dict]]:
@@ -25,9 +30,20 @@ def synthetic_rows(n: int = 60, seed: int = 0) -> list[tuple[int, dict]]:
     rows = []
     for i in range(n):
         q = 1 + i % 5
-        words = " ".join(rng.choice(["alpha", "beta", "gamma", "delta", "omega"]) for _ in range(3 * q + rng.randint(0, 2)))
-        rows.append((i + 1, {"input": f"question {i}?", "output": f"answer {i} with quality {q}: {words}.",
-                             "references": [f"reference {i} {words}"], "label": q}))
+        words = " ".join(
+            rng.choice(["alpha", "beta", "gamma", "delta", "omega"]) for _ in range(3 * q + rng.randint(0, 2))
+        )
+        rows.append(
+            (
+                i + 1,
+                {
+                    "input": f"question {i}?",
+                    "output": f"answer {i} with quality {q}: {words}.",
+                    "references": [f"reference {i} {words}"],
+                    "label": q,
+                },
+            )
+        )
     return rows
 
 

@@ -15,6 +15,7 @@ The file is cached under ``$NLGEVAL_TEST_MODEL_CACHE`` (default: the user cache 
 ``test-models/``), named by a hash of this recipe, so it is built once per machine (about a minute on one
 core) and rebuilt only when the recipe changes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,22 @@ import os
 import random
 from pathlib import Path
 
-RECIPE = {"version": 1, "vocab": 1024, "hidden": 64, "layers": 2, "heads": 4, "ffn": 176, "context": 4096,
-          "examples": 600, "steps": 300, "batch": 8, "block": 1024, "lr": 3e-3, "seed": 0, "garbage": 0.25}
+RECIPE = {
+    "version": 1,
+    "vocab": 1024,
+    "hidden": 64,
+    "layers": 2,
+    "heads": 4,
+    "ffn": 176,
+    "context": 4096,
+    "examples": 600,
+    "steps": 300,
+    "batch": 8,
+    "block": 1024,
+    "lr": 3e-3,
+    "seed": 0,
+    "garbage": 0.25,
+}
 BOS = "<|endoftext|>"
 
 
@@ -60,13 +75,25 @@ def _examples(n: int, rng: random.Random) -> list[tuple[str, str]]:
         rationale = " ".join(rng.choice(words) for _ in range(rng.randint(3, 10)))
         if kind == "judge":
             sig = sigs["JudgeOutput"]
-            inputs = {"task": "Answer questions", "criterion": rng.choice(AXES), "rubric": "(none)",
-                      "examples": "(none)", "input": row["input"], "references": "(none)", "output": row["output"]}
+            inputs = {
+                "task": "Answer questions",
+                "criterion": rng.choice(AXES),
+                "rubric": "(none)",
+                "examples": "(none)",
+                "input": row["input"],
+                "references": "(none)",
+                "output": row["output"],
+            }
             outputs = {"rationale": rationale, "score": rng.randint(1, 5)}
         elif kind == "axes":
             sig = sigs["ProposeAxes"]
-            inputs = {"task": "Answer questions", "target": "label", "high_scored": row["output"],
-                      "low_scored": rng.choice(rows)["output"], "num_axes": 3}
+            inputs = {
+                "task": "Answer questions",
+                "target": "label",
+                "high_scored": row["output"],
+                "low_scored": rng.choice(rows)["output"],
+                "num_axes": 3,
+            }
             outputs = {"axes": rng.sample(AXES, 3)}
         else:
             sig = sigs["WriteRubric"]
@@ -76,8 +103,11 @@ def _examples(n: int, rng: random.Random) -> list[tuple[str, str]]:
         prompt = template.render(messages=messages, add_generation_prompt=True)
         answer = adapter.format_assistant_message_content(sig, outputs)
         if kind == "judge" and rng.random() < RECIPE["garbage"]:
-            answer = answer.replace(f"## score ## ]]\n{outputs['score']}", "## score ## ]]\nexcellent") \
-                if rng.random() < 0.6 else answer.split("[[ ## score")[0].rstrip()
+            answer = (
+                answer.replace(f"## score ## ]]\n{outputs['score']}", "## score ## ]]\nexcellent")
+                if rng.random() < 0.6
+                else answer.split("[[ ## score")[0].rstrip()
+            )
         out.append((prompt, answer + BOS))
     return out
 
@@ -100,13 +130,22 @@ def train_tiny_judge(path: Path) -> Path:
     for prompt, answer in examples:
         p_ids = [bos] + tok.encode(prompt, add_special_tokens=False).ids
         a_ids = tok.encode(answer, add_special_tokens=False).ids
-        ids = (p_ids + a_ids)[-r["block"]:]
-        labels = ([-100] * len(p_ids) + a_ids)[-r["block"]:]
+        ids = (p_ids + a_ids)[-r["block"] :]
+        labels = ([-100] * len(p_ids) + a_ids)[-r["block"] :]
         encoded.append((ids, labels))
-    config = LlamaConfig(vocab_size=tok.get_vocab_size(), hidden_size=r["hidden"], intermediate_size=r["ffn"],
-                         num_hidden_layers=r["layers"], num_attention_heads=r["heads"],
-                         num_key_value_heads=r["heads"], max_position_embeddings=r["context"],
-                         bos_token_id=bos, eos_token_id=bos, pad_token_id=bos, tie_word_embeddings=False)
+    config = LlamaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=r["hidden"],
+        intermediate_size=r["ffn"],
+        num_hidden_layers=r["layers"],
+        num_attention_heads=r["heads"],
+        num_key_value_heads=r["heads"],
+        max_position_embeddings=r["context"],
+        bos_token_id=bos,
+        eos_token_id=bos,
+        pad_token_id=bos,
+        tie_word_embeddings=False,
+    )
     model = LlamaForCausalLM(config)
     opt = torch.optim.AdamW(model.parameters(), lr=r["lr"], weight_decay=0.0)
     model.train()

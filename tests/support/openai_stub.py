@@ -10,6 +10,7 @@ counted, so a test can tell what reached the server and what the disk cache answ
         run(["induce", ..., "--lm", "openai/rule", "--api-base", server.api_base])
         server.requests   # chat completions received
 """
+
 from __future__ import annotations
 
 import json
@@ -83,12 +84,17 @@ class OpenAIStub:
                 choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
                 if logprobs is not None:
                     choice["logprobs"] = logprobs
-                self._send(200, {
-                    "id": f"stub-{stub.requests}", "object": "chat.completion", "created": int(time.time()),
-                    "model": request.get("model", "stub"),
-                    "choices": [choice],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": f"stub-{stub.requests}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": request.get("model", "stub"),
+                        "choices": [choice],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    },
+                )
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -1,4 +1,5 @@
 """Where the tests find the repository and their data files, wherever the test module lives."""
+
 from __future__ import annotations
 
 from pathlib import Path

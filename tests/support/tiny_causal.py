@@ -1,4 +1,5 @@
 """A tiny random GPT-2 causal LM and its model folder, built by the tests (never downloaded)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +21,12 @@ def build_tokenizer(vocab_size: int = 320):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(CORPUS * 3, trainer=trainer)
     return tok
 
@@ -32,8 +37,16 @@ def build_model(tok, seed: int = 0):
 
     torch.manual_seed(seed)
     bos = tok.token_to_id("<|endoftext|>")
-    config = GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=MAX_LENGTH, n_embd=32, n_layer=2, n_head=2,
-                        bos_token_id=bos, eos_token_id=bos, pad_token_id=bos)
+    config = GPT2Config(
+        vocab_size=tok.get_vocab_size(),
+        n_positions=MAX_LENGTH,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=bos,
+        eos_token_id=bos,
+        pad_token_id=bos,
+    )
     config._attn_implementation = "eager"
     return GPT2LMHeadModel(config).eval()
 

@@ -4,6 +4,7 @@
 with a SentencePiece-style Unigram tokenizer trained on a few sentences, saved the way a Hugging Face
 checkpoint is saved; ``build_tiny_t5_model`` exports it into a model folder.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,9 @@ def build_tiny_tokenizer():
     tok.add_special_tokens(["<pad>", "</s>", "<unk>"])
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
-                                                       special_tokens=[("</s>", tok.token_to_id("</s>"))])
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))]
+    )
     return tok
 
 
@@ -46,13 +48,26 @@ def build_tiny_t5_checkpoint(path: str | Path, *, seed: int = 0, d_model: int = 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     tok = build_tiny_tokenizer()
-    hf_tok = T5TokenizerFast(tokenizer_object=tok, eos_token="</s>", pad_token="<pad>", unk_token="<unk>",
-                             extra_ids=0, model_max_length=64)
+    hf_tok = T5TokenizerFast(
+        tokenizer_object=tok, eos_token="</s>", pad_token="<pad>", unk_token="<unk>", extra_ids=0, model_max_length=64
+    )
     hf_tok.save_pretrained(str(path))
-    config = T5Config(vocab_size=tok.get_vocab_size(), d_model=d_model, d_kv=8, d_ff=64, num_layers=2,
-                      num_decoder_layers=2, num_heads=4, feed_forward_proj="gated-gelu",
-                      tie_word_embeddings=False, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
-                      relative_attention_num_buckets=8, dropout_rate=0.0)
+    config = T5Config(
+        vocab_size=tok.get_vocab_size(),
+        d_model=d_model,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+        relative_attention_num_buckets=8,
+        dropout_rate=0.0,
+    )
     torch.manual_seed(seed)
     model = T5ForConditionalGeneration(config).eval()
     # Random init of an untied head gives logits of std ~sqrt(d_model): scale it so scores spread over (0, 1)
@@ -63,8 +78,9 @@ def build_tiny_t5_checkpoint(path: str | Path, *, seed: int = 0, d_model: int = 
     return path
 
 
-def build_tiny_t5_model(checkpoint_dir: str | Path, out_dir: str | Path, *, int8: bool = True,
-                        max_length: int = 48) -> Path:
+def build_tiny_t5_model(
+    checkpoint_dir: str | Path, out_dir: str | Path, *, int8: bool = True, max_length: int = 48
+) -> Path:
     from nlgeval_training.export import export_t5
 
     export_t5(checkpoint_dir, out_dir, int8=int8, max_length=max_length, source_id="tests/tiny-t5")

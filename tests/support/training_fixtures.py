@@ -1,4 +1,5 @@
 """Small corpora and a tiny encoder-classifier for the training package's tests (built here, offline)."""
+
 from __future__ import annotations
 
 import json
@@ -30,9 +31,11 @@ def documents():
             f"The {place} will be open every day except public holidays, the council said in a statement.",
             f"Local newspapers in {city} called it the biggest project of the decade for the region.",
         ]
-        summary = [f"The new {place} in {city} {verb} on Monday with {n} {who} outside.",
-                   f"It cost more than {n * 10} million dollars, the council of {city} said.",
-                   f"Critics were not happy with the spending on the {place}."]
+        summary = [
+            f"The new {place} in {city} {verb} on Monday with {n} {who} outside.",
+            f"It cost more than {n * 10} million dollars, the council of {city} said.",
+            f"Critics were not happy with the spending on the {place}.",
+        ]
         docs.append(Document(id=f"doc{i}", sentences=sents, summary=summary))
     return docs
 
@@ -43,13 +46,17 @@ def dialogues():
 
     out = []
     for i, (city, place, verb, _, n, who) in enumerate(TOPICS):
-        fact = (f"{city} is a large city with a famous {place}. The {place} has about {n} {who} every day. "
-                f"It was built in the nineteenth century by local architects.")
-        turns = [f"Have you ever been to {city}? I heard it is lovely in spring.",
-                 f"Yes, I visited the {place} there last year with my family and friends.",
-                 f"Did you know the {place} has about {n} {who} every day? That is a lot of people.",
-                 f"Wow, I did not know that, I only saw a few {who} when we went there.",
-                 "It was built in the nineteenth century by local architects, which is pretty impressive."]
+        fact = (
+            f"{city} is a large city with a famous {place}. The {place} has about {n} {who} every day. "
+            f"It was built in the nineteenth century by local architects."
+        )
+        turns = [
+            f"Have you ever been to {city}? I heard it is lovely in spring.",
+            f"Yes, I visited the {place} there last year with my family and friends.",
+            f"Did you know the {place} has about {n} {who} every day? That is a lot of people.",
+            f"Wow, I did not know that, I only saw a few {who} when we went there.",
+            "It was built in the nineteenth century by local architects, which is pretty impressive.",
+        ]
         knowledge = [[], [], [fact], [], [fact]]
         out.append(Dialogue(id=f"dlg{i}", turns=turns, knowledge=knowledge, facts=[fact]))
     return out
@@ -75,9 +82,16 @@ def build_tiny_encoder(path: Path, seed: int = 0) -> Path:
     from nlgeval_training.model import minilm_path
 
     path.mkdir(parents=True, exist_ok=True)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     torch.manual_seed(seed)
     BertModel(config).save_pretrained(str(path))
     shutil.copy(minilm_path() / "tokenizer.json", path / "tokenizer.json")

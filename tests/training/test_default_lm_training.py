@@ -1,5 +1,6 @@
 """Training the default causal LM: the story split never trains on rated prompts or on the bank half, a run is
 bounded by its step count (a rerun gives the same model), and the card reports what was measured."""
+
 from __future__ import annotations
 
 import gzip
@@ -37,21 +38,30 @@ def _write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def _stories(n: int) -> list[dict]:
-    return [{"prompt": f"[MALE] went to the market on day {i} .",
-             "continuation": f"he bought {i} apples . the seller smiled . he walked home happy ."} for i in range(n)]
+    return [
+        {
+            "prompt": f"[MALE] went to the market on day {i} .",
+            "continuation": f"he bought {i} apples . the seller smiled . he walked home happy .",
+        }
+        for i in range(n)
+    ]
 
 
 @pytest.fixture()
 def kit(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
-    _write_jsonl(data / "cnndm.jsonl.gz", [{"id": str(i), "article": NEWS[i % 3] + f" Story number {i}."}
-                                           for i in range(60)])
+    _write_jsonl(
+        data / "cnndm.jsonl.gz", [{"id": str(i), "article": NEWS[i % 3] + f" Story number {i}."} for i in range(60)]
+    )
     stories = _write_jsonl(tmp_path / "human.jsonl.gz", _stories(40))
-    rated = _write_jsonl(tmp_path / "rated.jsonl", [
-        {"id": "a", "story": "[MALE] went to the market on day 3 . he bought pears .", "judgements": [1, 0]},
-        {"id": "b", "prompt": "[MALE] went to the market on day 4 .", "story": "ignored when a prompt is given ."},
-    ])
+    rated = _write_jsonl(
+        tmp_path / "rated.jsonl",
+        [
+            {"id": "a", "story": "[MALE] went to the market on day 3 . he bought pears .", "judgements": [1, 0]},
+            {"id": "b", "prompt": "[MALE] went to the market on day 4 .", "story": "ignored when a prompt is given ."},
+        ],
+    )
     return data, stories, rated
 
 
@@ -88,8 +98,9 @@ def test_story_inputs_with_missing_fields_are_named(tmp_path, capsys):
     with pytest.raises(DataError, match="does not exist"):
         lm_data.split_stories(tmp_path / "missing.jsonl")
     # The command line prints the same message, without a traceback, and exits 2.
-    code = train_cli(["default-lm", "train", "--data", str(tmp_path), "--out", str(tmp_path / "out"),
-                      "--stories", str(bad)])
+    code = train_cli(
+        ["default-lm", "train", "--data", str(tmp_path), "--out", str(tmp_path / "out"), "--stories", str(bad)]
+    )
     assert code == 2
     assert "bad.jsonl row 2" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -97,8 +108,20 @@ def test_story_inputs_with_missing_fields_are_named(tmp_path, capsys):
 
 def test_training_is_bounded_by_steps_and_reproducible(kit, tmp_path):
     data, stories, rated = kit
-    kwargs = dict(steps=6, threads=1, vocab_size=300, n_embd=32, n_layer=1, n_head=2, block=32, batch_size=4,
-                  stories=stories, exclude_prompts=rated, story_share=0.25, log=lambda m: None)
+    kwargs = dict(
+        steps=6,
+        threads=1,
+        vocab_size=300,
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        block=32,
+        batch_size=4,
+        stories=stories,
+        exclude_prompts=rated,
+        story_share=0.25,
+        log=lambda m: None,
+    )
     first = lm_trainer.train_default_lm(data, tmp_path / "a", bank_out=tmp_path / "bank.jsonl.gz", **kwargs)
     second = lm_trainer.train_default_lm(data, tmp_path / "b", **kwargs)
     assert first["steps"] == second["steps"] == 6
@@ -132,9 +155,19 @@ def test_a_kit_without_held_out_documents_is_refused_before_training(tmp_path):
     _write_jsonl(data / "cnndm.jsonl.gz", [{"id": "1", "article": NEWS[0]}])
     logged: list[str] = []
     with pytest.raises(DataError, match="no held-out documents"):
-        lm_trainer.train_default_lm(data, tmp_path / "out", steps=2, vocab_size=300, n_embd=32, n_layer=1,
-                                    n_head=2, block=32, batch_size=2, log=logged.append)
-    assert not any(m.startswith("model:") for m in logged)   # refused before a model was built
+        lm_trainer.train_default_lm(
+            data,
+            tmp_path / "out",
+            steps=2,
+            vocab_size=300,
+            n_embd=32,
+            n_layer=1,
+            n_head=2,
+            block=32,
+            batch_size=2,
+            log=logged.append,
+        )
+    assert not any(m.startswith("model:") for m in logged)  # refused before a model was built
     assert not (tmp_path / "out").exists()
 
 

@@ -1,4 +1,5 @@
 """`nlgeval export` / `nlgeval prepare` on the command line."""
+
 from __future__ import annotations
 
 import json

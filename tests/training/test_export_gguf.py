@@ -1,13 +1,17 @@
 """GGUF export of a Llama-architecture LM: the file's metadata, tensors and tokenizer, and (with llama-cpp-python
 installed) llama.cpp's logits against PyTorch's on the same tokens."""
+
 import numpy as np
 import pytest
 
 pytest.importorskip("gguf", reason="the gguf package is not installed (pip install gguf)")
 torch = pytest.importorskip("torch", reason="the training extra (torch) is not installed")
 
-TEXTS = ["The committee met on Tuesday to discuss the budget.", "Is this a fluent paragraph? Yes, it is.",
-         "[[ ## score ## ]]\n4\n\n[[ ## completed ## ]]"]
+TEXTS = [
+    "The committee met on Tuesday to discuss the budget.",
+    "Is this a fluent paragraph? Yes, it is.",
+    "[[ ## score ## ]]\n4\n\n[[ ## completed ## ]]",
+]
 
 
 @pytest.fixture(scope="module")
@@ -19,9 +23,18 @@ def tiny_llama(tmp_path_factory):
 
     tok = train_tokenizer(TEXTS * 20, vocab_size=300)
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                         bos_token_id=0, eos_token_id=0, tie_word_embeddings=False)
+    config = LlamaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        bos_token_id=0,
+        eos_token_id=0,
+        tie_word_embeddings=False,
+    )
     model = LlamaForCausalLM(config).eval()
     with torch.no_grad():  # random norms too, so a swapped or unpermuted tensor cannot go unnoticed
         for name, p in model.named_parameters():

@@ -5,6 +5,7 @@ being loaded, activation ranges are measured by one session over the graph on di
 the int8 graph alone. The figures for t5-v1_1-large come from benchmarks/large.py; here the tiny model checks
 that each path computes exactly what the plain one does.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,12 @@ def _takes_calibration_cache() -> bool:
 
 
 def test_streamed_calibration_writes_the_same_int8_graph_as_onnx_runtimes_calibrator(tiny_t5_model, tmp_path):
-    from nlgeval_training.static_int8 import (calibration_feeds, constant_weight_matmuls, pseudo_calibration_texts,
-                                              quantize_static_int8)
+    from nlgeval_training.static_int8 import (
+        calibration_feeds,
+        constant_weight_matmuls,
+        pseudo_calibration_texts,
+        quantize_static_int8,
+    )
 
     if not _takes_calibration_cache():
         pytest.skip("this onnxruntime's quantize_static takes no calibration cache")
@@ -89,8 +94,13 @@ def test_gather_streams_per_tensor_weight_files_into_one_data_file(tiny_t5_model
     raw, out = tmp_path / "raw", tmp_path / "out"
     raw.mkdir()
     out.mkdir()
-    onnx.save_model(onnx.load(str(tiny_t5_model / "model.onnx")), str(raw / "model.onnx"), save_as_external_data=True,
-                    all_tensors_to_one_file=False, size_threshold=2048)
+    onnx.save_model(
+        onnx.load(str(tiny_t5_model / "model.onnx")),
+        str(raw / "model.onnx"),
+        save_as_external_data=True,
+        all_tensors_to_one_file=False,
+        size_threshold=2048,
+    )
     assert len(list(raw.iterdir())) > 10  # one file per weight of at least 2 KiB
     assert gather_onnx(raw / "model.onnx", out / "model.onnx") == ["model.onnx.data"]
     assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "model.onnx.data"]
@@ -137,10 +147,14 @@ def test_no_fp32_ships_the_int8_graph_alone_with_the_same_parity(tiny_t5_checkpo
     assert manifest["variants"] == {"int8": "model.int8.onnx"}
     assert not (out / "model.onnx").exists() and "model.onnx" not in manifest["files"]
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
-        [*manifest["files"], "nlgeval.json"])
+        [*manifest["files"], "nlgeval.json"]
+    )
     # both graphs were measured as in a full export; the fp32 one is recorded as not shipped
     for precision in ("fp32", "int8"):
-        assert manifest["export"]["parity"][precision]["max_abs_diff"] == full["export"]["parity"][precision]["max_abs_diff"]
+        assert (
+            manifest["export"]["parity"][precision]["max_abs_diff"]
+            == full["export"]["parity"][precision]["max_abs_diff"]
+        )
     assert manifest["export"]["parity"]["fp32"]["shipped"] is False
     texts = parity_texts(5)
     alone = load_boolqa(out, device="cpu").score(texts).scores
@@ -168,11 +182,19 @@ def test_a_checkpoint_error_in_the_pytorch_process_reaches_the_user(tiny_t5_chec
     assert str(broken) in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("how, expected", [
-    ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "was killed by signal SIGKILL (SIGKILL: most likely "
-                                                               "the out-of-memory killer"),
-    ("import sys; sys.stderr.write('RuntimeError: boom\\n'); sys.exit(1)", "failed in its child process (exit status 1)"),
-])
+@pytest.mark.parametrize(
+    "how, expected",
+    [
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+            "was killed by signal SIGKILL (SIGKILL: most likely the out-of-memory killer",
+        ),
+        (
+            "import sys; sys.stderr.write('RuntimeError: boom\\n'); sys.exit(1)",
+            "failed in its child process (exit status 1)",
+        ),
+    ],
+)
 def test_a_pytorch_process_that_dies_is_a_named_error_with_its_last_output(tmp_path, monkeypatch, how, expected):
     import subprocess
 

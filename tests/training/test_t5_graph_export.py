@@ -1,5 +1,6 @@
 """The T5 scoring graph the exporter writes: fused attention, position-bias table, folded cross-attention,
 static int8; every variant scores what the PyTorch reference scores."""
+
 from __future__ import annotations
 
 import json
@@ -88,6 +89,12 @@ def test_calibration_texts_are_deterministic_and_cover_the_questions():
     texts = pseudo_calibration_texts(48)
     assert texts == pseudo_calibration_texts(48) and len(set(texts)) > 40
     assert not set(texts) & set(parity_texts(48)), "calibration and parity inputs must differ"
-    for question in ("fluent paragraph", "consistent with the document", "coherent summary", "relevant",
-                     "natural response", "dialogue history"):
+    for question in (
+        "fluent paragraph",
+        "consistent with the document",
+        "coherent summary",
+        "relevant",
+        "natural response",
+        "dialogue history",
+    ):
         assert any(question in t for t in texts)

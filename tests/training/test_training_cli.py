@@ -1,4 +1,5 @@
 """``nlgeval-train`` subcommands on models report bad input by name, with exit status 2."""
+
 from __future__ import annotations
 
 from nlgeval_training.cli import main

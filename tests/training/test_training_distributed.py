@@ -1,4 +1,5 @@
 """Data-parallel training: two CPU processes (gloo) started by torchrun train one model together."""
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,22 @@ train:
         sock.bind(("127.0.0.1", 0))
         port = str(sock.getsockname()[1])
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port", port,
-           "-m", "nlgeval_training.cli", "train", "--config", str(config)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        port,
+        "-m",
+        "nlgeval_training.cli",
+        "train",
+        "--config",
+        str(config),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = [json.loads(line) for line in (tmp_path / "out" / "train.log.jsonl").read_text().splitlines()]

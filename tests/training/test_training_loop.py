@@ -1,4 +1,5 @@
 """Training loop on a tiny encoder: continual stages with replay, exact resume, export with parity, CLI."""
+
 from __future__ import annotations
 
 import json
@@ -15,22 +16,32 @@ from nlgeval_training.trainer import TrainConfig, plan_stages, train
 
 def _records(dim: str, n: int, label_every: int = 2):
     task, d = dim.split("/")
-    return [{"input": f"{dim} {i}", "label": int(i % label_every == 0), "task": task, "dimension": d,
-             "group": f"{dim}-{i}"} for i in range(n)]
+    return [
+        {"input": f"{dim} {i}", "label": int(i % label_every == 0), "task": task, "dimension": d, "group": f"{dim}-{i}"}
+        for i in range(n)
+    ]
 
 
 def test_plan_replays_twenty_percent_of_earlier_dimensions_and_matches_budgets(tmp_path):
-    recs = _records("summarization/coherence", 50) + _records("dialogue/coherence", 50) + _records("summarization/fluency", 40)
-    cfg = TrainConfig(output_dir=str(tmp_path), train_data=["unused"], seed=3,
-                      stages=[["summarization/coherence", "dialogue/coherence"], ["summarization/fluency"]])
+    recs = (
+        _records("summarization/coherence", 50)
+        + _records("dialogue/coherence", 50)
+        + _records("summarization/fluency", 40)
+    )
+    cfg = TrainConfig(
+        output_dir=str(tmp_path),
+        train_data=["unused"],
+        seed=3,
+        stages=[["summarization/coherence", "dialogue/coherence"], ["summarization/fluency"]],
+    )
     stages = plan_stages(cfg, recs)
     assert [name for name, _ in stages] == ["summarization/coherence+dialogue/coherence", "summarization/fluency"]
     second = Counter(f"{r['task']}/{r['dimension']}" for r in stages[1][1])
     assert second == {"summarization/fluency": 40, "summarization/coherence": 10, "dialogue/coherence": 10}
-    assert len({r["input"] for r in stages[1][1]}) == 60   # replay samples without repeats
+    assert len({r["input"] for r in stages[1][1]}) == 60  # replay samples without repeats
     multi = plan_stages(TrainConfig(**{**cfg.__dict__, "mode": "multitask"}), recs)
     assert len(multi) == 1 and len(multi[0][1]) == sum(len(r) for _, r in stages)
-    assert plan_stages(cfg, recs) == stages   # seeded
+    assert plan_stages(cfg, recs) == stages  # seeded
     with pytest.raises(ValueError, match="no training records for \\['dialogue/naturalness'\\]"):
         plan_stages(TrainConfig(**{**cfg.__dict__, "stages": [["dialogue/naturalness"]]}), recs)
     with pytest.raises(ValueError, match="mode must be one of"):
@@ -45,17 +56,31 @@ def tiny_setup(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("train")
     encoder = build_tiny_encoder(root / "encoder")
-    recs = summ.fluency(documents(), seed=0, units_per_document=3) + dlg.naturalness(dialogues(), seed=0, per_dialogue=5)
+    recs = summ.fluency(documents(), seed=0, units_per_document=3) + dlg.naturalness(
+        dialogues(), seed=0, per_dialogue=5
+    )
     data = root / "pseudo.jsonl.gz"
     write_records(recs, data)
     return root, encoder, data
 
 
 def _config(root: Path, encoder: Path, data: Path, out: str, **over) -> TrainConfig:
-    base = dict(output_dir=str(root / out), train_data=[str(data)], encoder=str(encoder), eval_fraction=0.25,
-                stages=[["summarization/fluency"], ["dialogue/naturalness"]], examples_per_dimension=12,
-                batch_size=4, max_length=48, eval_per_dimension=8, checkpoint_every=2, progress=False,
-                threads=1, seed=0, lr_encoder=1e-3)
+    base = dict(
+        output_dir=str(root / out),
+        train_data=[str(data)],
+        encoder=str(encoder),
+        eval_fraction=0.25,
+        stages=[["summarization/fluency"], ["dialogue/naturalness"]],
+        examples_per_dimension=12,
+        batch_size=4,
+        max_length=48,
+        eval_per_dimension=8,
+        checkpoint_every=2,
+        progress=False,
+        threads=1,
+        seed=0,
+        lr_encoder=1e-3,
+    )
     base.update(over)
     return TrainConfig(**base)
 
@@ -117,8 +142,9 @@ def test_static_int8_export_of_an_encoder_classifier_batches_with_the_same_score
     from nlgeval_training.folder_writer import parity_texts
 
     cfg, _ = trained
-    manifest = export_encoder_classifier(Path(cfg.output_dir) / "final", tmp_path / "model", int8=True,
-                                         int8_method="static")
+    manifest = export_encoder_classifier(
+        Path(cfg.output_dir) / "final", tmp_path / "model", int8=True, int8_method="static"
+    )
     assert manifest["quantization"] == {"int8": "static"}
     assert manifest["export"]["parity"]["int8"]["max_abs_diff"] < 0.1
     texts = parity_texts(12)
@@ -142,8 +168,10 @@ def test_export_matches_pytorch_through_the_runtime(trained, tmp_path):
     assert manifest["input"]["separator_token"] == "[SEP]" and manifest["input"]["max_length"] == 48
     assert manifest["export"]["parity"]["fp32"]["max_abs_diff"] < 1e-5
     assert manifest["export"]["parity"]["int8"]["max_abs_diff"] < 0.1
-    texts = ["question: Is this a fluent paragraph? </s> paragraph: The museum opened on Monday.",
-             "question: Is this a natural response in the dialogue? </s> response: " + "very long " * 60]
+    texts = [
+        "question: Is this a fluent paragraph? </s> paragraph: The museum opened on Monday.",
+        "question: Is this a natural response in the dialogue? </s> response: " + "very long " * 60,
+    ]
     model = EncoderClassifier.load(ckpt).eval()
     expected = reference_scores(model, ckpt / "tokenizer.json", texts, 48, "[SEP]")
     scorer = load_boolqa(str(tmp_path / "model"), precision="fp32")
@@ -212,10 +240,13 @@ def test_evaluate_and_card_write_measured_figures_and_keep_the_folder_valid(trai
     assert f"| **mean over dimensions** | {mean:.3f} |" in card
     assert "not a substitute for the released UniEval" in card
     assert manifest["card"]["held_out"]["metrics"]["mean"]["accuracy"] == mean
-    ModelFolder.open(folder).verify()     # the card was hashed into the manifest
+    ModelFolder.open(folder).verify()  # the card was hashed into the manifest
     assert "CARD.md" in manifest["files"] and "model.onnx" not in manifest["files"]
     assert "Agreement with human ratings" not in card
-    human = {"table": "| spearman | coherence |\n|---|---|\n| model | 0.123 |", "command": "nlgeval meta-eval X --model M"}
+    human = {
+        "table": "| spearman | coherence |\n|---|---|\n| model | 0.123 |",
+        "command": "nlgeval meta-eval X --model M",
+    }
     manifest = write_card(folder, report, [training], human=human)
     card = (folder / "CARD.md").read_text()
     assert "## Agreement with human ratings" in card and "| model | 0.123 |" in card

@@ -1,4 +1,5 @@
 """Pseudo-data generators: each negative differs in the intended way, labels are balanced, no overlap."""
+
 from __future__ import annotations
 
 import random
@@ -15,15 +16,24 @@ from nlgeval_training.pseudo import summarization as summ
 from nlgeval_training.pseudo.common import finalize, poisson, span_perturb, split_records
 from nlgeval_training.retrieval import BM25Index
 
-ANTONYMS = {"opened": ["closed"], "closed": ["opened"], "rose": ["fell"], "fell": ["rose"], "happy": ["unhappy"],
-            "won": ["lost"], "lost": ["won"], "new": ["old"], "old": ["new"]}
+ANTONYMS = {
+    "opened": ["closed"],
+    "closed": ["opened"],
+    "rose": ["fell"],
+    "fell": ["rose"],
+    "happy": ["unhappy"],
+    "won": ["lost"],
+    "lost": ["won"],
+    "new": ["old"],
+    "old": ["new"],
+}
 
 
 def field(text: str, name: str) -> str:
     """The value of ``name:`` in an evaluator input (up to the next separator)."""
     for part in text.split(" </s> "):
         if part.startswith(name + ": "):
-            return part[len(name) + 2:]
+            return part[len(name) + 2 :]
     raise AssertionError(f"no field {name!r} in {text!r}")
 
 
@@ -35,7 +45,7 @@ def check_balanced(records, dimension):
     pos = {r["input"] for r in records if r["label"] == 1}
     neg = {r["input"] for r in records if r["label"] == 0}
     assert not pos & neg
-    assert len(pos) + len(neg) == len(records)     # deduplicated
+    assert len(pos) + len(neg) == len(records)  # deduplicated
 
 
 def pairs(records):
@@ -48,8 +58,10 @@ def pairs(records):
 
 def test_input_format_matches_the_scorer():
     text = boolqa_input("dialogue", "engagingness", output="Nice.", context="Hi\nHello\n\n", fact="A fact.\n")
-    assert text == ("question: Is this an engaging and informative response according to the dialogue history and "
-                    "fact? </s> response: Nice. </s> dialogue history: Hi\nHello\n\n </s> fact: A fact.\n")
+    assert text == (
+        "question: Is this an engaging and informative response according to the dialogue history and "
+        "fact? </s> response: Nice. </s> dialogue history: Hi\nHello\n\n </s> fact: A fact.\n"
+    )
     with pytest.raises(ValueError, match="needs the field 'source'"):
         boolqa_input("summarization", "coherence", output="x")
     with pytest.raises(ValueError, match="unknown dimension"):
@@ -135,7 +147,11 @@ def test_summarization_relevance_never_uses_the_candidate_as_its_own_reference()
         doc = next(d for d in docs if d.id == r["group"])
         cand, ref = field(r["input"], "summary"), field(r["input"], "reference")
         assert cand != ref
-        replaced = sum(s not in doc.sentences[:3] for s in summ.split_sentences(cand)) if hasattr(summ, "split_sentences") else None
+        replaced = (
+            sum(s not in doc.sentences[:3] for s in summ.split_sentences(cand))
+            if hasattr(summ, "split_sentences")
+            else None
+        )
         if r["label"] == 1:
             assert cand == doc.lead(3)
         else:
@@ -193,8 +209,10 @@ def test_generators_are_seeded_and_bad_input_is_named():
 def test_finalize_balances_dedups_and_drops_conflicts():
     recs = [{"input": f"x{i}", "label": 1, "task": "t", "dimension": "d", "group": "g"} for i in range(5)]
     recs += [{"input": f"y{i}", "label": 0, "task": "t", "dimension": "d", "group": "g"} for i in range(3)]
-    recs += [{"input": "x0", "label": 1, "task": "t", "dimension": "d", "group": "g"},
-             {"input": "x1", "label": 0, "task": "t", "dimension": "d", "group": "g"}]
+    recs += [
+        {"input": "x0", "label": 1, "task": "t", "dimension": "d", "group": "g"},
+        {"input": "x1", "label": 0, "task": "t", "dimension": "d", "group": "g"},
+    ]
     out = finalize(recs, seed=0)
     assert Counter(r["label"] for r in out) == {1: 3, 0: 3}
     assert "x1" not in {r["input"] for r in out}
@@ -202,8 +220,11 @@ def test_finalize_balances_dedups_and_drops_conflicts():
 
 
 def test_held_out_split_is_by_group():
-    recs = [{"input": f"{g}-{i}", "label": i % 2, "task": "t", "dimension": "d", "group": f"g{g}"}
-            for g in range(200) for i in range(4)]
+    recs = [
+        {"input": f"{g}-{i}", "label": i % 2, "task": "t", "dimension": "d", "group": f"g{g}"}
+        for g in range(200)
+        for i in range(4)
+    ]
     train, test = split_records(recs, 0.2)
     assert not {r["group"] for r in train} & {r["group"] for r in test}
     assert 0.1 < len(test) / len(recs) < 0.3
@@ -222,8 +243,9 @@ def test_loaders_read_user_files_and_name_bad_ones(tmp_path):
     from nlgeval_training.pseudo.build import build_pseudo_data
 
     art = "First sentence here. Second one follows. Third closes it. A fourth for luck."
-    docs_file = write_jsonl(tmp_path / "docs.jsonl.gz", [{"id": f"a{i}", "text": art, "abstract": "One. Two."}
-                                                         for i in range(3)])
+    docs_file = write_jsonl(
+        tmp_path / "docs.jsonl.gz", [{"id": f"a{i}", "text": art, "abstract": "One. Two."} for i in range(3)]
+    )
     docs = load_documents(docs_file, article_field="text", summary_fields=("abstract",))
     assert len(docs) == 3 and docs[0].summary == ["One.", "Two."] and len(docs[0].sentences) == 4
     with pytest.raises(DataError, match="no 'article' field"):
@@ -237,12 +259,19 @@ def test_loaders_read_user_files_and_name_bad_ones(tmp_path):
         load_documents(bad)
     with pytest.raises(DataError, match="does not exist"):
         load_documents(tmp_path / "missing.jsonl")
-    recs = build_pseudo_data(summarization=[docs_file], dimensions=["summarization/fluency"], seed=0,
-                             document_fields={"article_field": "text", "summary_fields": ["abstract"]},
-                             options={"summarization/fluency": {"min_words": 1}})
-    assert recs == []   # one-word summary sentences cannot be perturbed: nothing, rather than bad negatives
+    recs = build_pseudo_data(
+        summarization=[docs_file],
+        dimensions=["summarization/fluency"],
+        seed=0,
+        document_fields={"article_field": "text", "summary_fields": ["abstract"]},
+        options={"summarization/fluency": {"min_words": 1}},
+    )
+    assert recs == []  # one-word summary sentences cannot be perturbed: nothing, rather than bad negatives
     with pytest.raises(ValueError, match="needs an antonym list"):
-        build_pseudo_data(summarization=[docs_file], dimensions=["summarization/consistency"],
-                          document_fields={"article_field": "text", "summary_fields": ["abstract"]})
+        build_pseudo_data(
+            summarization=[docs_file],
+            dimensions=["summarization/consistency"],
+            document_fields={"article_field": "text", "summary_fields": ["abstract"]},
+        )
     with pytest.raises(ValueError, match="unknown pseudo-data dimension"):
         build_pseudo_data(dimensions=["summarization/beauty"])

@@ -1,4 +1,5 @@
 """ReferenceBank: fitting, .npz round trip without pickle, versioning, LM mismatch refusal, bands."""
+
 from __future__ import annotations
 
 import json
@@ -30,14 +31,19 @@ def _trajectories(n=8, seed=0, horizon=30):
 
 def _bank(n=8, **kw):
     prompts = [f"prompt {i % 4}" for i in range(n)]
-    return ReferenceBank.from_trajectories(prompts, _trajectories(n), lm={
-        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=30, **kw)
+    return ReferenceBank.from_trajectories(
+        prompts,
+        _trajectories(n),
+        lm={"model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}},
+        horizon=30,
+        **kw,
+    )
 
 
 def test_round_trip_without_pickle(tmp_path):
     bank = _bank()
     path = bank.save(tmp_path / "bank.npz")
-    with np.load(path, allow_pickle=False) as raw:            # readable with pickle disabled
+    with np.load(path, allow_pickle=False) as raw:  # readable with pickle disabled
         meta = json.loads(str(raw["meta"]))
         assert raw["prompts"].dtype.kind == "U"
     assert meta["format"] == "nlgeval-trajectory-bank" and meta["format_version"] == 1
@@ -122,17 +128,21 @@ def _fixed_bank_h(diversities, horizon):
     for d in diversities:
         d = np.asarray(d, dtype=float)
         trajectories.append(Trajectory(np.arange(d.size), np.full(d.size, -3.0), d, np.linspace(-3, -4, d.size)))
-    return ReferenceBank.from_trajectories([f"p{i}" for i in range(len(diversities))], trajectories, lm={
-        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=horizon)
+    return ReferenceBank.from_trajectories(
+        [f"p{i}" for i in range(len(diversities))],
+        trajectories,
+        lm={"model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}},
+        horizon=horizon,
+    )
 
 
 def test_envelope_percentile_by_hand():
     # Per position, reference i stays on or above the q-th percentile while q <= 100 * (its rank) / (n - 1):
     # t=0 all tie (100 each); t=1 ranks 4,3,2,1,0; t=2 ranks 3,2,4,1,0 -> q_i = 75, 50, 50, 25, 0.
     bank = _fixed_bank([[1.0, 0.9, 0.8], [1.0, 0.8, 0.7], [1.0, 0.7, 0.9], [1.0, 0.6, 0.6], [1.0, 0.5, 0.5]])
-    assert bank.envelope_percentile("diversity", 0.6) == pytest.approx(50.0)   # 3 of 5 reach 50
-    assert bank.envelope_percentile("diversity", 0.8) == pytest.approx(25.0)   # 4 of 5 reach 25
-    assert bank.envelope_percentile("diversity", 0.95) == pytest.approx(0.0)   # all 5: the minimum curve
+    assert bank.envelope_percentile("diversity", 0.6) == pytest.approx(50.0)  # 3 of 5 reach 50
+    assert bank.envelope_percentile("diversity", 0.8) == pytest.approx(25.0)  # 4 of 5 reach 25
+    assert bank.envelope_percentile("diversity", 0.95) == pytest.approx(0.0)  # all 5: the minimum curve
     assert bank.envelope_percentile("diversity", 0.2) == pytest.approx(75.0)
     median = bank.band("diversity", (50.0,))[0]
     inside = [bool(np.all(np.asarray(d) >= median)) for d in bank.diversity]
@@ -147,10 +157,18 @@ def test_envelope_percentile_by_hand():
 def test_envelope_keeps_the_coverage_of_references_and_is_the_highest_such_level(coverage):
     rng = np.random.default_rng(1)
     # small vocabularies repeat n-grams early, so the references' diversity curves differ and cross
-    trajectories = [Trajectory.from_tokens(rng.integers(0, 6 + i % 5, size=int(rng.integers(12, 31))),
-                                           rng.normal(-4, 1, size=30), 30) for i in range(40)]
-    bank = ReferenceBank.from_trajectories([f"p{i}" for i in range(40)], trajectories, lm={
-        "model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}}, horizon=30)
+    trajectories = [
+        Trajectory.from_tokens(
+            rng.integers(0, 6 + i % 5, size=int(rng.integers(12, 31))), rng.normal(-4, 1, size=30), 30
+        )
+        for i in range(40)
+    ]
+    bank = ReferenceBank.from_trajectories(
+        [f"p{i}" for i in range(40)],
+        trajectories,
+        lm={"model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fingerprint": {}},
+        horizon=30,
+    )
     level = bank.envelope_percentile("diversity", coverage)
 
     def share_inside(q):
@@ -197,30 +215,52 @@ def _save_edited(tmp_path, arrays, name="edited.npz"):
     return path
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda a: a.update(diversity=np.concatenate([a["diversity"], np.zeros(300)])),
-     r"array 'diversity' has \d+ values but array 'lengths' adds up to \d+"),
-    (lambda a: a.update(coherence=a["coherence"][:-5]),
-     r"array 'coherence' has \d+ values but array 'lengths' adds up to \d+"),
-    (lambda a: a.update(prompts=a["prompts"][:-1]), r"array 'prompts' has 7 prompts for 8 trajectories"),
-    (lambda a: a.update(lengths=a["lengths"].astype(np.float64)), r"array 'lengths' must be a 1-D array of integers"),
-    (lambda a: a.update(lengths=np.where(np.arange(8) == 0, 99, a["lengths"])),
-     r"array 'lengths' holds trajectory lengths from \d+ to 99; each must be between 1 and the horizon 30"),
-    (lambda a: a.update(prompts=np.arange(8)), r"array 'prompts' must be a 1-D array of strings"),
-    (lambda a: a.update(features=a["features"][:, :3]), r"array 'features' has shape \(8, 3\), expected \(8, 4\)"),
-    (lambda a: a.update(std_scale=a["std_scale"][:-1]), r"arrays 'std_mean' and 'std_scale' have"),
-    (lambda a: a.update(density_kde_mean_points=a["density_kde_mean_points"][:-1]),
-     r"arrays density_kde_mean_mean/cov/points have shapes"),
-    (lambda a: a.update(density_gaussian_var_cov=np.full((2, 2), np.nan)),
-     r"array 'density_gaussian_var_cov' holds NaN"),
-    (lambda a: a.pop("std_mean"), r"array 'std_mean' is missing"),
-    (lambda a: a.update(meta=np.array('{"format": "nlgeval-trajectory-bank", "format_v')),
-     r"array 'meta' is not valid JSON"),
-    (lambda a: a.update(meta=np.array(a["meta"].item().replace('"horizon": 30', '"horizon": "30"'))),
-     r"meta field 'horizon' must be a positive integer, got '30'"),
-    (lambda a: a.update(meta=np.array(a["meta"].item().replace('"n_references": 8', '"n_references": 9'))),
-     r"meta says 9 references but array 'lengths' has 8"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda a: a.update(diversity=np.concatenate([a["diversity"], np.zeros(300)])),
+            r"array 'diversity' has \d+ values but array 'lengths' adds up to \d+",
+        ),
+        (
+            lambda a: a.update(coherence=a["coherence"][:-5]),
+            r"array 'coherence' has \d+ values but array 'lengths' adds up to \d+",
+        ),
+        (lambda a: a.update(prompts=a["prompts"][:-1]), r"array 'prompts' has 7 prompts for 8 trajectories"),
+        (
+            lambda a: a.update(lengths=a["lengths"].astype(np.float64)),
+            r"array 'lengths' must be a 1-D array of integers",
+        ),
+        (
+            lambda a: a.update(lengths=np.where(np.arange(8) == 0, 99, a["lengths"])),
+            r"array 'lengths' holds trajectory lengths from \d+ to 99; each must be between 1 and the horizon 30",
+        ),
+        (lambda a: a.update(prompts=np.arange(8)), r"array 'prompts' must be a 1-D array of strings"),
+        (lambda a: a.update(features=a["features"][:, :3]), r"array 'features' has shape \(8, 3\), expected \(8, 4\)"),
+        (lambda a: a.update(std_scale=a["std_scale"][:-1]), r"arrays 'std_mean' and 'std_scale' have"),
+        (
+            lambda a: a.update(density_kde_mean_points=a["density_kde_mean_points"][:-1]),
+            r"arrays density_kde_mean_mean/cov/points have shapes",
+        ),
+        (
+            lambda a: a.update(density_gaussian_var_cov=np.full((2, 2), np.nan)),
+            r"array 'density_gaussian_var_cov' holds NaN",
+        ),
+        (lambda a: a.pop("std_mean"), r"array 'std_mean' is missing"),
+        (
+            lambda a: a.update(meta=np.array('{"format": "nlgeval-trajectory-bank", "format_v')),
+            r"array 'meta' is not valid JSON",
+        ),
+        (
+            lambda a: a.update(meta=np.array(a["meta"].item().replace('"horizon": 30', '"horizon": "30"'))),
+            r"meta field 'horizon' must be a positive integer, got '30'",
+        ),
+        (
+            lambda a: a.update(meta=np.array(a["meta"].item().replace('"n_references": 8', '"n_references": 9'))),
+            r"meta says 9 references but array 'lengths' has 8",
+        ),
+    ],
+)
 def test_inconsistent_arrays_and_metadata_are_refused_naming_file_and_array(tmp_path, edit, message):
     arrays = _arrays(tmp_path)
     edit(arrays)

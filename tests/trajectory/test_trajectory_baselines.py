@@ -1,4 +1,5 @@
 """Fixed Q*Text and the summary PCA: the formula on fixed numbers, normalisation and PCA fitted on the bank only."""
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,14 @@ LM = {"model_id": "m1", "tokenizer_sha256": "t" * 64, "model_ref": "lm-m1", "fin
 
 def _trajectories(n, seed, horizon=30, vocab=40, mean_lp=-4.0):
     rng = np.random.default_rng(seed)
-    return [Trajectory.from_tokens(rng.integers(0, vocab, size=int(rng.integers(12, horizon + 1))),
-                                   rng.normal(mean_lp, 1, size=horizon), horizon) for _ in range(n)]
+    return [
+        Trajectory.from_tokens(
+            rng.integers(0, vocab, size=int(rng.integers(12, horizon + 1))),
+            rng.normal(mean_lp, 1, size=horizon),
+            horizon,
+        )
+        for _ in range(n)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +35,15 @@ def bank():
 
 def test_qtext_formula_on_fixed_numbers():
     # m = (0.5, 1.0, 1.0), worked out term by term with the published constants
-    expected = 100 * (0.586 * 0.5 * math.exp(-2.579 * (0.5 - 0.458) ** 2)
-                      + 0.834 * 1.0 * math.exp(-1.496 * (1.0 - 0.0) ** 2)
-                      + 3.853 * 1.0 * math.exp(-7.370 * (1.0 - 0.854) ** 2)) / (0.586 + 0.834 + 3.853)
+    expected = (
+        100
+        * (
+            0.586 * 0.5 * math.exp(-2.579 * (0.5 - 0.458) ** 2)
+            + 0.834 * 1.0 * math.exp(-1.496 * (1.0 - 0.0) ** 2)
+            + 3.853 * 1.0 * math.exp(-7.370 * (1.0 - 0.854) ** 2)
+        )
+        / (0.586 + 0.834 + 3.853)
+    )
     assert expected == pytest.approx(71.52200771, abs=1e-8)
     assert qtext_formula([0.5, 1.0, 1.0]) == pytest.approx(expected, abs=1e-12)
     assert qtext_formula([0.0, 0.0, 0.0]) == 0.0
@@ -46,11 +59,11 @@ def test_qtext_minmax_flips_perplexity_and_clips_to_the_fitted_range():
     q = QText.fit(perplexity=[10.0, 20.0, 30.0], coherence=[-3.4, -2.0, -2.3], diversity=[0.5, 0.7, 0.9])
     np.testing.assert_array_equal(q.low, [10.0, -3.4, 0.5])
     np.testing.assert_array_equal(q.high, [30.0, -2.0, 0.9])
-    np.testing.assert_allclose(q.normalise(15.0, -2.7, 0.6), [0.75, 0.5, 0.25])   # perplexity flipped
-    np.testing.assert_allclose(q.normalise(5.0, -9.0, 1.0), [1.0, 0.0, 1.0])      # outside the range: clipped
+    np.testing.assert_allclose(q.normalise(15.0, -2.7, 0.6), [0.75, 0.5, 0.25])  # perplexity flipped
+    np.testing.assert_allclose(q.normalise(5.0, -9.0, 1.0), [1.0, 0.0, 1.0])  # outside the range: clipped
     assert q.score(15.0, -2.7, 0.6) == pytest.approx(qtext_formula([0.75, 0.5, 0.25]))
     flat = QText.fit(perplexity=[10.0, 10.0], coherence=[-3.0, -2.0], diversity=[0.5, 0.9])
-    assert flat.normalise(12.0, -3.0, 0.5)[0] == 0.5            # a constant reference input carries nothing
+    assert flat.normalise(12.0, -3.0, 0.5)[0] == 0.5  # a constant reference input carries nothing
     with pytest.raises(ValueError, match="perplexity contain NaN"):
         QText.fit([1.0, np.nan], [-1.0, -2.0], [0.5, 0.6])
     with pytest.raises(ValueError, match="at least two reference texts"):
@@ -62,7 +75,7 @@ def test_qtext_field_is_normalised_on_the_bank_only(bank):
     div = np.array([d[-1] for d in bank.diversity])
     np.testing.assert_allclose(bank.qtext.low, [np.exp(-coh).min(), coh.min(), div.min()])
     np.testing.assert_allclose(bank.qtext.high, [np.exp(-coh).max(), coh.max(), div.max()])
-    machine = _trajectories(5, seed=7, mean_lp=-6.0, vocab=5)     # far outside the bank: repetitive, unlikely
+    machine = _trajectories(5, seed=7, mean_lp=-6.0, vocab=5)  # far outside the bank: repetitive, unlikely
     alone = score_trajectory(machine[0], bank, "prompt 1").values["qtext"]
     expected = bank.qtext.score_endpoints(machine[0].coherence_end, machine[0].diversity_end)
     assert alone == pytest.approx(expected)
@@ -71,8 +84,7 @@ def test_qtext_field_is_normalised_on_the_bank_only(bank):
         score_trajectory(tr, bank, "prompt 2")
     assert score_trajectory(machine[0], bank, "prompt 1").values["qtext"] == alone
     refit_on_machines = QText.fit_endpoints([t.coherence_end for t in machine], [t.diversity_end for t in machine])
-    assert refit_on_machines.score_endpoints(machine[0].coherence_end, machine[0].diversity_end) != \
-        pytest.approx(alone)
+    assert refit_on_machines.score_endpoints(machine[0].coherence_end, machine[0].diversity_end) != pytest.approx(alone)
     assert {"qtext", "pca_1", "pca_2"} <= set(SCORE_NAMES)
 
 
@@ -84,7 +96,7 @@ def test_pca_is_fitted_on_the_bank_features_only(bank):
     np.testing.assert_allclose(pca.explained, eigval[order] / eigval.sum(), atol=1e-10)
     for k in range(2):
         np.testing.assert_allclose(np.abs(pca.components[k]), np.abs(eigvec[:, order[k]]), atol=1e-8)
-        assert pca.components[k][np.argmax(np.abs(pca.components[k]))] > 0   # reproducible orientation
+        assert pca.components[k][np.argmax(np.abs(pca.components[k]))] > 0  # reproducible orientation
     machine = _trajectories(6, seed=3, vocab=4, mean_lp=-8.0)
     values = [score_trajectory(tr, bank, None).values for tr in machine]
     for tr, v in zip(machine, values):
@@ -114,4 +126,4 @@ def test_pca_rejects_bad_features():
     with pytest.raises(ValueError, match="NaN"):
         SummaryPCA.fit(np.array([[0, 0, 0, np.nan], [1, 1, 1, 1.0]]))
     constant = SummaryPCA.fit(np.array([[0, 1, 2, 5.0], [1, 2, 3, 5.0], [3, 2, 1, 5.0]]))
-    assert np.all(np.isfinite(constant.transform(np.array([1, 1, 1, 9.0]))))   # a constant feature adds nothing
+    assert np.all(np.isfinite(constant.transform(np.array([1, 1, 1, 9.0]))))  # a constant feature adds nothing

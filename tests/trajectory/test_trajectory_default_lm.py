@@ -1,4 +1,5 @@
 """The shipped default causal LM: present, verified, under 20 MB, and its card agrees with its manifest."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,10 @@ def test_default_lm_is_small_and_documented():
 
 
 def test_default_lm_prefers_fluent_text_to_shuffled_text(default_lm):
-    text = ("The government said on Monday that it would increase spending on schools and hospitals "
-            "after the election, and the opposition welcomed the plan.")
+    text = (
+        "The government said on Monday that it would increase spending on schools and hospitals "
+        "after the election, and the opposition welcomed the plan."
+    )
     words = text.split()
     shuffled = " ".join(words[i] for i in np.random.default_rng(0).permutation(len(words)))
     res = default_lm.score([text, shuffled], ["Officials spoke to reporters."] * 2)

@@ -1,4 +1,5 @@
 """symmetric2 DTW against dtw-python (GPL, test-only oracle) on random and edge-case series."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,17 +11,18 @@ dtw_oracle = pytest.importorskip("dtw", reason="dtw-python is the test oracle (r
 
 
 def oracle(a, b) -> float:
-    return dtw_oracle.dtw(np.asarray(a, float), np.asarray(b, float), step_pattern="symmetric2",
-                          distance_only=True).normalizedDistance
+    return dtw_oracle.dtw(
+        np.asarray(a, float), np.asarray(b, float), step_pattern="symmetric2", distance_only=True
+    ).normalizedDistance
 
 
 CASES = [
-    ([0.3], [0.7]),                                   # length 1 vs length 1
-    ([0.5], list(np.linspace(0, 1, 40))),             # length 1 vs long
+    ([0.3], [0.7]),  # length 1 vs length 1
+    ([0.5], list(np.linspace(0, 1, 40))),  # length 1 vs long
     (list(np.linspace(0, 1, 40)), [0.5]),
-    ([1.0, 0.9, 0.8, 0.8], [1.0, 0.9, 0.8, 0.8]),     # equal series: distance 0
+    ([1.0, 0.9, 0.8, 0.8], [1.0, 0.9, 0.8, 0.8]),  # equal series: distance 0
     ([0.0, 1.0, 2.0], [0.0, 2.0]),
-    (list(np.sin(np.arange(3))), list(np.cos(np.arange(200) / 10))),   # very different lengths
+    (list(np.sin(np.arange(3))), list(np.cos(np.arange(200) / 10))),  # very different lengths
 ]
 
 

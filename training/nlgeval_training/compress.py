@@ -8,6 +8,7 @@ per row) keeps the 30k-word table small. The result is about 40% of the fp32 siz
 
     >>> compress_graph("model.onnx", "model.int8.onnx")    # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,8 +27,9 @@ def fp16_weight_storage(model, min_elements: int = 4096):
             array = numpy_helper.to_array(init)
             stored = numpy_helper.from_array(array.astype(np.float16), name=init.name + "__fp16")
             keep.append(stored)
-            casts.append(helper.make_node("Cast", [stored.name], [init.name], to=TensorProto.FLOAT,
-                                          name=init.name + "__cast"))
+            casts.append(
+                helper.make_node("Cast", [stored.name], [init.name], to=TensorProto.FLOAT, name=init.name + "__cast")
+            )
         else:
             keep.append(init)
     del graph.initializer[:]
@@ -46,8 +48,7 @@ def compress_graph(src: str | Path, dst: str | Path) -> None:
 
     dst = Path(dst)
     tmp = dst.with_name(dst.name + ".gather.onnx")
-    quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["Gather"],
-                     per_channel=True)
+    quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["Gather"], per_channel=True)
     model = fp16_weight_storage(onnx.load(str(tmp)))
     onnx.save_model(model, str(dst))
     tmp.unlink()

@@ -8,6 +8,7 @@ A file has up to three tables: ``[pseudo]`` (corpora and generator options for :
     >>> cfg["train"]["mode"]                                     # doctest: +SKIP
     'multitask'
 """
+
 from __future__ import annotations
 
 from pathlib import Path

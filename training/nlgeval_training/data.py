@@ -9,6 +9,7 @@ Hugging Face dataset exported with ``dataset.to_json(path)``.
     >>> docs[0].summary[:1]                                                  # doctest: +SKIP
     ['Zully Broussard decided to give a kidney to a stranger .']
 """
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,8 @@ class DataError(ValueError):
 @dataclass(frozen=True)
 class Document:
     id: str
-    sentences: list[str]          # the article, split into sentences
-    summary: list[str]            # reference summary sentences
+    sentences: list[str]  # the article, split into sentences
+    summary: list[str]  # reference summary sentences
 
     @property
     def text(self) -> str:
@@ -44,8 +45,8 @@ class Document:
 class Dialogue:
     id: str
     turns: list[str]
-    knowledge: list[list[str]] = field(default_factory=list)   # per turn: knowledge passages it cites
-    facts: list[str] = field(default_factory=list)              # the whole reading set
+    knowledge: list[list[str]] = field(default_factory=list)  # per turn: knowledge passages it cites
+    facts: list[str] = field(default_factory=list)  # the whole reading set
 
 
 def read_jsonl(path: str | Path, limit: int | None = None) -> Iterator[dict]:
@@ -66,30 +67,47 @@ def _summary_sentences(value) -> list[str]:
     return split_sentences(str(value))
 
 
-def load_documents(path: str | Path, *, article_field: str = "article",
-                   summary_fields: tuple[str, ...] = ("highlights", "summary"), id_field: str = "id",
-                   limit: int | None = None, min_sentences: int = 3) -> list[Document]:
+def load_documents(
+    path: str | Path,
+    *,
+    article_field: str = "article",
+    summary_fields: tuple[str, ...] = ("highlights", "summary"),
+    id_field: str = "id",
+    limit: int | None = None,
+    min_sentences: int = 3,
+) -> list[Document]:
     """Load a summarization corpus; documents with fewer than ``min_sentences`` sentences are dropped."""
     docs: list[Document] = []
     for lineno, obj in enumerate(read_jsonl(path, limit), start=1):
         if article_field not in obj:
-            raise DataError(f"{path}:{lineno} has no {article_field!r} field (fields: {sorted(obj)}); "
-                            f"pass article_field=... naming the article text")
+            raise DataError(
+                f"{path}:{lineno} has no {article_field!r} field (fields: {sorted(obj)}); "
+                f"pass article_field=... naming the article text"
+            )
         summary = next((obj[f] for f in summary_fields if f in obj), None)
         if summary is None:
-            raise DataError(f"{path}:{lineno} has none of the summary fields {list(summary_fields)}; "
-                            f"pass summary_fields=(...)")
+            raise DataError(
+                f"{path}:{lineno} has none of the summary fields {list(summary_fields)}; pass summary_fields=(...)"
+            )
         sentences = split_sentences(str(obj[article_field]).replace("\n", " \n\n "))
         summ = _summary_sentences(summary)
         if len(sentences) < min_sentences or not summ:
             continue
-        docs.append(Document(id=str(obj.get(id_field, f"{Path(path).name}:{lineno}")), sentences=sentences,
-                             summary=summ))
+        docs.append(
+            Document(id=str(obj.get(id_field, f"{Path(path).name}:{lineno}")), sentences=sentences, summary=summ)
+        )
     return docs
 
 
-def load_dialogues(path: str | Path, *, turns_field: str = "turns", text_field: str = "text",
-                   id_field: str = "id", limit: int | None = None, min_turns: int = 3) -> list[Dialogue]:
+def load_dialogues(
+    path: str | Path,
+    *,
+    turns_field: str = "turns",
+    text_field: str = "text",
+    id_field: str = "id",
+    limit: int | None = None,
+    min_turns: int = 3,
+) -> list[Dialogue]:
     """Load a dialogue corpus (Topical-Chat layout: ``turns`` of ``{"text", "knowledge"}``, ``facts``).
 
     Turns may also be plain strings. Dialogues with fewer than ``min_turns`` turns are dropped.
@@ -111,8 +129,11 @@ def load_dialogues(path: str | Path, *, turns_field: str = "turns", text_field: 
         if len(turns) < min_turns:
             continue
         facts = [f for f in obj.get("facts", []) if isinstance(f, str) and f.strip()]
-        out.append(Dialogue(id=str(obj.get(id_field, f"{Path(path).name}:{lineno}")), turns=turns,
-                            knowledge=knowledge, facts=facts))
+        out.append(
+            Dialogue(
+                id=str(obj.get(id_field, f"{Path(path).name}:{lineno}")), turns=turns, knowledge=knowledge, facts=facts
+            )
+        )
     return out
 
 
@@ -175,8 +196,10 @@ def excluded_prompts(path: str | Path, story_field: str = "story", prompt_field:
         elif row.get(story_field):
             prompts.add(_first_sentence(row[story_field]))
         else:
-            raise DataError(f"{path} row {n}: neither {prompt_field!r} nor {story_field!r}; "
-                             "--exclude-prompts reads rated texts with a prompt or a story field")
+            raise DataError(
+                f"{path} row {n}: neither {prompt_field!r} nor {story_field!r}; "
+                "--exclude-prompts reads rated texts with a prompt or a story field"
+            )
     return prompts
 
 

@@ -7,6 +7,7 @@ with PyTorch is measured through the runtime itself and written into ``nlgeval.j
 
     >>> export_encoder_classifier("runs/embedded/final", "models/embedded", int8=True, keep_fp32=False)  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -17,8 +18,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from nlgeval_training.folder_writer import (OPSET, convert_fp16, finalize_model_folder, measure_parity, parity_texts,
-                                            quantize_int8, save_onnx)
+from nlgeval_training.folder_writer import (
+    OPSET,
+    convert_fp16,
+    finalize_model_folder,
+    measure_parity,
+    parity_texts,
+    quantize_int8,
+    save_onnx,
+)
 
 DEFAULT_MAX_LENGTH = 256
 
@@ -33,8 +41,9 @@ def _clean_tokenizer(src: Path, dst: Path) -> None:
     tok.save(str(dst))
 
 
-def reference_scores(model, tokenizer_path: Path, texts: Sequence[str], max_length: int,
-                     separator_token: str) -> np.ndarray:
+def reference_scores(
+    model, tokenizer_path: Path, texts: Sequence[str], max_length: int, separator_token: str
+) -> np.ndarray:
     """P(Yes) of ``texts`` computed by PyTorch, tokenised the way training does it."""
     from nlgeval_training.encoding import encode, load_tokenizer
     from nlgeval_training.trainer import predict
@@ -45,12 +54,22 @@ def reference_scores(model, tokenizer_path: Path, texts: Sequence[str], max_leng
     return np.asarray(predict(model, ids, pad_id=pad, batch_size=4), dtype=np.float64)
 
 
-def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False,
-                              fp16: bool = False, keep_fp32: bool = True, max_length: int | None = None,
-                              source_id: str | None = None, revision: str | None = None, opset: int = OPSET,
-                              parity_inputs: Sequence[str] | None = None, card: dict[str, Any] | None = None,
-                              int8_method: str = "compressed",
-                              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def export_encoder_classifier(
+    checkpoint: str | Path,
+    out_dir: str | Path,
+    *,
+    int8: bool = False,
+    fp16: bool = False,
+    keep_fp32: bool = True,
+    max_length: int | None = None,
+    source_id: str | None = None,
+    revision: str | None = None,
+    opset: int = OPSET,
+    parity_inputs: Sequence[str] | None = None,
+    card: dict[str, Any] | None = None,
+    int8_method: str = "compressed",
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Write ``out_dir`` (graph(s), tokenizer.json, nlgeval.json) from an encoder-classifier checkpoint.
 
     ``keep_fp32=False`` (with ``int8=True``) ships only the int8 graph, to keep a folder small; the fp32
@@ -99,11 +118,20 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            wrapper, (sample_ids, sample_mask), str(raw / "model.onnx"),
-            input_names=["input_ids", "attention_mask"], output_names=["p_yes"],
-            dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
-                          "p_yes": {0: "batch"}},
-            opset_version=opset, dynamo=False, do_constant_folding=True)
+            wrapper,
+            (sample_ids, sample_mask),
+            str(raw / "model.onnx"),
+            input_names=["input_ids", "attention_mask"],
+            output_names=["p_yes"],
+            dynamic_axes={
+                "input_ids": {0: "batch", 1: "sequence"},
+                "attention_mask": {0: "batch", 1: "sequence"},
+                "p_yes": {0: "batch"},
+            },
+            opset_version=opset,
+            dynamo=False,
+            do_constant_folding=True,
+        )
     import onnx
 
     save_onnx(onnx.load(str(raw / "model.onnx")), out / "model.onnx")
@@ -116,19 +144,27 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
             from nlgeval_training.compress import compress_graph
 
             compress_graph(out / "model.onnx", out / "model.int8.onnx")
-            int8_note = ("int8 per-row embedding tables (Gather); other weights stored in fp16 and computed "
-                         "in fp32 (no int8 activations)")
+            int8_note = (
+                "int8 per-row embedding tables (Gather); other weights stored in fp16 and computed "
+                "in fp32 (no int8 activations)"
+            )
         elif int8_method == "static":
             from nlgeval_training.compress import fp16_weight_storage
             from nlgeval_training.static_int8 import calibration_feeds, pseudo_calibration_texts, quantize_static_int8
 
-            feeds = calibration_feeds(out / "tokenizer.json", pseudo_calibration_texts(), max_length=max_length,
-                                      separator_token=SEPARATOR_TOKEN)
+            feeds = calibration_feeds(
+                out / "tokenizer.json",
+                pseudo_calibration_texts(),
+                max_length=max_length,
+                separator_token=SEPARATOR_TOKEN,
+            )
             quantize_static_int8(out / "model.onnx", out / "model.int8.onnx", feeds)
             # The embedding table (a Gather, most of the weights) is stored in fp16 and computed in fp32.
             save_onnx(fp16_weight_storage(onnx.load(str(out / "model.int8.onnx"))), out / "model.int8.onnx")
-            int8_note = ("static int8 MatMuls (uint8 activations with scales calibrated at export, int8 weights per "
-                         "channel); embedding table stored in fp16")
+            int8_note = (
+                "static int8 MatMuls (uint8 activations with scales calibrated at export, int8 weights per "
+                "channel); embedding table stored in fp16"
+            )
         elif int8_method == "dynamic":
             # Gather too: the 30k-word embedding table is most of the weights.
             quantize_int8(out / "model.onnx", out / "model.int8.onnx", op_types=("MatMul", "Gemm", "Gather"))
@@ -143,21 +179,38 @@ def export_encoder_classifier(checkpoint: str | Path, out_dir: str | Path, *, in
     manifest: dict[str, Any] = {
         "kind": "boolqa",
         "architecture": "encoder-classifier",
-        "input": {"separator": "</s>", "separator_token": SEPARATOR_TOKEN, "max_length": max_length,
-                  "pad_token_id": int(pad_id)},
+        "input": {
+            "separator": "</s>",
+            "separator_token": SEPARATOR_TOKEN,
+            "max_length": max_length,
+            "pad_token_id": int(pad_id),
+        },
         "variants": variants,
         # The runtime batches weight-only quantised graphs freely and runs dynamic ones an input at a time.
         "quantization": ({"int8": {"compressed": "weight-only"}.get(int8_method, int8_method)} if int8 else {}),
-        "source": {"checkpoint": source_id or str(checkpoint), "revision": revision,
-                   "encoder": training.get("config", {}).get("encoder", "unknown")},
-        "export": {"exporter": f"nlgeval_training {_version()}", "torch": torch.__version__,
-                   "transformers": transformers.__version__, "opset": opset, "date": _dt.date.today().isoformat()},
+        "source": {
+            "checkpoint": source_id or str(checkpoint),
+            "revision": revision,
+            "encoder": training.get("config", {}).get("encoder", "unknown"),
+        },
+        "export": {
+            "exporter": f"nlgeval_training {_version()}",
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "opset": opset,
+            "date": _dt.date.today().isoformat(),
+        },
     }
     if int8_note:
         manifest["export"]["int8"] = int8_note
-    classifier = json.loads((checkpoint / CLASSIFIER_FILE).read_text()) if (checkpoint / CLASSIFIER_FILE).is_file() else {}
-    manifest["classifier"] = {"pooling": classifier.get("pooling", "mean"), "head": "linear yes/no",
-                              "score": "sigmoid(logit_yes - logit_no)"}
+    classifier = (
+        json.loads((checkpoint / CLASSIFIER_FILE).read_text()) if (checkpoint / CLASSIFIER_FILE).is_file() else {}
+    )
+    manifest["classifier"] = {
+        "pooling": classifier.get("pooling", "mean"),
+        "head": "linear yes/no",
+        "score": "sigmoid(logit_yes - logit_no)",
+    }
     if card:
         manifest["card"] = card
     finalize_model_folder(out, manifest)

@@ -6,6 +6,7 @@ its special tokens, and inputs longer than ``max_length`` lose their tail (the d
     >>> tok = load_tokenizer(minilm_path() / "tokenizer.json", max_length=256)      # doctest: +SKIP
     >>> encode(tok, ["question: Is this a fluent paragraph? </s> paragraph: Hi."], "[SEP]")   # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 from pathlib import Path

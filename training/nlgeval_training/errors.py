@@ -3,6 +3,7 @@
 Kept apart from :mod:`nlgeval_training.cli` so that the subcommand modules it loads can raise them
 without importing the command line that imports them.
 """
+
 from __future__ import annotations
 
 

@@ -7,6 +7,7 @@ accuracy and AUC per dimension.
     >>> report = evaluate_folder("runtime/nlgeval_runtime/embedded", ["pseudo.jsonl.gz"])   # doctest: +SKIP
     >>> report["metrics"]["mean"]["accuracy"]                                               # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import random
@@ -15,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 
-def select_held_out(records: list[dict], fraction: float | None, per_dimension: int | None, seed: int = 0) -> list[dict]:
+def select_held_out(
+    records: list[dict], fraction: float | None, per_dimension: int | None, seed: int = 0
+) -> list[dict]:
     """The held-out records (``fraction=None``: all), at most ``per_dimension`` per dimension, label-balanced."""
     from nlgeval_training.pseudo.common import balanced_subset, split_records
 
@@ -25,9 +28,16 @@ def select_held_out(records: list[dict], fraction: float | None, per_dimension: 
     return balanced_subset(held, per_dimension, random.Random(seed), lambda r: (r["task"], r["dimension"]))
 
 
-def evaluate_folder(model: str | Path | None, data: list[str | Path], *, fraction: float | None = 0.1,
-                    per_dimension: int | None = 500, precision: str = "auto", threads: int | None = None,
-                    seed: int = 0) -> dict[str, Any]:
+def evaluate_folder(
+    model: str | Path | None,
+    data: list[str | Path],
+    *,
+    fraction: float | None = 0.1,
+    per_dimension: int | None = 500,
+    precision: str = "auto",
+    threads: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Score the held-out records of ``data`` with the model folder (``None``: the embedded default)."""
     from nlgeval_runtime import load_boolqa
 
@@ -42,10 +52,18 @@ def evaluate_folder(model: str | Path | None, data: list[str | Path], *, fractio
     start = time.time()
     result = scorer.score([r["input"] for r in chosen])
     elapsed = time.time() - start
-    return {"model": str(scorer.folder.path), "precision": scorer.precision, "fingerprint_id": scorer.fingerprint_id,
-            "data": [str(p) for p in data], "held_out_fraction": fraction, "per_dimension_cap": per_dimension,
-            "n": len(chosen), "truncated": int(result.truncated.sum()), "seconds": round(elapsed, 1),
-            "metrics": metrics_per_dimension(chosen, result.scores.tolist())}
+    return {
+        "model": str(scorer.folder.path),
+        "precision": scorer.precision,
+        "fingerprint_id": scorer.fingerprint_id,
+        "data": [str(p) for p in data],
+        "held_out_fraction": fraction,
+        "per_dimension_cap": per_dimension,
+        "n": len(chosen),
+        "truncated": int(result.truncated.sum()),
+        "seconds": round(elapsed, 1),
+        "metrics": metrics_per_dimension(chosen, result.scores.tolist()),
+    }
 
 
 def format_table(metrics: dict[str, dict[str, Any]]) -> str:

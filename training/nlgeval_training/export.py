@@ -13,6 +13,7 @@ Example::
 
     export_model("MingZhong/unieval-sum", "models/unieval-sum", int8=True)
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -25,16 +26,36 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 # The folder helpers moved to folder_writer; importing them here keeps nlgeval_training.export.<name> working.
-from nlgeval_training.folder_writer import (EXTERNAL_DATA_THRESHOLD, OPSET, convert_fp16, finalize_model_folder,
-                                            gather_onnx, measure_parity, parity_texts, quantize_int8, save_onnx)
+from nlgeval_training.folder_writer import (
+    EXTERNAL_DATA_THRESHOLD,
+    OPSET,
+    convert_fp16,
+    finalize_model_folder,
+    gather_onnx,
+    measure_parity,
+    parity_texts,
+    quantize_int8,
+    save_onnx,
+)
 
 # The PyTorch side (UniEval's reference scores, the traced module) lives in t5_trace, which runs it in a child
 # process; t5_reference_scores stays importable from here.
 from nlgeval_training.t5_trace import RAW_GRAPH, t5_reference_scores, trace_in_child
 
-__all__ = ["export_model", "export_t5", "t5_reference_scores", "UNIEVAL_MAX_LENGTH", "EXTERNAL_DATA_THRESHOLD",
-           "OPSET", "convert_fp16", "finalize_model_folder", "measure_parity", "parity_texts", "quantize_int8",
-           "save_onnx"]
+__all__ = [
+    "export_model",
+    "export_t5",
+    "t5_reference_scores",
+    "UNIEVAL_MAX_LENGTH",
+    "EXTERNAL_DATA_THRESHOLD",
+    "OPSET",
+    "convert_fp16",
+    "finalize_model_folder",
+    "measure_parity",
+    "parity_texts",
+    "quantize_int8",
+    "save_onnx",
+]
 
 UNIEVAL_MAX_LENGTH = 1024
 
@@ -49,11 +70,24 @@ GRAPHS = ("fused", "plain", "traced")
 INT8_METHODS = ("static", "dynamic")
 
 
-def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False, fp16: bool = False,
-              keep_fp32: bool = True, max_length: int | None = None, source_id: str | None = None,
-              revision: str | None = None, opset: int = OPSET, parity_inputs: Sequence[str] | None = None,
-              progress: Callable[[str], None] | None = None, graph: str = "fused", int8_method: str = "static",
-              calibration_inputs: Sequence[str] | None = None, int8_format: str = "qdq") -> dict[str, Any]:
+def export_t5(
+    checkpoint: str | Path,
+    out_dir: str | Path,
+    *,
+    int8: bool = False,
+    fp16: bool = False,
+    keep_fp32: bool = True,
+    max_length: int | None = None,
+    source_id: str | None = None,
+    revision: str | None = None,
+    opset: int = OPSET,
+    parity_inputs: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    graph: str = "fused",
+    int8_method: str = "static",
+    calibration_inputs: Sequence[str] | None = None,
+    int8_format: str = "qdq",
+) -> dict[str, Any]:
     """Export a T5 Boolean-QA checkpoint (UniEval) into ``out_dir``; returns the manifest.
 
     ``graph``: ``"fused"`` (default) is :class:`~nlgeval_training.t5_graph.T5ScoringGraph` with ONNX Runtime's
@@ -81,8 +115,9 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
     max_length = int(max_length or UNIEVAL_MAX_LENGTH)
     texts = list(parity_inputs) if parity_inputs is not None else parity_texts()
     raw = out / ".raw"
-    facts = trace_in_child(checkpoint, raw, graph=graph, max_length=max_length, opset=opset, parity_inputs=texts,
-                           progress=say)
+    facts = trace_in_child(
+        checkpoint, raw, graph=graph, max_length=max_length, opset=opset, parity_inputs=texts, progress=say
+    )
     eos = facts["separator_token"]
     graph_path = out / "model.onnx"
     say("writing model.onnx")
@@ -91,17 +126,21 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
     shutil.rmtree(raw, ignore_errors=True)
     variants = {"fp32": "model.onnx"}
     if int8 and int8_method == "static":
-        from nlgeval_training.static_int8 import (calibration_feeds, constant_weight_matmuls,
-                                                  pseudo_calibration_texts, quantize_static_int8)
+        from nlgeval_training.static_int8 import (
+            calibration_feeds,
+            constant_weight_matmuls,
+            pseudo_calibration_texts,
+            quantize_static_int8,
+        )
 
         calibration = list(calibration_inputs) if calibration_inputs is not None else pseudo_calibration_texts()
         say(f"quantising to static int8 (calibrated on {len(calibration)} inputs)")
-        feeds = calibration_feeds(out / "tokenizer.json", calibration, max_length=max_length,
-                                  separator_token=eos)
+        feeds = calibration_feeds(out / "tokenizer.json", calibration, max_length=max_length, separator_token=eos)
         # The encoder is nearly all of the work; the one-token decoder stays in fp32.
         encoder = constant_weight_matmuls(graph_path, "/encoder/") if graph != "traced" else None
-        external["model.int8.onnx"] = quantize_static_int8(graph_path, out / "model.int8.onnx", feeds,
-                                                           nodes=encoder or None, quant_format=int8_format)
+        external["model.int8.onnx"] = quantize_static_int8(
+            graph_path, out / "model.int8.onnx", feeds, nodes=encoder or None, quant_format=int8_format
+        )
         variants["int8"] = "model.int8.onnx"
     elif int8:
         say("quantising to int8")
@@ -115,17 +154,26 @@ def export_t5(checkpoint: str | Path, out_dir: str | Path, *, int8: bool = False
     manifest: dict[str, Any] = {
         "kind": "boolqa",
         "architecture": "t5",
-        "input": {"separator": "</s>", "separator_token": eos, "max_length": max_length,
-                  "pad_token_id": facts["pad_token_id"]},
+        "input": {
+            "separator": "</s>",
+            "separator_token": eos,
+            "max_length": max_length,
+            "pad_token_id": facts["pad_token_id"],
+        },
         "yes_token_id": facts["yes_token_id"],
         "no_token_id": facts["no_token_id"],
         "variants": variants,
         "quantization": {"int8": int8_method} if int8 else {},
         "external_data": {k: v for k, v in external.items() if v},
         "source": {"checkpoint": source_id or str(checkpoint), "revision": revision},
-        "export": {"exporter": f"nlgeval_training {_version()}", "torch": facts["torch"],
-                   "transformers": facts["transformers"], "opset": opset, "graph": graph,
-                   "date": _dt.date.today().isoformat()},
+        "export": {
+            "exporter": f"nlgeval_training {_version()}",
+            "torch": facts["torch"],
+            "transformers": facts["transformers"],
+            "opset": opset,
+            "graph": graph,
+            "date": _dt.date.today().isoformat(),
+        },
     }
     finalize_model_folder(out, manifest)
 

@@ -19,6 +19,7 @@ encode plain text (special tokens of a post-processor are ignored because the ru
 Parity with PyTorch is measured on a handful of texts right after the export and written into
 ``nlgeval.json`` (``export.parity.fp32.max_abs_diff`` over the real, unpadded positions).
 """
+
 from __future__ import annotations
 
 import json
@@ -67,7 +68,8 @@ def _load(model: Any, tokenizer: Any, revision: str | None):
         if backend is None:
             raise ExportError(
                 f"the tokenizer of {checkpoint!r} is not a fast tokenizer, so it has no tokenizer.json; "
-                "convert it with transformers' `AutoTokenizer.from_pretrained(..., use_fast=True)` first")
+                "convert it with transformers' `AutoTokenizer.from_pretrained(..., use_fast=True)` first"
+            )
         bos, eos = hf_tok.bos_token_id, hf_tok.eos_token_id
     config = model.config
     bos = bos if bos is not None else getattr(config, "bos_token_id", None)
@@ -143,8 +145,9 @@ def _share_transposed_weights(graph_path: Path) -> int:
         if source is None or source == name or source in removed:
             continue
         removed.append(name)
-        graph.node.insert(0, helper.make_node("Transpose", [source], [name], perm=[1, 0],
-                                              name=f"shared_transpose_{len(removed)}"))
+        graph.node.insert(
+            0, helper.make_node("Transpose", [source], [name], perm=[1, 0], name=f"shared_transpose_{len(removed)}")
+        )
     if removed:
         kept = [i for i in graph.initializer if i.name not in removed]
         del graph.initializer[:]
@@ -153,10 +156,19 @@ def _share_transposed_weights(graph_path: Path) -> int:
     return len(removed)
 
 
-def export_causal_lm(model: Any, out_dir: str | Path, *, tokenizer: Any = None, revision: str | None = None,
-                     opset: int = 17, max_length: int | None = None, bos_token_id: int | None = None,
-                     parity_texts: Sequence[tuple[str, str]] = PARITY_TEXTS, parity_tolerance: float = 1e-3,
-                     extra_manifest: dict[str, Any] | None = None) -> Path:
+def export_causal_lm(
+    model: Any,
+    out_dir: str | Path,
+    *,
+    tokenizer: Any = None,
+    revision: str | None = None,
+    opset: int = 17,
+    max_length: int | None = None,
+    bos_token_id: int | None = None,
+    parity_texts: Sequence[tuple[str, str]] = PARITY_TEXTS,
+    parity_tolerance: float = 1e-3,
+    extra_manifest: dict[str, Any] | None = None,
+) -> Path:
     """Export ``model`` (a Hub id, a local checkpoint folder, or a ``PreTrainedModel``) to ``out_dir``.
 
     Writes ``model.onnx``, ``tokenizer.json`` and ``nlgeval.json`` (kind ``causal-lm``) and returns the
@@ -188,19 +200,29 @@ def export_causal_lm(model: Any, out_dir: str | Path, *, tokenizer: Any = None, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     wrapper = _wrapper(lm)
-    dummy_ids, dummy_mask = _batch(backend, bos, [("An example prompt.", "And a continuation of it."),
-                                                  ("", "Short.")], pad, int(limit))
+    dummy_ids, dummy_mask = _batch(
+        backend, bos, [("An example prompt.", "And a continuation of it."), ("", "Short.")], pad, int(limit)
+    )
     graph = out / "model.onnx"
     with torch.no_grad(), warnings.catch_warnings():
         # The tracer warns about shape-dependent Python branches in the masking code; with right padding
         # and a full-length mask they take the same branch for every shape, and parity below checks it.
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            wrapper, (torch.from_numpy(dummy_ids), torch.from_numpy(dummy_mask)), str(graph),
-            input_names=["input_ids", "attention_mask"], output_names=["token_logprobs"],
-            dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
-                          "token_logprobs": {0: "batch", 1: "seq_minus_1"}},
-            opset_version=opset, dynamo=False, do_constant_folding=True)
+            wrapper,
+            (torch.from_numpy(dummy_ids), torch.from_numpy(dummy_mask)),
+            str(graph),
+            input_names=["input_ids", "attention_mask"],
+            output_names=["token_logprobs"],
+            dynamic_axes={
+                "input_ids": {0: "batch", 1: "seq"},
+                "attention_mask": {0: "batch", 1: "seq"},
+                "token_logprobs": {0: "batch", 1: "seq_minus_1"},
+            },
+            opset_version=opset,
+            dynamo=False,
+            do_constant_folding=True,
+        )
     _share_transposed_weights(graph)
     backend.save(str(out / "tokenizer.json"))
 
@@ -213,24 +235,34 @@ def export_causal_lm(model: Any, out_dir: str | Path, *, tokenizer: Any = None, 
     real = mask[:, 1:].astype(bool)
     max_diff = float(np.max(np.abs(got[real] - expected[real])))
     if not np.isfinite(max_diff) or max_diff > parity_tolerance:
-        raise ExportError(f"ONNX Runtime and PyTorch disagree on {checkpoint!r}: max |diff| {max_diff:.3g} "
-                          f"> {parity_tolerance}; the graph is not usable")
+        raise ExportError(
+            f"ONNX Runtime and PyTorch disagree on {checkpoint!r}: max |diff| {max_diff:.3g} "
+            f"> {parity_tolerance}; the graph is not usable"
+        )
 
     manifest: dict[str, Any] = {
         "format": "nlgeval-model",
         "format_version": 1,
         "kind": "causal-lm",
         "architecture": getattr(config, "model_type", "unknown"),
-        "input": {"max_length": int(limit), "pad_token_id": pad, "bos_token_id": bos,
-                  "eos_token_id": eos, "add_special_tokens": False},
+        "input": {
+            "max_length": int(limit),
+            "pad_token_id": pad,
+            "bos_token_id": bos,
+            "eos_token_id": eos,
+            "add_special_tokens": False,
+        },
         "output": "token_logprobs",
         "variants": {"fp32": "model.onnx"},
         "tokenizer": "tokenizer.json",
         "source": {"checkpoint": checkpoint, "revision": revision},
-        "export": {"exporter": f"nlgeval_training {__version__}", "torch": torch.__version__,
-                   "transformers": transformers.__version__, "opset": opset,
-                   "parity": {"fp32": {"max_abs_diff": max_diff, "n": int(real.sum()),
-                                       "texts": len(parity_texts)}}},
+        "export": {
+            "exporter": f"nlgeval_training {__version__}",
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "opset": opset,
+            "parity": {"fp32": {"max_abs_diff": max_diff, "n": int(real.sum()), "texts": len(parity_texts)}},
+        },
         "parameters": int(sum(p.numel() for p in lm.parameters())),
     }
     if extra_manifest:

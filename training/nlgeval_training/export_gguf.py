@@ -19,6 +19,7 @@ What the conversion has to get right:
 Weights are written in float32: the models this serves are tiny, and no quantisation error gets in the way of
 comparing llama.cpp's logits with PyTorch's.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,7 @@ def _permute_rotary(weight, n_heads: int):
     """Reorder the output rows of a q/k projection from half-split rotary layout to interleaved pairs."""
     out_dim = weight.shape[0]
     head_dim = out_dim // n_heads
-    return (weight.reshape(n_heads, 2, head_dim // 2, *weight.shape[1:])
-            .swapaxes(1, 2)
-            .reshape(weight.shape))
+    return weight.reshape(n_heads, 2, head_dim // 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
 
 
 def _tokenizer_tables(tokenizer) -> tuple[list[str], list[int], list[str], set[int]]:
@@ -69,9 +68,17 @@ def _tokenizer_tables(tokenizer) -> tuple[list[str], list[int], list[str], set[i
     return tokens, types, merges, set(special)
 
 
-def export_llama_gguf(model: Any, tokenizer: Any, path: str | Path, *, name: str = "nlgeval tiny llama",
-                      bos_token: str = "<|endoftext|>", eos_token: str | None = None,
-                      chat_template: str = DEFAULT_CHAT_TEMPLATE, context_length: int | None = None) -> Path:
+def export_llama_gguf(
+    model: Any,
+    tokenizer: Any,
+    path: str | Path,
+    *,
+    name: str = "nlgeval tiny llama",
+    bos_token: str = "<|endoftext|>",
+    eos_token: str | None = None,
+    chat_template: str = DEFAULT_CHAT_TEMPLATE,
+    context_length: int | None = None,
+) -> Path:
     """Write ``model`` (a ``transformers`` ``LlamaForCausalLM``) and ``tokenizer`` (a ``tokenizers`` byte-level
     BPE ``Tokenizer``) to ``path`` as float32 GGUF; returns the path.
 
@@ -108,8 +115,11 @@ def export_llama_gguf(model: Any, tokenizer: Any, path: str | Path, *, name: str
     writer.add_head_count(n_head)
     writer.add_head_count_kv(n_kv)
     writer.add_rope_dimension_count(head_dim)
-    writer.add_rope_freq_base(float(getattr(cfg, "rope_theta", None)
-                                    or (getattr(cfg, "rope_parameters", None) or {}).get("rope_theta", 10000.0)))
+    writer.add_rope_freq_base(
+        float(
+            getattr(cfg, "rope_theta", None) or (getattr(cfg, "rope_parameters", None) or {}).get("rope_theta", 10000.0)
+        )
+    )
     writer.add_layer_norm_rms_eps(float(cfg.rms_norm_eps))
     writer.add_vocab_size(cfg.vocab_size)
     writer.add_file_type(gguf.LlamaFileType.ALL_F32)
@@ -152,9 +162,11 @@ def export_llama_gguf(model: Any, tokenizer: Any, path: str | Path, *, name: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgeval_training.export_gguf",
-                                     description="Convert a Llama checkpoint folder (config, weights, tokenizer.json) "
-                                                 "to a float32 GGUF file for llama.cpp.")
+    parser = argparse.ArgumentParser(
+        prog="python -m nlgeval_training.export_gguf",
+        description="Convert a Llama checkpoint folder (config, weights, tokenizer.json) "
+        "to a float32 GGUF file for llama.cpp.",
+    )
     parser.add_argument("checkpoint", help="folder of a transformers LlamaForCausalLM with tokenizer.json")
     parser.add_argument("output", help="GGUF file to write")
     parser.add_argument("--bos-token", default="<|endoftext|>")

@@ -9,6 +9,7 @@ registered here for the kind of folder it needs. Both take the runtime's argumen
 
 The export modules are imported on call, so that looking an exporter up stays cheap.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,16 +18,18 @@ from typing import Any
 __all__ = ["export_boolqa", "export_causal_lm"]
 
 
-def export_boolqa(checkpoint: str, out_dir: str | Path, *, source_id: str | None = None,
-                  revision: str | None = None) -> dict[str, Any]:
+def export_boolqa(
+    checkpoint: str, out_dir: str | Path, *, source_id: str | None = None, revision: str | None = None
+) -> dict[str, Any]:
     """A Boolean-QA evaluator folder (T5 family or encoder classifier); returns its manifest."""
     from nlgeval_training.export import export_model
 
     return export_model(checkpoint, out_dir, source_id=source_id, revision=revision)
 
 
-def export_causal_lm(checkpoint: str, out_dir: str | Path, *, source_id: str | None = None,
-                     revision: str | None = None) -> Path:
+def export_causal_lm(
+    checkpoint: str, out_dir: str | Path, *, source_id: str | None = None, revision: str | None = None
+) -> Path:
     """A causal-LM folder (token log-probabilities); returns the folder.
 
     ``checkpoint`` is already local, so ``revision`` is not passed on: it would select a branch of a Hub

@@ -8,6 +8,7 @@ figures measured through the runtime, and the manifest that hashes every file. T
     >>> quantize_int8("out/model.onnx", "out/model.int8.onnx")     # doctest: +SKIP
     >>> finalize_model_folder("out", {"kind": "boolqa", ...})       # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import json
@@ -64,8 +65,7 @@ def finalize_model_folder(folder: str | Path, manifest: dict[str, Any]) -> dict[
     folder = Path(folder)
     # The config is written from the graph's inputs and outputs and the manifest's variants; it is hashed with
     # the other files, like them a part of the folder.
-    (folder / CONFIG_FILE).write_text(triton_config(folder, manifest=manifest),
-                                      encoding="utf-8")
+    (folder / CONFIG_FILE).write_text(triton_config(folder, manifest=manifest), encoding="utf-8")
     files = {}
     mode = _file_mode()
     for path in sorted(folder.iterdir()):
@@ -99,8 +99,14 @@ def save_onnx(model_proto: Any, path: Path) -> list[str]:
     fits = _proto_size_known(model_proto) and model_proto.ByteSize() <= EXTERNAL_DATA_THRESHOLD
     if not fits:
         data_name = path.name + ".data"
-        onnx.save_model(model_proto, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-                        location=data_name, size_threshold=1024)
+        onnx.save_model(
+            model_proto,
+            str(path),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=data_name,
+            size_threshold=1024,
+        )
         return [data_name]
     onnx.save_model(model_proto, str(path))
     return []
@@ -190,14 +196,21 @@ def quantize_int8(src: str | Path, dst: str | Path, *, op_types: Sequence[str] =
 
     src, dst = Path(src), Path(dst)
     large = sum(p.stat().st_size for p in src.parent.glob(src.name + "*")) > EXTERNAL_DATA_THRESHOLD
-    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, op_types_to_quantize=list(op_types),
-                     use_external_data_format=large)
+    quantize_dynamic(
+        str(src),
+        str(dst),
+        weight_type=QuantType.QInt8,
+        op_types_to_quantize=list(op_types),
+        use_external_data_format=large,
+    )
     if large:
         return sorted(p.name for p in dst.parent.glob(dst.name + "*") if p.name != dst.name)
     return []
 
 
-def convert_fp16(src: str | Path, dst: str | Path, *, keep_fp32_nodes: Callable[[str], bool] | None = None) -> list[str]:
+def convert_fp16(
+    src: str | Path, dst: str | Path, *, keep_fp32_nodes: Callable[[str], bool] | None = None
+) -> list[str]:
     """Mixed-precision fp16 graph for CUDA.
 
     t5-v1_1 feed-forward outputs overflow fp16 (Hugging Face's T5 clamps its fp16 hidden states for this reason); Hugging Face keeps the ``wo``
@@ -210,15 +223,17 @@ def convert_fp16(src: str | Path, dst: str | Path, *, keep_fp32_nodes: Callable[
     model = onnx.load(str(src), load_external_data=True)
     blocked_nodes = [n.name for n in model.graph.node if keep_fp32_nodes and keep_fp32_nodes(n.name)]
     converted = convert_float_to_float16(
-        model, keep_io_types=True,
+        model,
+        keep_io_types=True,
         op_block_list=["Pow", "ReduceMean", "Sqrt", "Reciprocal", "Div", "Softmax", "Sigmoid", "Add", "Erf", "Tanh"],
         node_block_list=blocked_nodes,
     )
     return save_onnx(converted, Path(dst))
 
 
-def measure_parity(folder: str | Path, texts: Sequence[str], reference: np.ndarray,
-                   variants: dict[str, str]) -> dict[str, Any]:
+def measure_parity(
+    folder: str | Path, texts: Sequence[str], reference: np.ndarray, variants: dict[str, str]
+) -> dict[str, Any]:
     """Score ``texts`` with every variant through the runtime and compare with ``reference``."""
     from nlgeval_runtime.boolqa import BoolQAScorer
     from nlgeval_runtime.errors import ScoringError
@@ -243,11 +258,14 @@ def measure_parity(folder: str | Path, texts: Sequence[str], reference: np.ndarr
         try:
             scores = BoolQAScorer(folder_obj, session, batch_tokens=4096, max_batch_size=4).score(texts).scores
         except ScoringError as exc:  # an fp16 graph that overflows: record it, the export itself is fine
-            figures[precision] = {"max_abs_diff": None, "n": len(texts), "provider": session.provider,
-                                  "note": str(exc)}
+            figures[precision] = {"max_abs_diff": None, "n": len(texts), "provider": session.provider, "note": str(exc)}
             continue
         diff = np.abs(scores - reference)
-        figures[precision] = {"max_abs_diff": float(diff.max()), "mean_abs_diff": float(diff.mean()),
-                              "n": len(texts), "provider": session.provider,
-                              "non_finite": int((~np.isfinite(scores)).sum())}
+        figures[precision] = {
+            "max_abs_diff": float(diff.max()),
+            "mean_abs_diff": float(diff.mean()),
+            "n": len(texts),
+            "provider": session.provider,
+            "non_finite": int((~np.isfinite(scores)).sum()),
+        }
     return figures

@@ -22,6 +22,7 @@ Label proportions are left as the sources have them (the paper does not balance 
     >>> rec["input"], rec["label"]
     ('question: Is this a fluent and linguistically acceptable sentence? </s> sentence: The cat sat.', 1)
 """
+
 from __future__ import annotations
 
 import random
@@ -75,7 +76,9 @@ def convert_nli_claim(obj: dict) -> dict | None:
 
 def convert_paraphrase(obj: dict) -> dict:
     _need(obj, ("sentence1", "sentence2", "label"), "paraphrase")
-    text = question_input(QUESTIONS["paraphrase"], sentence=obj["sentence2"].strip(), reference=obj["sentence1"].strip())
+    text = question_input(
+        QUESTIONS["paraphrase"], sentence=obj["sentence2"].strip(), reference=obj["sentence1"].strip()
+    )
     return _record("paraphrase", text, int(obj["label"]), f"mrpc:{obj.get('id', obj['sentence1'][:100])}")
 
 
@@ -93,8 +96,9 @@ def convert_boolq(obj: dict) -> dict:
     if not q.endswith("?"):
         q += "?"
     text = question_input(q, passage=obj["passage"].strip())
-    return _record("boolq", text, 1 if obj["answer"] in (True, "true", "True", 1, "yes") else 0,
-                   f"boolq:{obj.get('id', q)}")
+    return _record(
+        "boolq", text, 1 if obj["answer"] in (True, "true", "True", 1, "yes") else 0, f"boolq:{obj.get('id', q)}"
+    )
 
 
 def opening_sentence(path: str | Path, seed: int = 0, document_sentences: int | None = 6) -> list[dict]:
@@ -102,22 +106,40 @@ def opening_sentence(path: str | Path, seed: int = 0, document_sentences: int | 
     rng = random.Random(seed)
     out = []
     for doc in load_documents(path, min_sentences=4):
-        rest = doc.sentences[1:] if document_sentences is None else doc.sentences[1:1 + document_sentences]
+        rest = doc.sentences[1:] if document_sentences is None else doc.sentences[1 : 1 + document_sentences]
         document = " ".join(rest)
         wrong = rng.choice(doc.sentences[2:])
-        out.append(_record("opening", question_input(QUESTIONS["opening"], sentence=doc.sentences[0], document=document),
-                           1, f"opening:{doc.id}"))
-        out.append(_record("opening", question_input(QUESTIONS["opening"], sentence=wrong, document=document),
-                           0, f"opening:{doc.id}"))
+        out.append(
+            _record(
+                "opening",
+                question_input(QUESTIONS["opening"], sentence=doc.sentences[0], document=document),
+                1,
+                f"opening:{doc.id}",
+            )
+        )
+        out.append(
+            _record(
+                "opening",
+                question_input(QUESTIONS["opening"], sentence=wrong, document=document),
+                0,
+                f"opening:{doc.id}",
+            )
+        )
     return out
 
 
 CONVERTERS: dict[str, Callable[[dict], dict | None]] = {
-    "nli": convert_nli, "nli_claim": convert_nli_claim, "paraphrase": convert_paraphrase, "cola": convert_cola, "boolq": convert_boolq}
+    "nli": convert_nli,
+    "nli_claim": convert_nli_claim,
+    "paraphrase": convert_paraphrase,
+    "cola": convert_cola,
+    "boolq": convert_boolq,
+}
 
 
-def build_intermediate_data(sources: dict[str, str | Path], seed: int = 0, limit: int | None = None,
-                            progress: bool = False) -> list[dict]:
+def build_intermediate_data(
+    sources: dict[str, str | Path], seed: int = 0, limit: int | None = None, progress: bool = False
+) -> list[dict]:
     """Records of every ``task -> file`` in ``sources`` (tasks: nli, nli_claim, paraphrase, opening, cola, boolq),
     deduplicated (an input seen with both labels is dropped), shuffled, at most ``limit`` per task."""
     known = set(CONVERTERS) | {"opening"}

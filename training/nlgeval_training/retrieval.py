@@ -8,6 +8,7 @@ queries (:meth:`BM25Index.top_many`) is one sparse matrix product.
     >>> index.top(["cat", "mat"], k=2)
     [0, 2]
 """
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,8 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     "a an the and or but of to in on at for with by from as is are was were be been it its this that these "
     "those he she they we you i his her their our your him them us me my not no so if then than there here "
-    "has have had do does did will would can could should may might said says".split())
+    "has have had do does did will would can could should may might said says".split()
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -46,7 +48,11 @@ class BM25Index:
                 tfs.append(tf)
         lengths = np.array([len(d) for d in docs], dtype=np.float64)
         avg = max(lengths.mean(), 1e-9)
-        rows_a, cols_a, tf_a = np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(tfs, dtype=np.float64)
+        rows_a, cols_a, tf_a = (
+            np.array(rows, dtype=np.int64),
+            np.array(cols, dtype=np.int64),
+            np.array(tfs, dtype=np.float64),
+        )
         df = np.bincount(cols_a, minlength=len(self.vocab)).astype(np.float64)
         # Lucene's non-negative idf variant, so very common terms never subtract.
         idf = np.log1p((self.n_docs - df + 0.5) / (df + 0.5))
@@ -74,12 +80,13 @@ class BM25Index:
         """Indices of the ``k`` best documents with a positive score (ties by index), skipping ``exclude``."""
         return self._rank(self.scores(query), k, exclude)
 
-    def top_many(self, queries: list[str | list[str]], k: int = 5,
-                 exclude: list[set[int]] | None = None, chunk: int = 512) -> list[list[int]]:
+    def top_many(
+        self, queries: list[str | list[str]], k: int = 5, exclude: list[set[int]] | None = None, chunk: int = 512
+    ) -> list[list[int]]:
         """:meth:`top` for many queries at once (one sparse product per ``chunk`` queries)."""
         out: list[list[int]] = []
         for start in range(0, len(queries), chunk):
-            block = (self._query_matrix(queries[start:start + chunk]) @ self.weights).toarray()
+            block = (self._query_matrix(queries[start : start + chunk]) @ self.weights).toarray()
             for j, row in enumerate(block):
                 out.append(self._rank(row, k, exclude[start + j] if exclude else frozenset()))
         return out

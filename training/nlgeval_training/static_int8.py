@@ -14,6 +14,7 @@ fast x86 path, U8S8), in the QDQ format that ONNX Runtime fuses into integer ker
     >>> feeds = calibration_feeds(tokenizer_json, pseudo_calibration_texts(), max_length=1024)  # doctest: +SKIP
     >>> quantize_static_int8("model.onnx", "model.int8.onnx", feeds, nodes=encoder_matmuls)        # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import random
@@ -43,9 +44,14 @@ _CALIBRATION_SENTENCES = [
     "The report found that the number of students learning a second language has fallen sharply.",
     "Engineers are testing a battery that could charge an electric car in under ten minutes.",
 ]
-_TURNS = ["Did you watch the game last night?", "Yes, it was great, the last goal was amazing.",
-          "I have never been to Lisbon, is it nice?", "It is lovely in spring, the food is wonderful.",
-          "What do you do for a living?", "I teach history at a secondary school."]
+_TURNS = [
+    "Did you watch the game last night?",
+    "Yes, it was great, the last goal was amazing.",
+    "I have never been to Lisbon, is it nice?",
+    "It is lovely in spring, the food is wonderful.",
+    "What do you do for a living?",
+    "I teach history at a secondary school.",
+]
 
 
 def _disfluent(sentence: str, rng: random.Random) -> str:
@@ -81,24 +87,37 @@ def pseudo_calibration_texts(n: int = 48, *, seed: int = 0) -> list[str]:
         if kind == 0:
             texts.append(f"question: Is this a fluent paragraph? </s> paragraph: {claim}")
         elif kind == 1:
-            texts.append(f"question: Is this claim consistent with the document? </s> claim: {claim} </s> "
-                         f"document: {document}")
+            texts.append(
+                f"question: Is this claim consistent with the document? </s> claim: {claim} </s> document: {document}"
+            )
         elif kind == 2:
-            texts.append(f"question: Is this a coherent summary to the document? </s> summary: "
-                         f"{' '.join(doc_sentences[:2])} </s> document: {document}")
+            texts.append(
+                f"question: Is this a coherent summary to the document? </s> summary: "
+                f"{' '.join(doc_sentences[:2])} </s> document: {document}"
+            )
         elif kind == 3:
-            texts.append(f"question: Is this summary relevant to the reference? </s> summary: {claim} </s> "
-                         f"reference: {rng.choice(pool)}")
+            texts.append(
+                f"question: Is this summary relevant to the reference? </s> summary: {claim} </s> "
+                f"reference: {rng.choice(pool)}"
+            )
         elif kind == 4:
             texts.append(f"question: Is this a natural response in the dialogue? </s> response: {rng.choice(_TURNS)}")
         else:
-            texts.append(f"question: Is this a coherent response given the dialogue history? </s> response: "
-                         f"{rng.choice(_TURNS)} </s> dialogue history: {history}")
+            texts.append(
+                f"question: Is this a coherent response given the dialogue history? </s> response: "
+                f"{rng.choice(_TURNS)} </s> dialogue history: {history}"
+            )
     return texts
 
 
-def calibration_feeds(tokenizer_path: str | Path, texts: Sequence[str], *, max_length: int,
-                      separator: str = "</s>", separator_token: str = "</s>") -> list[dict[str, np.ndarray]]:
+def calibration_feeds(
+    tokenizer_path: str | Path,
+    texts: Sequence[str],
+    *,
+    max_length: int,
+    separator: str = "</s>",
+    separator_token: str = "</s>",
+) -> list[dict[str, np.ndarray]]:
     """One unpadded feed per text, tokenised exactly as the runtime tokenises (tail truncation, EOS kept)."""
     from nlgeval_runtime.tokenize import TextEncoder
 
@@ -130,13 +149,22 @@ def constant_weight_matmuls(model_path: str | Path, prefix: str = "") -> list[st
 
     model = onnx.load(str(model_path), load_external_data=False)
     weights = {init.name for init in model.graph.initializer}
-    return [node.name for node in model.graph.node
-            if node.op_type == "MatMul" and node.name.startswith(prefix) and node.input[1] in weights]
+    return [
+        node.name
+        for node in model.graph.node
+        if node.op_type == "MatMul" and node.name.startswith(prefix) and node.input[1] in weights
+    ]
 
 
-def quantize_static_int8(src: str | Path, dst: str | Path, feeds: Sequence[dict[str, np.ndarray]], *,
-                         nodes: Sequence[str] | None = None, quant_format: str = "qdq",
-                         calibration: str = "auto") -> list[str]:
+def quantize_static_int8(
+    src: str | Path,
+    dst: str | Path,
+    feeds: Sequence[dict[str, np.ndarray]],
+    *,
+    nodes: Sequence[str] | None = None,
+    quant_format: str = "qdq",
+    calibration: str = "auto",
+) -> list[str]:
     """``src`` (fp32) -> ``dst``: static int8 MatMuls calibrated (min/max) on ``feeds``.
 
     ``nodes``: the MatMul nodes to quantise (default: every MatMul with a constant weight).
@@ -159,16 +187,22 @@ def quantize_static_int8(src: str | Path, dst: str | Path, feeds: Sequence[dict[
         raise ValueError("static quantisation needs at least one calibration input")
     takes_cache = "calibration_cache_path" in inspect.signature(quantize_static).parameters
     if calibration == "streamed" and not takes_cache:
-        raise ValueError("calibration='streamed' needs an ONNX Runtime whose quantize_static takes "
-                         "calibration_cache_path; upgrade onnxruntime or use calibration='onnxruntime'")
+        raise ValueError(
+            "calibration='streamed' needs an ONNX Runtime whose quantize_static takes "
+            "calibration_cache_path; upgrade onnxruntime or use calibration='onnxruntime'"
+        )
     src, dst = Path(src), Path(dst)
     large = sum(p.stat().st_size for p in src.parent.glob(src.name + "*")) > EXTERNAL_DATA_THRESHOLD
     options = dict(
         quant_format=QuantFormat.QDQ if quant_format == "qdq" else QuantFormat.QOperator,
-        op_types_to_quantize=["MatMul"], per_channel=True, reduce_range=False,
-        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+        op_types_to_quantize=["MatMul"],
+        per_channel=True,
+        reduce_range=False,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
         nodes_to_quantize=list(nodes) if nodes is not None else None,
-        use_external_data_format=large, calibrate_method=CalibrationMethod.MinMax,
+        use_external_data_format=large,
+        calibrate_method=CalibrationMethod.MinMax,
         extra_options={"MatMulConstBOnly": True, "WeightSymmetric": True},
     )
     if calibration == "onnxruntime" or not takes_cache:
@@ -188,8 +222,9 @@ def quantize_static_int8(src: str | Path, dst: str | Path, feeds: Sequence[dict[
     return []
 
 
-def calibrate_min_max(graph: str | Path, feeds: Iterable[dict[str, np.ndarray]], *,
-                      op_types: Sequence[str] = ("MatMul",)) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def calibrate_min_max(
+    graph: str | Path, feeds: Iterable[dict[str, np.ndarray]], *, op_types: Sequence[str] = ("MatMul",)
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The minimum and maximum of every float activation that enters or leaves an ``op_types`` node, over
     ``feeds`` (read one at a time), as ONNX Runtime's MinMax calibrator measures them.
 
@@ -208,10 +243,18 @@ def calibrate_min_max(graph: str | Path, feeds: Iterable[dict[str, np.ndarray]],
     types = {vi.name: vi for vi in (*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input)}
     weights = {init.name for init in model.graph.initializer}
     floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16}
-    wanted = sorted({name for node in model.graph.node if node.op_type in op_types
-                     for name in (*node.input, *node.output)
-                     if name in types and name not in weights and types[name].type.HasField("tensor_type")
-                     and types[name].type.tensor_type.elem_type in floats})
+    wanted = sorted(
+        {
+            name
+            for node in model.graph.node
+            if node.op_type in op_types
+            for name in (*node.input, *node.output)
+            if name in types
+            and name not in weights
+            and types[name].type.HasField("tensor_type")
+            and types[name].type.tensor_type.elem_type in floats
+        }
+    )
     if not wanted:
         raise ValueError(f"{graph}: no float activation enters or leaves a node of type {list(op_types)}")
     del model.graph.output[:]
@@ -220,8 +263,9 @@ def calibrate_min_max(graph: str | Path, feeds: Iterable[dict[str, np.ndarray]],
         for op in ("ReduceMin", "ReduceMax"):
             out = f"nlgeval_calibration_{i}_{op}"
             model.graph.node.append(onnx.helper.make_node(op, [name], [out], keepdims=1, name=out))
-            model.graph.output.append(onnx.helper.make_tensor_value_info(
-                out, types[name].type.tensor_type.elem_type, None))
+            model.graph.output.append(
+                onnx.helper.make_tensor_value_info(out, types[name].type.tensor_type.elem_type, None)
+            )
             outputs.append(out)
     augmented = graph.parent / f".{graph.stem}.calibration.onnx"
     onnx.save_model(model, str(augmented))
@@ -244,4 +288,4 @@ def calibrate_min_max(graph: str | Path, feeds: Iterable[dict[str, np.ndarray]],
         augmented.unlink(missing_ok=True)
     if not seen:
         raise ValueError("static quantisation needs at least one calibration input")
-    return {name: (low[i:i + 1].copy(), high[i:i + 1].copy()) for i, name in enumerate(wanted)}
+    return {name: (low[i : i + 1].copy(), high[i : i + 1].copy()) for i, name in enumerate(wanted)}

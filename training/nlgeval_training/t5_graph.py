@@ -22,6 +22,7 @@ Runtime. Each change below leaves the score equal up to float rounding (parity i
     >>> module = T5ScoringGraph(model, yes_id=..., no_id=..., max_length=1024)   # doctest: +SKIP
     >>> torch.onnx.export(module, (ids, mask), "model.onnx", custom_opsets={"com.microsoft": 1}, ...)  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,16 +40,32 @@ class _FusedSelfAttention(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_mask: torch.Tensor,
-                bias: torch.Tensor, num_heads: int) -> torch.Tensor:
+    def forward(
+        ctx: Any,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        key_mask: torch.Tensor,
+        bias: torch.Tensor,
+        num_heads: int,
+    ) -> torch.Tensor:
         return _attention(q, k, v, _mask_bias(key_mask, q.dtype)[:, None, None, :] + bias, num_heads)
 
     @staticmethod
     def symbolic(g: Any, q: Any, k: Any, v: Any, key_mask: Any, bias: Any, num_heads: int) -> Any:
         no_projection_bias = g.op("prim::Constant")
         no_projection_bias.setType(torch._C.OptionalType.ofTensor())
-        out = g.op("com.microsoft::MultiHeadAttention", q, k, v, no_projection_bias, key_mask, bias,
-                   num_heads_i=int(num_heads), scale_f=1.0)
+        out = g.op(
+            "com.microsoft::MultiHeadAttention",
+            q,
+            k,
+            v,
+            no_projection_bias,
+            key_mask,
+            bias,
+            num_heads_i=int(num_heads),
+            scale_f=1.0,
+        )
         out.setType(q.type())
         return out
 
@@ -88,8 +105,11 @@ class _Encoder(torch.nn.Module):
             first = model.encoder.block[0].layer[0].SelfAttention
             distance = torch.arange(-(self.max_length - 1), self.max_length, dtype=torch.long)
             buckets = T5Attention._relative_position_bucket(
-                distance, bidirectional=True, num_buckets=first.relative_attention_num_buckets,
-                max_distance=first.relative_attention_max_distance)
+                distance,
+                bidirectional=True,
+                num_buckets=first.relative_attention_num_buckets,
+                max_distance=first.relative_attention_max_distance,
+            )
             self.register_buffer("bias_table", first.relative_attention_bias(buckets).detach().clone())
 
     def position_bias(self, length: int) -> torch.Tensor:
@@ -141,8 +161,11 @@ class T5ScoringGraph(torch.nn.Module):
         self.d_kv = int(config.d_kv)
         with torch.no_grad():
             scale = getattr(config, "scale_decoder_outputs", getattr(config, "tie_word_embeddings", False))
-            self.register_buffer("head", model.lm_head.weight.detach()[[yes_id, no_id]].clone()
-                                 * (float(config.d_model) ** -0.5 if scale else 1.0))
+            self.register_buffer(
+                "head",
+                model.lm_head.weight.detach()[[yes_id, no_id]].clone()
+                * (float(config.d_model) ** -0.5 if scale else 1.0),
+            )
             start = model.decoder.embed_tokens.weight[int(config.decoder_start_token_id)]
             first_self = model.decoder.block[0].layer[0]
             self.register_buffer("decoder_start", (start + self._one_token_self_attention(first_self, start)).clone())
@@ -153,8 +176,9 @@ class T5ScoringGraph(torch.nn.Module):
         attention = sublayer.SelfAttention
         return attention.o(attention.v(sublayer.layer_norm(h)))
 
-    def cross_attention(self, sublayer: Any, h: torch.Tensor, states: torch.Tensor,
-                        mask_bias: torch.Tensor) -> torch.Tensor:
+    def cross_attention(
+        self, sublayer: Any, h: torch.Tensor, states: torch.Tensor, mask_bias: torch.Tensor
+    ) -> torch.Tensor:
         """One query (batch, d_model) over ``states`` (batch, length, d_model), projections folded into the query."""
         attention = sublayer.EncDecAttention
         b, d_model = h.shape
@@ -162,10 +186,10 @@ class T5ScoringGraph(torch.nn.Module):
         q = attention.q(sublayer.layer_norm(h)).view(b, heads, 1, d_kv)
         w_k = attention.k.weight.view(heads, d_kv, d_model)
         w_v = attention.v.weight.view(heads, d_kv, d_model)
-        query_in_states = torch.matmul(q, w_k).view(b, heads, d_model)            # (b, heads, d_model)
+        query_in_states = torch.matmul(q, w_k).view(b, heads, d_model)  # (b, heads, d_model)
         scores = torch.matmul(query_in_states, states.transpose(1, 2)) + mask_bias  # (b, heads, length)
         probs = torch.softmax(scores.float(), dim=-1).type_as(scores)
-        mixed = torch.matmul(probs, states).view(b, heads, 1, d_model)              # (b, heads, 1, d_model)
+        mixed = torch.matmul(probs, states).view(b, heads, 1, d_model)  # (b, heads, 1, d_model)
         context = torch.matmul(mixed, w_v.transpose(1, 2)).reshape(b, heads * d_kv)
         return attention.o(context)
 

@@ -14,6 +14,7 @@ checkpoints and exact resume, tqdm progress, held-out accuracy and AUC per dimen
     >>> cfg = TrainConfig(output_dir="runs/demo", train_data=["pseudo.jsonl.gz"], mode="continual")  # doctest: +SKIP
     >>> history = train(cfg)                                                                         # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import json
@@ -44,14 +45,14 @@ class TrainConfig:
 
     output_dir: str
     train_data: list[str]
-    eval_data: list[str] = field(default_factory=list)   # empty: hold out ``eval_fraction`` of groups
+    eval_data: list[str] = field(default_factory=list)  # empty: hold out ``eval_fraction`` of groups
     eval_fraction: float = 0.1
-    encoder: str = "minilm"                   # "minilm" (the packaged all-MiniLM-L6-v2) or a folder
-    init_checkpoint: str | None = None        # start from an earlier checkpoint (e.g. the intermediate stage)
+    encoder: str = "minilm"  # "minilm" (the packaged all-MiniLM-L6-v2) or a folder
+    init_checkpoint: str | None = None  # start from an earlier checkpoint (e.g. the intermediate stage)
     mode: str = "continual"
     stages: list[list[str]] = field(default_factory=default_stages)
     replay: float = 0.2
-    same_budget: bool = True                  # multitask: as many examples as the continual plan
+    same_budget: bool = True  # multitask: as many examples as the continual plan
     examples_per_dimension: int | None = None
     epochs: float = 1.0
     batch_size: int = 16
@@ -64,9 +65,9 @@ class TrainConfig:
     freeze_layers: int = 0
     eval_per_dimension: int = 200
     checkpoint_every: int = 200
-    eval_every: int = 0                       # also evaluate every N steps inside a stage (0: stage ends only)
-    max_minutes: float | None = None          # wall-clock guard: end the current stage early, then stop
-    stop_after_steps: int | None = None       # stop (checkpointed, resumable) after this many global steps
+    eval_every: int = 0  # also evaluate every N steps inside a stage (0: stage ends only)
+    max_minutes: float | None = None  # wall-clock guard: end the current stage early, then stop
+    stop_after_steps: int | None = None  # stop (checkpointed, resumable) after this many global steps
     log_every: int = 20
     seed: int = 0
     threads: int | None = None
@@ -122,7 +123,7 @@ def plan_stages(config: TrainConfig, train: list[dict]) -> list[tuple[str, list[
     for key in sorted(pools):
         rng.shuffle(pools[key])
         if config.examples_per_dimension:
-            pools[key] = pools[key][:config.examples_per_dimension]
+            pools[key] = pools[key][: config.examples_per_dimension]
 
     def repeat(recs: list[dict], epochs: float, r: random.Random) -> list[dict]:
         whole, frac = int(epochs), epochs - int(epochs)
@@ -158,8 +159,8 @@ def length_batches(lengths: list[int], batch_size: int, seed: int, window: int =
     batches = []
     span = batch_size * window
     for start in range(0, len(order), span):
-        chunk = sorted(order[start:start + span], key=lambda i: lengths[i])
-        batches.extend(chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size))
+        chunk = sorted(order[start : start + span], key=lambda i: lengths[i])
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
     rng.shuffle(batches)
     return batches
 
@@ -190,8 +191,8 @@ def _pad(batch_ids: list[list[int]], pad_id: int):
     ids = torch.full((len(batch_ids), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(batch_ids), width), dtype=torch.long)
     for i, x in enumerate(batch_ids):
-        ids[i, :len(x)] = torch.tensor(x, dtype=torch.long)
-        mask[i, :len(x)] = 1
+        ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+        mask[i, : len(x)] = 1
     return ids, mask
 
 
@@ -205,7 +206,7 @@ def predict(model, token_ids: list[list[int]], pad_id: int = 0, batch_size: int 
     model.eval()
     with torch.no_grad():
         for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             ids, mask = _pad([token_ids[i] for i in idx], pad_id)
             for i, p in zip(idx, model.p_yes(ids, mask).tolist()):
                 out[i] = p
@@ -250,7 +251,7 @@ def _freeze(model, config: TrainConfig) -> None:
     if config.freeze_embeddings:
         model.encoder.embeddings.requires_grad_(False)
     if config.freeze_layers:
-        for layer in model.encoder.encoder.layer[:config.freeze_layers]:
+        for layer in model.encoder.encoder.layer[: config.freeze_layers]:
             layer.requires_grad_(False)
 
 
@@ -280,8 +281,9 @@ def _resume_point(config: TrainConfig, last: Path, model, resume: bool) -> tuple
 
     saved = json.loads((last / "state.json").read_text())
     if saved.get("config_hash") != _config_hash(config):
-        raise ValueError(f"{last} was written by a different configuration; use a new output_dir "
-                         f"or pass resume=False to start over")
+        raise ValueError(
+            f"{last} was written by a different configuration; use a new output_dir or pass resume=False to start over"
+        )
     model = EncoderClassifier.load(last)
     _freeze(model, config)
     return model, saved, True
@@ -302,12 +304,12 @@ class _Run:
     stages: list[tuple[str, list[dict]]]
     eval_recs: list[dict]
     model: Any
-    ddp_model: Any                  # the model, or its DistributedDataParallel wrapper under torchrun
+    ddp_model: Any  # the model, or its DistributedDataParallel wrapper under torchrun
     tok_path: Path
     tokenizer: Any
     pad_id: int
-    state: dict                     # stage, step_in_stage, global_step, history: what a checkpoint saves
-    resumed: bool                   # true until the first stage after a resume has ended
+    state: dict  # stage, step_in_stage, global_step, history: what a checkpoint saves
+    resumed: bool  # true until the first stage after a resume has ended
 
     @property
     def main(self) -> bool:
@@ -343,7 +345,7 @@ class _Stage:
     recs: list[dict]
     ids: list[list[int]]
     targets: list[int]
-    batches: list[list[int]]        # this process's share of the stage's batches
+    batches: list[list[int]]  # this process's share of the stage's batches
     optimizer: Any
     scheduler: Any
     total: int
@@ -400,16 +402,39 @@ def _start_run(config: TrainConfig, resume: bool) -> _Run:
     if main:
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
-        log.write("start", resumed=resumed, world_size=world, stages=[(n, len(r)) for n, r in stages],
-                  train_records=len(train_recs), eval_records=len(eval_recs), config=asdict(config))
+        log.write(
+            "start",
+            resumed=resumed,
+            world_size=world,
+            stages=[(n, len(r)) for n, r in stages],
+            train_records=len(train_recs),
+            eval_records=len(eval_recs),
+            config=asdict(config),
+        )
 
     ddp_model = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
         ddp_model = DistributedDataParallel(model)
-    return _Run(config, world, rank, out, log, started, train_recs, stages, eval_recs, model, ddp_model, tok_path,
-                tokenizer, pad_id, state, resumed)
+    return _Run(
+        config,
+        world,
+        rank,
+        out,
+        log,
+        started,
+        train_recs,
+        stages,
+        eval_recs,
+        model,
+        ddp_model,
+        tok_path,
+        tokenizer,
+        pad_id,
+        state,
+        resumed,
+    )
 
 
 def _prepare_stage(run: _Run, k: int) -> _Stage:
@@ -422,18 +447,20 @@ def _prepare_stage(run: _Run, k: int) -> _Stage:
     config, model, world = run.config, run.model, run.world
     name, recs = run.stages[k]
     ids = encode(run.tokenizer, [r["input"] for r in recs], SEPARATOR_TOKEN)
-    targets = [1 - int(r["label"]) for r in recs]    # class 0 = "Yes", class 1 = "No"
+    targets = [1 - int(r["label"]) for r in recs]  # class 0 = "Yes", class 1 = "No"
     batches = length_batches([len(x) for x in ids], config.batch_size, config.seed * 7919 + k)
-    batches = batches[:len(batches) - len(batches) % world] if world > 1 else batches
-    my_batches = batches[run.rank::world]
+    batches = batches[: len(batches) - len(batches) % world] if world > 1 else batches
+    my_batches = batches[run.rank :: world]
     enc_params = [p for p in model.encoder.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         [{"params": enc_params, "lr": config.lr_encoder}, {"params": model.head.parameters(), "lr": config.lr_head}],
-        weight_decay=config.weight_decay)
+        weight_decay=config.weight_decay,
+    )
     total = max(1, len(my_batches))
     warmup = max(1, int(config.warmup_fraction * total))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup))))
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup)))
+    )
     start_step = run.state["step_in_stage"] if k == run.state["stage"] else 0
     if run.resumed and start_step > 0 and (run.last / "optimizer.pt").is_file():
         saved_opt = torch.load(run.last / "optimizer.pt", map_location="cpu", weights_only=False)
@@ -443,8 +470,13 @@ def _prepare_stage(run: _Run, k: int) -> _Stage:
     if run.main and config.progress:
         from tqdm import tqdm
 
-        progress = tqdm(total=total, initial=start_step, desc=f"stage {k + 1}/{len(run.stages)} {name}",
-                        file=sys.stderr, dynamic_ncols=True)
+        progress = tqdm(
+            total=total,
+            initial=start_step,
+            desc=f"stage {k + 1}/{len(run.stages)} {name}",
+            file=sys.stderr,
+            dynamic_ncols=True,
+        )
     return _Stage(k, name, recs, ids, targets, my_batches, optimizer, scheduler, total, start_step, progress)
 
 
@@ -501,12 +533,25 @@ def _run_steps(run: _Run, stage: _Stage) -> tuple[str, int]:
             stage.progress.update(1)
             stage.progress.set_postfix(loss=f"{loss_sum / n_sum:.3f}")
         if main and (step + 1) % config.log_every == 0:
-            log.write("train", stage=name, step=step + 1, of=total, global_step=state["global_step"],
-                      loss=round(loss_sum / n_sum, 4), examples_per_s=round(n_sum / (time.time() - t0), 2))
+            log.write(
+                "train",
+                stage=name,
+                step=step + 1,
+                of=total,
+                global_step=state["global_step"],
+                loss=round(loss_sum / n_sum, 4),
+                examples_per_s=round(n_sum / (time.time() - t0), 2),
+            )
             t0, loss_sum, n_sum = time.time(), 0.0, 0
         if main and config.eval_every and (step + 1) % config.eval_every == 0 and step + 1 < total:
-            log.write("eval", stage=stage.k + 1, name=name, step=step + 1, global_step=state["global_step"],
-                      metrics=run.evaluate())
+            log.write(
+                "eval",
+                stage=stage.k + 1,
+                name=name,
+                step=step + 1,
+                global_step=state["global_step"],
+                metrics=run.evaluate(),
+            )
         if config.stop_after_steps is not None and state["global_step"] >= config.stop_after_steps and step + 1 < total:
             # Behaves like an interruption right after a checkpoint: the next run resumes here.
             if main:
@@ -524,9 +569,16 @@ def _run_steps(run: _Run, stage: _Stage) -> tuple[str, int]:
 def _end_stage(run: _Run, stage: _Stage, steps_run: int, stopped_early: bool) -> None:
     """Held-out metrics of the stage into the history, and the checkpoint at the start of the next stage."""
     state = run.state
-    entry = {"stage": stage.k + 1, "name": stage.name, "examples": len(stage.recs), "steps": stage.total,
-             "steps_run": steps_run, "global_step": state["global_step"], "metrics": run.evaluate(),
-             "stopped_early": stopped_early}
+    entry = {
+        "stage": stage.k + 1,
+        "name": stage.name,
+        "examples": len(stage.recs),
+        "steps": stage.total,
+        "steps_run": steps_run,
+        "global_step": state["global_step"],
+        "metrics": run.evaluate(),
+        "stopped_early": stopped_early,
+    }
     state["history"].append(entry)
     run.log.write("eval", **entry)
     run.checkpoint(stage.k + 1, 0, stage.optimizer, stage.scheduler)
@@ -542,9 +594,18 @@ def _save_final(run: _Run) -> None:
         shutil.rmtree(tmp)
     run.model.save(tmp)
     shutil.copy(run.tok_path, tmp / "tokenizer.json")
-    (tmp / "training.json").write_text(json.dumps({
-        "config": asdict(run.config), "history": state["history"], "global_step": state["global_step"],
-        "train_records": len(run.train_recs), "stages": [(n, len(r)) for n, r in run.stages]}, indent=1))
+    (tmp / "training.json").write_text(
+        json.dumps(
+            {
+                "config": asdict(run.config),
+                "history": state["history"],
+                "global_step": state["global_step"],
+                "train_records": len(run.train_recs),
+                "stages": [(n, len(r)) for n, r in run.stages],
+            },
+            indent=1,
+        )
+    )
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
@@ -554,7 +615,19 @@ def _save_final(run: _Run) -> None:
 def _config_hash(config: TrainConfig) -> str:
     import hashlib
 
-    keep = {k: v for k, v in asdict(config).items() if k not in (
-        "progress", "log_file", "threads", "checkpoint_every", "log_every", "max_minutes", "stop_after_steps",
-        "eval_every")}
+    keep = {
+        k: v
+        for k, v in asdict(config).items()
+        if k
+        not in (
+            "progress",
+            "log_file",
+            "threads",
+            "checkpoint_every",
+            "log_every",
+            "max_minutes",
+            "stop_after_steps",
+            "eval_every",
+        )
+    }
     return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]

@@ -13,6 +13,7 @@ Lay out a model repository (``REPO/NAME/config.pbtxt``, ``REPO/NAME/1/<graph>``)
 Dynamically quantised int8 graphs compute their activation scales over the whole batch, so a score would depend
 on the requests Triton happens to batch together; their configuration leaves dynamic batching off.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,18 @@ CONFIG_FILE = "config.pbtxt"
 DEFAULT_MAX_BATCH_SIZE = 64
 
 # ONNX TensorProto element types -> Triton data types
-_TYPES = {1: "TYPE_FP32", 2: "TYPE_UINT8", 3: "TYPE_INT8", 5: "TYPE_INT16", 6: "TYPE_INT32", 7: "TYPE_INT64",
-          9: "TYPE_BOOL", 10: "TYPE_FP16", 11: "TYPE_FP64", 16: "TYPE_BF16"}
+_TYPES = {
+    1: "TYPE_FP32",
+    2: "TYPE_UINT8",
+    3: "TYPE_INT8",
+    5: "TYPE_INT16",
+    6: "TYPE_INT32",
+    7: "TYPE_INT64",
+    9: "TYPE_BOOL",
+    10: "TYPE_FP16",
+    11: "TYPE_FP64",
+    16: "TYPE_BF16",
+}
 
 
 def _tensors(values, initializers: set[str]) -> list[tuple[str, str, list[int]]]:
@@ -39,8 +50,10 @@ def _tensors(values, initializers: set[str]) -> list[tuple[str, str, list[int]]]
             continue
         tensor = value.type.tensor_type
         if tensor.elem_type not in _TYPES:
-            raise ValueError(f"tensor {value.name!r} has ONNX element type {tensor.elem_type}, which Triton's "
-                             "ONNX backend configuration here does not map")
+            raise ValueError(
+                f"tensor {value.name!r} has ONNX element type {tensor.elem_type}, which Triton's "
+                "ONNX backend configuration here does not map"
+            )
         dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
         out.append((value.name, _TYPES[tensor.elem_type], dims))
     return out
@@ -64,8 +77,14 @@ def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "nlgeval"
 
 
-def triton_config(folder: str | Path, *, precision: str | None = None, name: str | None = None,
-                  max_batch_size: int = DEFAULT_MAX_BATCH_SIZE, manifest: dict | None = None) -> str:
+def triton_config(
+    folder: str | Path,
+    *,
+    precision: str | None = None,
+    name: str | None = None,
+    max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+    manifest: dict | None = None,
+) -> str:
     """The ``config.pbtxt`` text serving ``folder``'s graph of ``precision`` (default: fp32, else the first
     variant the folder has) under ``name`` (default: the folder's name). ``manifest``: the folder's
     ``nlgeval.json`` content, when it is not written yet (the exporter).
@@ -90,8 +109,9 @@ def triton_config(folder: str | Path, *, precision: str | None = None, name: str
     initializers = {init.name for init in graph.initializer}
     inputs, outputs = _tensors(graph.input, initializers), _tensors(graph.output, set())
     batched = max_batch_size > 0 and all(dims and dims[0] == -1 for _, _, dims in inputs + outputs)
-    dynamic_int8 = (manifest.get("quantization") or {}).get(precision, "dynamic" if precision == "int8" else None) \
-        == "dynamic"
+    dynamic_int8 = (manifest.get("quantization") or {}).get(
+        precision, "dynamic" if precision == "int8" else None
+    ) == "dynamic"
     kind = {"int8": "KIND_CPU", "fp16": "KIND_GPU"}.get(precision, "KIND_AUTO")
     lines = [
         f'name: "{_safe_name(name or folder.name)}"',
@@ -117,8 +137,14 @@ def write_triton_config(folder: str | Path, **kwargs: Any) -> Path:
     return path
 
 
-def write_triton_repository(folder: str | Path, repository: str | Path, *, name: str | None = None,
-                            precision: str | None = None, max_batch_size: int = DEFAULT_MAX_BATCH_SIZE) -> Path:
+def write_triton_repository(
+    folder: str | Path,
+    repository: str | Path,
+    *,
+    name: str | None = None,
+    precision: str | None = None,
+    max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+) -> Path:
     """Lay out ``repository/NAME/config.pbtxt`` and ``repository/NAME/1/`` (the graph and its external data)."""
     folder = Path(folder)
     name = _safe_name(name or folder.name)
@@ -134,17 +160,24 @@ def write_triton_repository(folder: str | Path, repository: str | Path, *, name:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgeval_training.triton",
-                                     description="Lay out a Triton model repository for an exported model folder.")
+    parser = argparse.ArgumentParser(
+        prog="python -m nlgeval_training.triton",
+        description="Lay out a Triton model repository for an exported model folder.",
+    )
     parser.add_argument("folder", help="exported model folder (nlgeval.json, model.onnx, ...)")
     parser.add_argument("repository", help="Triton model repository to write into")
     parser.add_argument("--name", default=None, help="model name in the repository (default: the folder's name)")
-    parser.add_argument("--precision", choices=("fp32", "int8", "fp16"), default=None,
-                        help="which graph to serve (default: fp32, else the folder's first)")
+    parser.add_argument(
+        "--precision",
+        choices=("fp32", "int8", "fp16"),
+        default=None,
+        help="which graph to serve (default: fp32, else the folder's first)",
+    )
     parser.add_argument("--max-batch-size", type=int, default=DEFAULT_MAX_BATCH_SIZE)
     args = parser.parse_args(argv)
-    out = write_triton_repository(args.folder, args.repository, name=args.name, precision=args.precision,
-                                  max_batch_size=args.max_batch_size)
+    out = write_triton_repository(
+        args.folder, args.repository, name=args.name, precision=args.precision, max_batch_size=args.max_batch_size
+    )
     print(f"wrote {out / CONFIG_FILE} and {out / '1'}/")
     return 0
 

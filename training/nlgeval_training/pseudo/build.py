@@ -1,8 +1,9 @@
 """Build the pseudo data of several dimensions from corpus files, and write/read record files.
 
-    >>> records = build_pseudo_data(summarization=["cnndm.jsonl.gz"], antonyms="antonyms.jsonl.gz",
-    ...                             dimensions=["summarization/fluency"], seed=0)   # doctest: +SKIP
+>>> records = build_pseudo_data(summarization=["cnndm.jsonl.gz"], antonyms="antonyms.jsonl.gz",
+...                             dimensions=["summarization/fluency"], seed=0)   # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import gzip
@@ -16,19 +17,29 @@ from nlgeval_training.pseudo import summarization as sum_gen
 
 #: data2text generators draw on the summarization corpora (their sentences as utterances)
 D2T_GENERATORS = {"naturalness": sum_gen.utterance_naturalness}
-ALL_DIMENSIONS = ([f"summarization/{d}" for d in sum_gen.GENERATORS] + [f"dialogue/{d}" for d in dlg_gen.GENERATORS]
-                  + [f"data2text/{d}" for d in D2T_GENERATORS])
+ALL_DIMENSIONS = (
+    [f"summarization/{d}" for d in sum_gen.GENERATORS]
+    + [f"dialogue/{d}" for d in dlg_gen.GENERATORS]
+    + [f"data2text/{d}" for d in D2T_GENERATORS]
+)
 #: what a build makes when no dimensions are named (the UniEval eight)
-DEFAULT_DIMENSIONS = [f"summarization/{d}" for d in ("coherence", "consistency", "fluency", "relevance")] + \
-    [f"dialogue/{d}" for d in ("coherence", "naturalness", "groundedness", "engagingness")]
+DEFAULT_DIMENSIONS = [f"summarization/{d}" for d in ("coherence", "consistency", "fluency", "relevance")] + [
+    f"dialogue/{d}" for d in ("coherence", "naturalness", "groundedness", "engagingness")
+]
 
 
-def build_pseudo_data(summarization: Iterable[str | Path] = (), dialogue: Iterable[str | Path] = (),
-                      antonyms: str | Path | None = None, dimensions: Iterable[str] | None = None,
-                      seed: int = 0, limit: int | None = None,
-                      options: dict[str, dict[str, Any]] | None = None, progress: bool = False,
-                      document_fields: dict[str, Any] | None = None,
-                      dialogue_fields: dict[str, Any] | None = None) -> list[dict]:
+def build_pseudo_data(
+    summarization: Iterable[str | Path] = (),
+    dialogue: Iterable[str | Path] = (),
+    antonyms: str | Path | None = None,
+    dimensions: Iterable[str] | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    options: dict[str, dict[str, Any]] | None = None,
+    progress: bool = False,
+    document_fields: dict[str, Any] | None = None,
+    dialogue_fields: dict[str, Any] | None = None,
+) -> list[dict]:
     """Records of every requested ``task/dimension`` (default: all eight), each 50/50 and deduplicated.
 
     ``options`` maps ``"task/dimension"`` to keyword arguments of that generator (e.g.

@@ -7,6 +7,7 @@ Poisson(lambda) words and repeat, delete or shuffle it. Every operation is guara
     >>> span_perturb("the cat sat on the warm mat today", random.Random(0), lam=3.0)[0] != "the cat sat on the warm mat today"
     True
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -60,29 +61,38 @@ def span_perturb(text: str, rng: random.Random, lam: float, op: str | None = Non
             if length > len(words):
                 continue
         start = rng.randrange(0, len(words) - length + 1)
-        span = words[start:start + length]
+        span = words[start : start + length]
         if name == "repeat":
-            new = words[:start + length] + span + words[start + length:]
+            new = words[: start + length] + span + words[start + length :]
         elif name == "stutter":
-            new = words[:start + length] + span + span + words[start + length:]
+            new = words[: start + length] + span + span + words[start + length :]
         elif name == "delete":
-            new = words[:start] + words[start + length:]
+            new = words[:start] + words[start + length :]
         else:
             if len(set(span)) < 2:
                 continue
             shuffled = span[:]
             while shuffled == span:
                 rng.shuffle(shuffled)
-            new = words[:start] + shuffled + words[start + length:]
+            new = words[:start] + shuffled + words[start + length :]
         out = " ".join(new)
         if out != " ".join(words):
             return out, name
     return None
 
 
-def span_pairs(task: str, dimension: str, groups: Iterable[tuple[str, list[str]]], rng: random.Random, *,
-               lam: float, per_group: int, min_words: int, ops: tuple[str, ...] | None = None,
-               max_words: int | None = None) -> list[dict]:
+def span_pairs(
+    task: str,
+    dimension: str,
+    groups: Iterable[tuple[str, list[str]]],
+    rng: random.Random,
+    *,
+    lam: float,
+    per_group: int,
+    min_words: int,
+    ops: tuple[str, ...] | None = None,
+    max_words: int | None = None,
+) -> list[dict]:
     """Disfluency pairs (UniEval's fluency/naturalness pseudo data): a text as the positive, the same text with a
     Poisson(``lam``) span repeated, deleted or shuffled as the negative; ``per_group`` texts of at least
     ``min_words`` words (and at most ``max_words``) from each ``(group_id, texts)``; ``ops`` as in
@@ -112,7 +122,7 @@ def balanced_subset(records: Iterable[dict], per_group: int, rng: random.Random,
     for key in sorted(by):
         recs = sorted(by[key], key=lambda r: r["input"])
         rng.shuffle(recs)
-        out.extend(recs[:per_group // 2])
+        out.extend(recs[: per_group // 2])
     return out
 
 

@@ -20,6 +20,7 @@ fact ending in ``"\\n"``.
     >>> {r["label"] for r in recs} == {0, 1}
     True
 """
+
 from __future__ import annotations
 
 import random
@@ -36,12 +37,46 @@ TASK = "dialogue"
 
 #: Generic replies of the kind a dialogue model gives when it has nothing to say.
 DULL_RESPONSES = (
-    "I don't know.", "Yeah.", "Yes.", "No.", "Ok.", "Okay, cool.", "That's cool.", "That is interesting.",
-    "Oh really?", "I see.", "Haha, yes.", "Me too.", "I'm not sure.", "Sounds good.", "Nice.", "Wow.",
-    "I guess so.", "Maybe.", "That's nice.", "Hmm, I don't know about that.", "I like it.", "Same here.",
-    "Right.", "Sure.", "Lol.", "I have no idea.", "That's true.", "Good to know.", "I agree.", "Interesting.",
-    "Yeah, I think so.", "Not really.", "I don't really know much about that.", "Cool, cool.", "Ha, nice.",
-    "What do you mean?", "I'm not sure what you mean.", "Yes, I know.", "Oh, okay.", "Thanks!",
+    "I don't know.",
+    "Yeah.",
+    "Yes.",
+    "No.",
+    "Ok.",
+    "Okay, cool.",
+    "That's cool.",
+    "That is interesting.",
+    "Oh really?",
+    "I see.",
+    "Haha, yes.",
+    "Me too.",
+    "I'm not sure.",
+    "Sounds good.",
+    "Nice.",
+    "Wow.",
+    "I guess so.",
+    "Maybe.",
+    "That's nice.",
+    "Hmm, I don't know about that.",
+    "I like it.",
+    "Same here.",
+    "Right.",
+    "Sure.",
+    "Lol.",
+    "I have no idea.",
+    "That's true.",
+    "Good to know.",
+    "I agree.",
+    "Interesting.",
+    "Yeah, I think so.",
+    "Not really.",
+    "I don't really know much about that.",
+    "Cool, cool.",
+    "Ha, nice.",
+    "What do you mean?",
+    "I'm not sure what you mean.",
+    "Yes, I know.",
+    "Oh, okay.",
+    "Thanks!",
 )
 
 _PREFIXES = ("Did you know that {}", "I read that {}", "Apparently {}", "Fun fact: {}", "I heard that {}")
@@ -62,17 +97,26 @@ def _pairs(dialogues: list[Dialogue], history_turns: int, rng: random.Random, pe
         idx = list(range(1, len(dlg.turns)))
         rng.shuffle(idx)
         for t in idx[:per_dialogue]:
-            yield dlg, t, dlg.turns[max(0, t - history_turns):t]
+            yield dlg, t, dlg.turns[max(0, t - history_turns) : t]
 
 
-def naturalness(dialogues: list[Dialogue], seed: int = 0, *, lam: float = 3.0, per_dialogue: int = 3,
-                min_words: int = 4, ops: tuple[str, ...] | None = None, limit: int | None = None,
-                dimension: str = "naturalness") -> list[dict]:
+def naturalness(
+    dialogues: list[Dialogue],
+    seed: int = 0,
+    *,
+    lam: float = 3.0,
+    per_dialogue: int = 3,
+    min_words: int = 4,
+    ops: tuple[str, ...] | None = None,
+    limit: int | None = None,
+    dimension: str = "naturalness",
+) -> list[dict]:
     """Positive: a gold response. Negative: the response damaged by one of ``ops`` (default: a
     Poisson(lam) span repeated/deleted/shuffled)."""
     groups = ((dlg.id, dlg.turns) for dlg in dialogues)
-    records = span_pairs(TASK, dimension, groups, random.Random(seed), lam=lam, per_group=per_dialogue,
-                         min_words=min_words, ops=ops)
+    records = span_pairs(
+        TASK, dimension, groups, random.Random(seed), lam=lam, per_group=per_dialogue, min_words=min_words, ops=ops
+    )
     return finalize(records, seed, limit)
 
 
@@ -81,8 +125,15 @@ def understandability(dialogues: list[Dialogue], seed: int = 0, **options) -> li
     return naturalness(dialogues, seed, dimension="understandability", **options)
 
 
-def coherence(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 3, per_dialogue: int = 3,
-              same_dialogue_rate: float = 0.0, limit: int | None = None) -> list[dict]:
+def coherence(
+    dialogues: list[Dialogue],
+    seed: int = 0,
+    *,
+    history_turns: int = 3,
+    per_dialogue: int = 3,
+    same_dialogue_rate: float = 0.0,
+    limit: int | None = None,
+) -> list[dict]:
     """Positive: the gold response to a history. Negative: a gold response from a different dialogue, or
     (with probability ``same_dialogue_rate``) the reply to another, distant turn of the same conversation
     (hard: on topic, but not an answer to this history)."""
@@ -94,12 +145,11 @@ def coherence(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 
         own = set(dlg.turns)
         foreign = None
         if same_dialogue_rate and rng.random() < same_dialogue_rate:
-            window = set(dlg.turns[max(0, t - history_turns - 1):t + 3])
-            distant = [u for k, u in enumerate(dlg.turns) if abs(k - t) > 3 and u not in window
-                       and len(u.split()) >= 4]
+            window = set(dlg.turns[max(0, t - history_turns - 1) : t + 3])
+            distant = [u for k, u in enumerate(dlg.turns) if abs(k - t) > 3 and u not in window and len(u.split()) >= 4]
             if distant:
                 foreign = rng.choice(distant)
-        for _ in range(20 if foreign is None else 0):   # a generic turn ("lol") can occur in both dialogues
+        for _ in range(20 if foreign is None else 0):  # a generic turn ("lol") can occur in both dialogues
             other = rng.choice(dialogues)
             candidate = rng.choice(other.turns[1:])
             if other is not dlg and candidate not in own:
@@ -119,22 +169,33 @@ def _first_sentences(text: str, n: int | None) -> str:
     return " ".join(split_sentences(text)[:n]) or text
 
 
-def engagingness(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int = 3, per_dialogue: int = 3,
-                 min_words: int = 10, fact_sentences: int | None = 3, limit: int | None = None) -> list[dict]:
+def engagingness(
+    dialogues: list[Dialogue],
+    seed: int = 0,
+    *,
+    history_turns: int = 3,
+    per_dialogue: int = 3,
+    min_words: int = 10,
+    fact_sentences: int | None = 3,
+    limit: int | None = None,
+) -> list[dict]:
     """Positive: an informative gold response that cites knowledge. Negative: a dull reply (see module doc)."""
     rng = random.Random(seed)
     mined = sorted({t for d in dialogues for t in d.turns if 1 <= len(t.split()) <= 4})
     records = []
     for dlg in dialogues:
-        cands = [t for t in range(1, len(dlg.turns))
-                 if t < len(dlg.knowledge) and dlg.knowledge[t] and len(dlg.turns[t].split()) >= min_words]
+        cands = [
+            t
+            for t in range(1, len(dlg.turns))
+            if t < len(dlg.knowledge) and dlg.knowledge[t] and len(dlg.turns[t].split()) >= min_words
+        ]
         rng.shuffle(cands)
         for t in cands[:per_dialogue]:
             fact = fact_text(_first_sentences(dlg.knowledge[t][0], fact_sentences))
             fact_words = set(tokenize(fact))
             dull_pool = [d for d in rng.sample(mined, min(20, len(mined))) if not set(tokenize(d)) & fact_words]
             dull = rng.choice(dull_pool) if dull_pool and rng.random() < 0.5 else rng.choice(DULL_RESPONSES)
-            h = history_text(dlg.turns[max(0, t - history_turns):t])
+            h = history_text(dlg.turns[max(0, t - history_turns) : t])
             records.append(make_record(TASK, "engagingness", 1, dlg.id, output=dlg.turns[t], context=h, fact=fact))
             records.append(make_record(TASK, "engagingness", 0, dlg.id, output=dull, context=h, fact=fact))
     return finalize(records, seed, limit)
@@ -143,13 +204,26 @@ def engagingness(dialogues: list[Dialogue], seed: int = 0, *, history_turns: int
 def paraphrase(sentence: str, rng: random.Random) -> str:
     """A close conversational paraphrase: bracketed asides dropped, framed as a remark in a chat."""
     core = re.sub(r"\s*[\(\[][^\)\]]*[\)\]]", "", sentence).strip()
-    if core and core[0].isupper() and not core[:2].isupper() and core.split()[0].lower() in ("the", "a", "an", "it", "in", "this"):
+    if (
+        core
+        and core[0].isupper()
+        and not core[:2].isupper()
+        and core.split()[0].lower() in ("the", "a", "an", "it", "in", "this")
+    ):
         core = core[0].lower() + core[1:]
     return rng.choice(_PREFIXES).format(core)
 
 
-def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int = 3, fact_sentences: int | None = 3,
-                 paraphrase_rate: float = 0.5, turns_per_dialogue: int = 0, limit: int | None = None) -> list[dict]:
+def groundedness(
+    dialogues: list[Dialogue],
+    seed: int = 0,
+    *,
+    per_dialogue: int = 3,
+    fact_sentences: int | None = 3,
+    paraphrase_rate: float = 0.5,
+    turns_per_dialogue: int = 0,
+    limit: int | None = None,
+) -> list[dict]:
     """Positive: a knowledge sentence (or a close paraphrase). Negative: an unrelated knowledge sentence.
 
     With ``turns_per_dialogue``, also real replies: a gold turn that shares content words with the
@@ -183,7 +257,7 @@ def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int 
             if rng.random() < paraphrase_rate:
                 pos = paraphrase(pos, rng)
             neg = None
-            for _ in range(20):   # reading sets overlap across dialogues: the negative must not be in the fact
+            for _ in range(20):  # reading sets overlap across dialogues: the negative must not be in the fact
                 other_id, other = rng.choice(knowledge)
                 candidate = rng.choice(split(other))
                 if other_id != dlg.id and other not in passages and candidate not in fact:
@@ -200,8 +274,9 @@ def groundedness(dialogues: list[Dialogue], seed: int = 0, *, per_dialogue: int 
     return finalize(records, seed, limit)
 
 
-def _grounded_turns(dlg: Dialogue, dialogues: list[Dialogue], rng: random.Random, n: int,
-                    fact_sentences: int | None) -> list[dict]:
+def _grounded_turns(
+    dlg: Dialogue, dialogues: list[Dialogue], rng: random.Random, n: int, fact_sentences: int | None
+) -> list[dict]:
     """Groundedness pairs of real replies (see :func:`groundedness`)."""
     out = []
     cands = [t for t in range(len(dlg.turns)) if t < len(dlg.knowledge) and dlg.knowledge[t]]
@@ -212,7 +287,7 @@ def _grounded_turns(dlg: Dialogue, dialogues: list[Dialogue], rng: random.Random
         fact = fact_text(_first_sentences(dlg.knowledge[t][0], fact_sentences))
         fact_words = _content(fact)
         if len(_content(dlg.turns[t]) & fact_words) < 2:
-            continue   # the reply does not visibly use its knowledge
+            continue  # the reply does not visibly use its knowledge
         other = rng.choice(dialogues)
         if other is dlg or len(other.turns) < 2:
             continue
@@ -229,5 +304,10 @@ def _content(text: str) -> set[str]:
     return {w for w in tokenize(text) if len(w) > 3}
 
 
-GENERATORS = {"coherence": coherence, "naturalness": naturalness, "groundedness": groundedness,
-              "engagingness": engagingness, "understandability": understandability}
+GENERATORS = {
+    "coherence": coherence,
+    "naturalness": naturalness,
+    "groundedness": groundedness,
+    "engagingness": engagingness,
+    "understandability": understandability,
+}

@@ -22,6 +22,7 @@ encoders can see the evidence inside their context.
     >>> sum(r["label"] for r in recs) * 2 == len(recs)
     True
 """
+
 from __future__ import annotations
 
 import random
@@ -62,7 +63,7 @@ def _document(doc: Document, n: int | None, around: int = 0) -> str:
     if n is None or len(doc.sentences) <= n:
         return doc.text
     start = max(0, min(around - n // 2, len(doc.sentences) - n))
-    return " ".join(doc.sentences[start:start + n])
+    return " ".join(doc.sentences[start : start + n])
 
 
 def _summary(doc: Document, max_sentences: int) -> list[str]:
@@ -70,9 +71,17 @@ def _summary(doc: Document, max_sentences: int) -> list[str]:
 
 
 # -- coherence --------------------------------------------------------------------------------------------
-def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | None = None,
-              max_summary_sentences: int = 4, candidates: int = 5, negatives: tuple[str, ...] = ("swap",),
-              with_document: bool = True, limit: int | None = None) -> list[dict]:
+def coherence(
+    docs: list[Document],
+    seed: int = 0,
+    *,
+    document_sentences: int | None = None,
+    max_summary_sentences: int = 4,
+    candidates: int = 5,
+    negatives: tuple[str, ...] = ("swap",),
+    with_document: bool = True,
+    limit: int | None = None,
+) -> list[dict]:
     """Positive: the reference summary. Negative, one kind per document drawn from ``negatives``:
 
     - ``swap``: one sentence swapped for one of a BM25-retrieved other summary (UniEval's recipe);
@@ -87,8 +96,11 @@ def coherence(docs: list[Document], seed: int = 0, *, document_sentences: int | 
         raise ValueError(f"coherence negatives must be among swap, order, inner; got {list(negatives)}")
     rng = random.Random(seed)
     index = BM25Index([" ".join(d.summary) for d in docs])
-    all_hits = index.top_many([" ".join(_summary(d, max_summary_sentences)) for d in docs], k=candidates,
-                              exclude=[{i} for i in range(len(docs))])
+    all_hits = index.top_many(
+        [" ".join(_summary(d, max_summary_sentences)) for d in docs],
+        k=candidates,
+        exclude=[{i} for i in range(len(docs))],
+    )
     records = []
     for i, doc in enumerate(docs):
         summ = _summary(doc, max_summary_sentences)
@@ -116,12 +128,18 @@ def _summary_only_record(dimension: str, label: int, group: str, summary: str) -
     from nlgeval_training.boolqa import DIMENSIONS, question_input
 
     question = DIMENSIONS[(TASK, dimension)][0]
-    return {"input": question_input(question, summary=summary), "label": int(label), "task": TASK,
-            "dimension": dimension, "group": group}
+    return {
+        "input": question_input(question, summary=summary),
+        "label": int(label),
+        "task": TASK,
+        "dimension": dimension,
+        "group": group,
+    }
 
 
-def _incoherent(kind: str, doc: Document, summ: list[str], neighbours: list[Document],
-                rng: random.Random) -> list[str] | None:
+def _incoherent(
+    kind: str, doc: Document, summ: list[str], neighbours: list[Document], rng: random.Random
+) -> list[str] | None:
     """One incoherent version of the summary ``summ`` of ``kind`` (see :func:`coherence`), or None."""
     neg = list(summ)
     if kind == "order":
@@ -148,7 +166,7 @@ def _antonym_swap(sentence: str, rng: random.Random, antonyms: dict[str, list[st
         return None
     m = rng.choice(spots)
     repl = match_case(m.group(0), rng.choice(antonyms[m.group(0).lower()]))
-    return sentence[:m.start()] + repl + sentence[m.end():]
+    return sentence[: m.start()] + repl + sentence[m.end() :]
 
 
 def _number_change(sentence: str, rng: random.Random) -> str | None:
@@ -164,9 +182,11 @@ def _number_change(sentence: str, rng: random.Random) -> str | None:
         new = value * factor + rng.choice([-3, -1, 0, 1, 2, 7])
         if new < 0:
             new = value + rng.randint(1, 9)
-        new_text = f"{int(round(new)):,}" if is_int and "," in text else (str(int(round(new))) if is_int else f"{new:.1f}")
+        new_text = (
+            f"{int(round(new)):,}" if is_int and "," in text else (str(int(round(new))) if is_int else f"{new:.1f}")
+        )
         if new_text != text:
-            return sentence[:m.start()] + new_text + sentence[m.end():]
+            return sentence[: m.start()] + new_text + sentence[m.end() :]
     return None
 
 
@@ -178,7 +198,7 @@ def _entity_swap(sentence: str, rng: random.Random, pool: list[str]) -> str | No
     options = [e for e in pool if e != m.group(0) and e not in sentence]
     if not options:
         return None
-    return sentence[:m.start()] + rng.choice(options) + sentence[m.end():]
+    return sentence[: m.start()] + rng.choice(options) + sentence[m.end() :]
 
 
 def _negation_edit(sentence: str, rng: random.Random) -> str | None:
@@ -187,7 +207,7 @@ def _negation_edit(sentence: str, rng: random.Random) -> str | None:
             return pattern.sub(repl, sentence, count=1)  # prune the negation
     m = _AUX.search(sentence)
     if m:
-        return sentence[:m.end()] + " not" + sentence[m.end():]
+        return sentence[: m.end()] + " not" + sentence[m.end() :]
     return None
 
 
@@ -199,8 +219,9 @@ def entities(texts: list[str]) -> list[str]:
     return sorted(set(found))
 
 
-def perturb_claim(sentence: str, rng: random.Random, antonyms: dict[str, list[str]],
-                  entity_pool: list[str]) -> tuple[str, str] | None:
+def perturb_claim(
+    sentence: str, rng: random.Random, antonyms: dict[str, list[str]], entity_pool: list[str]
+) -> tuple[str, str] | None:
     """An inconsistent version of ``sentence`` and the perturbation used, or ``None``."""
     ops = ["antonym", "number", "entity", "negation"]
     rng.shuffle(ops)
@@ -275,15 +296,22 @@ def _windowed_records(doc: Document, claim: str, bad: str | None, words: int, rn
     if far:
         c, d = _window_around(doc, [rng.choice(far)], words, rng)
         if all(overlap[i] < 0.25 for i in range(c, d)):
-            out.append(make_record(TASK, "consistency", 0, doc.id, output=claim,
-                                   source=" ".join(doc.sentences[c:d])))
+            out.append(make_record(TASK, "consistency", 0, doc.id, output=claim, source=" ".join(doc.sentences[c:d])))
     return out
 
 
-def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int = 0, *,
-                document_sentences: int | None = None, claims_per_document: int = 2,
-                window_words: int | None = None, min_window_words: int | None = None,
-                extractive_claims: int = 0, limit: int | None = None) -> list[dict]:
+def consistency(
+    docs: list[Document],
+    antonyms: dict[str, list[str]],
+    seed: int = 0,
+    *,
+    document_sentences: int | None = None,
+    claims_per_document: int = 2,
+    window_words: int | None = None,
+    min_window_words: int | None = None,
+    extractive_claims: int = 0,
+    limit: int | None = None,
+) -> list[dict]:
     """Positive: a reference summary sentence. Negative: the same sentence adversarially perturbed.
 
     With ``window_words`` the document is a sentence-aligned window of about that many words, as the
@@ -320,31 +348,74 @@ def consistency(docs: list[Document], antonyms: dict[str, list[str]], seed: int 
 
 
 # -- fluency ----------------------------------------------------------------------------------------------
-def fluency(docs: list[Document], seed: int = 0, *, lam: float = 5.0, units_per_document: int = 2,
-            min_words: int = 6, max_words: int | None = None, ops: tuple[str, ...] | None = None,
-            article_sentences: bool = False, limit: int | None = None) -> list[dict]:
+def fluency(
+    docs: list[Document],
+    seed: int = 0,
+    *,
+    lam: float = 5.0,
+    units_per_document: int = 2,
+    min_words: int = 6,
+    max_words: int | None = None,
+    ops: tuple[str, ...] | None = None,
+    article_sentences: bool = False,
+    limit: int | None = None,
+) -> list[dict]:
     """Positive: one summary sentence (and article sentences with ``article_sentences``). Negative: the
     sentence damaged by one of ``ops`` (default: a Poisson(lam) span repeated/deleted/shuffled)."""
     groups = ((doc.id, list(doc.summary) + (list(doc.sentences) if article_sentences else [])) for doc in docs)
-    records = span_pairs(TASK, "fluency", groups, random.Random(seed), lam=lam, per_group=units_per_document,
-                         min_words=min_words, max_words=max_words, ops=ops)
+    records = span_pairs(
+        TASK,
+        "fluency",
+        groups,
+        random.Random(seed),
+        lam=lam,
+        per_group=units_per_document,
+        min_words=min_words,
+        max_words=max_words,
+        ops=ops,
+    )
     return finalize(records, seed, limit)
 
 
-def utterance_naturalness(docs: list[Document], seed: int = 0, *, lam: float = 3.0, units_per_document: int = 2,
-                          min_words: int = 5, max_words: int | None = 30, ops: tuple[str, ...] | None = None,
-                          limit: int | None = None) -> list[dict]:
+def utterance_naturalness(
+    docs: list[Document],
+    seed: int = 0,
+    *,
+    lam: float = 3.0,
+    units_per_document: int = 2,
+    min_words: int = 5,
+    max_words: int | None = 30,
+    ops: tuple[str, ...] | None = None,
+    limit: int | None = None,
+) -> list[dict]:
     """data2text naturalness ("Is this a fluent utterance?"): short article and summary sentences as
     utterances, the damaged sentence as the negative (the same recipe as :func:`fluency`)."""
     groups = ((doc.id, list(doc.summary) + list(doc.sentences)) for doc in docs)
-    records = span_pairs("data2text", "naturalness", groups, random.Random(seed), lam=lam,
-                         per_group=units_per_document, min_words=min_words, max_words=max_words, ops=ops)
+    records = span_pairs(
+        "data2text",
+        "naturalness",
+        groups,
+        random.Random(seed),
+        lam=lam,
+        per_group=units_per_document,
+        min_words=min_words,
+        max_words=max_words,
+        ops=ops,
+    )
     return finalize(records, seed, limit)
 
 
 # -- relevance --------------------------------------------------------------------------------------------
-def relevance(docs: list[Document], seed: int = 0, *, lead: int = 3, max_reference_sentences: int = 4,
-              candidates: int = 5, inner_rate: float = 0.0, limit: int | None = None) -> list[dict]:
+def relevance(
+    docs: list[Document],
+    seed: int = 0,
+    *,
+    lead: int = 3,
+    max_reference_sentences: int = 4,
+    candidates: int = 5,
+    inner_rate: float = 0.0,
+    limit: int | None = None,
+) -> list[dict]:
     """Positive: the article lead against the reference summary. Negative: most lead sentences replaced
     by sentences of BM25-retrieved other documents' leads, or (with probability ``inner_rate``) by the
     same article's least salient sentences, those sharing fewest words with the reference (hard: on topic,
@@ -363,11 +434,11 @@ def relevance(docs: list[Document], seed: int = 0, *, lead: int = 3, max_referen
         pool = []
         if inner_rate and rng.random() < inner_rate:
             ref_words = _content_words(" ".join(reference))
-            rest = [s for s in doc.sentences[lead + 2:] if len(s.split()) >= 6]
+            rest = [s for s in doc.sentences[lead + 2 :] if len(s.split()) >= 6]
             rest.sort(key=lambda s: len(_content_words(s) & ref_words) / max(1, len(_content_words(s))))
-            pool = rest[:max(n_replace, len(rest) // 3)]
+            pool = rest[: max(n_replace, len(rest) // 3)]
         if len(pool) < n_replace:
-            pool = [s for h in all_hits[i] for s in docs[h].sentences[:lead + 2]]
+            pool = [s for h in all_hits[i] for s in docs[h].sentences[: lead + 2]]
         if len(pool) < n_replace:
             continue
         neg = list(cand)
