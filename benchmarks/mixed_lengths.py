@@ -36,7 +36,9 @@ QUESTIONS = {
     "fluency": "question: Is this a fluent paragraph? </s> paragraph: {sentence}",
     "consistency": "question: Is this claim consistent with the document? </s> claim: {sentence} </s> document: {doc}",
     "coherence": "question: Is this a coherent summary to the document? </s> summary: {summary} </s> document: {doc}",
-    "relevance": "question: Is this summary relevant to the reference? </s> summary: {summary} </s> reference: {reference}",
+    "relevance": (
+        "question: Is this summary relevant to the reference? </s> summary: {summary} </s> reference: {reference}"
+    ),
 }
 
 

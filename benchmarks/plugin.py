@@ -174,7 +174,8 @@ def bench_batch(model: str, n: int, repeats: int) -> None:
     diff = max(abs(a - b) for a, b in zip(one_by_one, batched))
     single, batch = min(singles), min(batches)
     print(
-        f"[batch] {n} outputs, dimension consistency (2 sentences each, with source), best of {repeats}: 200 single assertions {single:.3f} s, one batched call {batch:.3f} s, "
+        f"[batch] {n} outputs, dimension consistency (2 sentences each, with source), best of {repeats}: "
+        f"200 single assertions {single:.3f} s, one batched call {batch:.3f} s, "
         f"speed-up {single / batch:.1f}x (target >= 3x); max |single - batched| = {diff:.2e}"
     )
 

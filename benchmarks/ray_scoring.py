@@ -1,7 +1,7 @@
 """Scoring throughput on Ray: inputs per second, and per worker, against one local session.
 
-Scores ``--inputs`` fluency inputs (sentences of the news articles of the data kit (docs/data.md), or of any JSONL with an
-``article`` field) with the embedded default evaluator (or ``--model``): once on one local ONNX Runtime session,
+Scores ``--inputs`` fluency inputs (sentences of the news articles of the data kit (docs/data.md), or of any JSONL with
+an ``article`` field) with the embedded default evaluator (or ``--model``): once on one local ONNX Runtime session,
 then on a local Ray cluster with each worker count of ``--workers`` (one actor and session per worker, one
 intra-op thread each). The score cache is off, so every input is scored. Each Ray call is timed end to end:
 the first ships the model folder, and every call starts its actors and opens their sessions (a Ray Data job),

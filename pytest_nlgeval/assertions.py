@@ -156,9 +156,9 @@ def assert_judged(
     """Judge ``output`` on ``criterion`` with the configured LLM judge; compare the result with a threshold.
 
     ``criterion``: a sentence saying what a good output does, or a built-in criterion of
-    :data:`pytest_nlgeval.judged.RAG_CRITERIA` (``"rag/faithfulness"``, ``"rag/answer_relevance"``, ``"rag/context_relevance"``,
-    ``"rag/context_recall"``). ``input``: what the application was asked; ``context``: the retrieved
-    passages (a string or a list); ``reference``: a reference answer. ``scale``: the integer scale
+    :data:`pytest_nlgeval.judged.RAG_CRITERIA` (``"rag/faithfulness"``, ``"rag/answer_relevance"``,
+    ``"rag/context_relevance"``, ``"rag/context_recall"``). ``input``: what the application was asked; ``context``: the
+    retrieved passages (a string or a list); ``reference``: a reference answer. ``scale``: the integer scale
     ``(low, high)``. ``lm``: a ``dspy`` LM or a model id instead of the configured judge
     (``--nlgeval-judge-lm``). ``name``: the check's name (default: the criterion's first words).
 

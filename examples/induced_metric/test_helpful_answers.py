@@ -13,7 +13,9 @@ ANSWERS = {
         "Fill the kettle with equal parts water and white vinegar, boil it and leave it for an hour. "
         "Empty it and boil clean water twice to get rid of the taste."
     ),
-    "How long should I boil an egg for a soft yolk?": "Lower the egg into boiling water and cook it for six minutes, then cool it in cold water for a minute.",
+    "How long should I boil an egg for a soft yolk?": (
+        "Lower the egg into boiling water and cook it for six minutes, then cool it in cold water for a minute."
+    ),
 }
 REFERENCES = {
     "How do I descale an electric kettle?": (

@@ -349,7 +349,8 @@ def compare(
                     "incomparable",
                     None,
                     reason=(
-                        "evaluator changed and no case of this dimension kept its inputs, so the drift cannot be measured"
+                        "evaluator changed and no case of this dimension kept its inputs, "
+                        "so the drift cannot be measured"
                     ),
                 )
             )

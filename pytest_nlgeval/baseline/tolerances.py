@@ -13,7 +13,8 @@ Built-in defaults (design choices, not measurements; override them per project):
 kind            check suite why
 =============== ===== ===== ====================================================================
 dimension       0.05  0.02  UniEval scores are probabilities in [0, 1]: 5 points per case, 2 on the mean
-engagingness    0.15  0.06  a sum over the response's sentences (UniEval's public code, maszhongming/UniEval): about three sentences
+engagingness    0.15  0.06  a sum over the response's sentences (UniEval's public code, maszhongming/UniEval):
+                            about three sentences
 metric          0.25  0.10  induced metrics predict human labels, typically on a 1-5 scale (4 points wide)
 trajectory      0.05  0.02  normalised trajectory summaries
 aggregate       0.05  0.02  fractions of cases above a threshold, in [0, 1]

@@ -3,10 +3,10 @@
     nlgeval judge answers.jsonl --criterion "The answer names the refund deadline." \\
         --lm openai/qwen2.5-7b-instruct --api-base http://localhost:8000/v1 --json judged.json
 
-The file is JSON Lines (or a JSON list, gzip or not), one object per output: ``output`` (required), ``input``, ``context`` (a string or a
-list of retrieved passages) and ``reference`` (optional). The built-in criteria ``rag/faithfulness``,
-``rag/answer_relevance``, ``rag/context_relevance`` and ``rag/context_recall`` are accepted by name. Each
-row's score and rationale are printed; a row whose answer held no score (asked twice) is listed as a parse
+The file is JSON Lines (or a JSON list, gzip or not), one object per output: ``output`` (required), ``input``,
+``context`` (a string or a list of retrieved passages) and ``reference`` (optional). The built-in criteria
+``rag/faithfulness``, ``rag/answer_relevance``, ``rag/context_relevance`` and ``rag/context_recall`` are accepted by
+name. Each row's score and rationale are printed; a row whose answer held no score (asked twice) is listed as a parse
 failure and left unscored. Exit status 0 when every row was judged, 1 when a row was not, 2 on a usage or
 server error.
 """

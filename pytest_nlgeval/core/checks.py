@@ -2,8 +2,8 @@
 
 A pytest session keeps its :class:`CheckRecorder` in its run (:mod:`pytest_nlgeval.core.run`); a
 :class:`~pytest_nlgeval.core.score.Score` carries the recorder its comparisons go to, handed in by the
-assertion that made it, and outside pytest there is none (comparisons work unchanged, unrecorded). The recorder knows the
-running test (node id, ``nlgeval`` marker options) and numbers the checks of each name within a test, so a
+assertion that made it, and outside pytest there is none (comparisons work unchanged, unrecorded). The recorder knows
+the running test (node id, ``nlgeval`` marker options) and numbers the checks of each name within a test, so a
 check's ``key`` (``nodeid::name::index``) is stable across runs. Fields follow docs/results-schema.md.
 """
 

@@ -1,8 +1,8 @@
 """Source windows: long documents scored in overlapping, sentence-aligned pieces that fit the model.
 
 A Boolean-QA evaluator reads at most ``max_length`` tokens, and UniEval's inputs put the document last,
-so truncation cuts the document's tail (UniEval's public code, maszhongming/UniEval): a claim supported only by the end of a
-long article is judged against its first sentences. With source windows, when the whole input is longer
+so truncation cuts the document's tail (UniEval's public code, maszhongming/UniEval): a claim supported only by the end
+of a long article is judged against its first sentences. With source windows, when the whole input is longer
 than the model's maximum, the document is split into windows of whole sentences that fit next to the
 question and the claim, consecutive windows sharing one sentence (so every pair of adjacent sentences is
 seen together in some window). The claim is scored against every window in the same batched call, and

@@ -64,7 +64,10 @@ class JudgeSpec:
     demos: list[dict] | None = None
     uses_input: bool = True
     uses_references: bool = False
-    signature: str = "JudgeOutput(task, criterion, rubric, examples, input, references, output -> rationale, score: Literal[1,2,3,4,5])"
+    signature: str = (
+        "JudgeOutput(task, criterion, rubric, examples, input, references, output "
+        "-> rationale, score: Literal[1,2,3,4,5])"
+    )
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -4,19 +4,21 @@ A dimension that scores word salad as fluent as prose, or an invented claim as c
 one, cannot fail a quality gate. For every built-in dimension the probe builds pairs of texts, an
 original and a damaged copy, and counts the pairs where the damaged copy scores lower:
 
-| dimension | damage |
-|---|---|
-| fluency family (summarization fluency, dialogue naturalness and understandability, data2text naturalness) | words shuffled; a span of 3-5 words repeated twice in a row |
-| summarization coherence | sentences in reverse order; one sentence replaced by a sentence of another document |
-| summarization relevance | another document's lead instead of this document's; another document's summary instead of a second summary of this one (where the texts have one) |
-| consistency (summarization, fact) | a number changed; a claim taken from another document |
-| dialogue coherence, groundedness | the reply of another dialogue |
-| dialogue engagingness | a generic reply that says nothing |
-| data2text informativeness | the utterance of other data |
-| rag faithfulness | a number of the answer changed; the answer to another question; a sentence of another answer added |
-| rag answer relevance | the answer to another question; an evasive reply |
-| rag context relevance | the passage retrieved for another question; a passage on the same subject that does not answer |
-| rag context recall | the passages retrieved for another question; only the passage that does not answer |
+- fluency family (summarization fluency, dialogue naturalness and understandability, data2text naturalness):
+  words shuffled; a span of 3-5 words repeated twice in a row
+- summarization coherence: sentences in reverse order; one sentence replaced by a sentence of another document
+- summarization relevance: another document's lead instead of this document's; another document's summary instead
+  of a second summary of this one (where the texts have one)
+- consistency (summarization, fact): a number changed; a claim taken from another document
+- dialogue coherence, groundedness: the reply of another dialogue
+- dialogue engagingness: a generic reply that says nothing
+- data2text informativeness: the utterance of other data
+- rag faithfulness: a number of the answer changed; the answer to another question; a sentence of another answer
+  added
+- rag answer relevance: the answer to another question; an evasive reply
+- rag context relevance: the passage retrieved for another question; a passage on the same subject that does not
+  answer
+- rag context recall: the passages retrieved for another question; only the passage that does not answer
 
 It also measures the standard deviation of each dimension's scores over all texts of its pairs (a varied
 set): a dimension whose scores barely move is dead even when it ranks pairs by a hair.

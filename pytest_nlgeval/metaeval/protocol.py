@@ -73,7 +73,10 @@ class MetaEvalResult:
 
     def _footer(self) -> str:
         ci = (
-            f"{self.confidence:.0%} bootstrap intervals over documents ({self.n_bootstrap} replicates, seed {self.seed})"
+            (
+                f"{self.confidence:.0%} bootstrap intervals over documents "
+                f"({self.n_bootstrap} replicates, seed {self.seed})"
+            )
             if self.n_bootstrap
             else "no bootstrap"
         )

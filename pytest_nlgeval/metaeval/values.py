@@ -84,7 +84,8 @@ def _precomputed(records: Sequence[Record], key: str | None) -> MetricValues:
         if key is None and isinstance(p, Mapping) != isinstance(first, Mapping):
             raise MetaEvalError(
                 f"{_rwhere(r)}: field {PRECOMPUTED!r} is a {'number' if isinstance(first, Mapping) else 'object'} "
-                f"here but a{'n object' if isinstance(first, Mapping) else ' number'} in record 0; use one form throughout"
+                f"here but a{'n object' if isinstance(first, Mapping) else ' number'} in record 0; "
+                "use one form throughout"
             )
     if key is not None:
         values = np.array([r.predict_scores[key] for r in records], dtype=float)
@@ -115,10 +116,10 @@ def evaluator_values(
 
     Each human dimension is matched with the evaluator's dimension of the same name in ``task`` (the
     human ``coherence`` rating against the model's coherence score, and so on), scored with the UniEval
-    inputs of UniEval's public code, maszhongming/UniEval: the record's ``source`` is the document; dimensions that read a
-    reference (relevance) use the first one, as UniEval's SummEval protocol has one reference per
-    document (``multi_ref="mean"`` scores every reference and averages, at that many times the cost); for dialogue, ``source`` is the dialogue history and
-    ``context`` the fact (the UniEval data layout).
+    inputs of UniEval's public code, maszhongming/UniEval: the record's ``source`` is the document; dimensions that read
+    a reference (relevance) use the first one, as UniEval's SummEval protocol has one reference per
+    document (``multi_ref="mean"`` scores every reference and averages, at that many times the cost); for dialogue,
+    ``source`` is the dialogue history and ``context`` the fact (the UniEval data layout).
     ``model`` is a model folder, a Hugging Face id, or None for the embedded default.
     """
     import numpy as np

@@ -254,17 +254,20 @@ class Metric:
         refs = normalize_references(references, self.name, f"references{where}")
         if self.needs_references and not refs:
             raise MetricInputError(
-                f"metric {self.name!r} needs at least one reference{(' for output ' + str(index)) if index is not None else ''}; "
+                f"metric {self.name!r} needs at least one reference"
+                f"{(' for output ' + str(index)) if index is not None else ''}; "
                 "pass references=... (a string or a list of strings)"
             )
         if self.needs_input and inp is None:
             raise MetricInputError(
-                f"metric {self.name!r} needs the input/source text{(' for output ' + str(index)) if index is not None else ''}; "
+                f"metric {self.name!r} needs the input/source text"
+                f"{(' for output ' + str(index)) if index is not None else ''}; "
                 "pass input=..."
             )
         if self.needs_context and ctx is None:
             raise MetricInputError(
-                f"metric {self.name!r} needs the context (fact/knowledge){(' for output ' + str(index)) if index is not None else ''}; "
+                f"metric {self.name!r} needs the context (fact/knowledge)"
+                f"{(' for output ' + str(index)) if index is not None else ''}; "
                 "pass context=..."
             )
         return out, inp, refs, ctx

@@ -95,7 +95,8 @@ class Rouge(Metric):
             raise ValueError(f"unknown ROUGE measure {measure!r}; choose 'f' (F1), 'p' (precision) or 'r' (recall)")
         if multi_ref not in ("max", "mean", "pooled"):
             raise ValueError(
-                f"multi_ref must be 'max' (rouge-score), 'mean' (SummEval) or 'pooled' (ROUGE-1.5.5 -f A), got {multi_ref!r}"
+                "multi_ref must be 'max' (rouge-score), 'mean' (SummEval) or 'pooled' (ROUGE-1.5.5 -f A), "
+                f"got {multi_ref!r}"
             )
         self.name = variant
         self.variant = variant

@@ -70,7 +70,10 @@ class _Readability(Metric):
 
     def _feedback(self, output, input, references, value):
         s, w, syl = self._stats(output)
-        return f"{self.name} {value:.2f}: {w} words in {s} sentence(s) ({w / s:.1f} words/sentence), {syl / w:.2f} syllables/word."
+        return (
+            f"{self.name} {value:.2f}: {w} words in {s} sentence(s) ({w / s:.1f} words/sentence), "
+            f"{syl / w:.2f} syllables/word."
+        )
 
     def _options(self):
         return {"syllables": "vowel-groups", "sentences": "punct"}

@@ -1,8 +1,8 @@
 """Each UniEval dimension (Zhong et al., 2022) as a metric of the bank.
 
 A thin adapter over :class:`pytest_nlgeval.core.evaluator.Evaluator`, which builds the Boolean-QA input texts
-of UniEval's public code, maszhongming/UniEval (``'question: ' + Q + ' </s> ' + field + ': ' + text ...``), splits sentences
-for the per-sentence dimensions, caches scores by evaluator fingerprint and runs the ONNX model in
+of UniEval's public code, maszhongming/UniEval (``'question: ' + Q + ' </s> ' + field + ': ' + text ...``), splits
+sentences for the per-sentence dimensions, caches scores by evaluator fingerprint and runs the ONNX model in
 batches. The metric protocol's arguments map onto the dimension's fields:
 
 =================  =============================================================================

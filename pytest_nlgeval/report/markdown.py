@@ -187,7 +187,9 @@ def step_summary(
 ) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY``: totals, regressions with old -> new, worst failures, link.
 
-    >>> text = step_summary(load_results("results.json"), artifact_url="https://github.com/o/r/actions/runs/1/artifacts/2")  # doctest: +SKIP
+    >>> text = step_summary(  # doctest: +SKIP
+    ...     load_results("results.json"), artifact_url="https://github.com/o/r/actions/runs/1/artifacts/2"
+    ... )
     """
     view = build_view(results)
     return _fit(lambda rows: _render(view, artifact_url=artifact_url, max_rows=rows, heading="##"), limit)

@@ -206,7 +206,9 @@ def render_details(details: Mapping[str, Any], *, skip: Sequence[str] = (), dept
                 parts.append(f'<span class="value">{escape(text)}</span>')
         else:
             parts.append(
-                f'<pre class="json">{escape(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str))}</pre>'
+                '<pre class="json">'
+                f"{escape(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str))}"
+                "</pre>"
             )
         parts.append("</dd>")
     parts.append("</dl>")

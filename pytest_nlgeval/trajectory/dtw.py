@@ -1,7 +1,7 @@
 """Dynamic time warping with the ``symmetric2`` step pattern, normalised by ``N + M``.
 
-The recurrence (the trajectory paper's public analysis code; Sakoe and Chiba, 1978; the trajectory paper, appendix A.1), with
-``d[i, j] = |a_i - b_j|``, closed endpoints and no window::
+The recurrence (the trajectory paper's public analysis code; Sakoe and Chiba, 1978; the trajectory paper, appendix A.1),
+with ``d[i, j] = |a_i - b_j|``, closed endpoints and no window::
 
     g[0, 0] = d[0, 0]                       # weight 1 at the origin, not 2
     g[i, j] = min(g[i-1, j-1] + 2 d[i, j],  # diagonal step, weight 2

@@ -8,8 +8,8 @@ machine continuation's length ``L_m``::
 
 Each component is then standardised (z-scored). The paper z-scores across the evaluated collection;
 a test scores one new text at a time, so the statistics must come from a fixed reference
-(the trajectory paper's public analysis code): :class:`Standardizer` is fitted once (by the reference bank, or on a machine
-collection of the user's choice) and stored. Composites are means of standardised components:
+(the trajectory paper's public analysis code): :class:`Standardizer` is fitted once (by the reference bank, or on a
+machine collection of the user's choice) and stored. Composites are means of standardised components:
 ``mean`` (the two mean components), ``var`` (the two variance components) and ``all`` (the four).
 The components are signed contrasts, so positive and negative differences offset one another.
 

@@ -1,8 +1,8 @@
 """ONNX Runtime sessions: provider choice that is verified, precision, threads.
 
 ``onnxruntime-gpu`` lists ``CUDAExecutionProvider`` as available on machines without a GPU and then
-silently runs on the CPU (a known behaviour of onnxruntime-gpu: read ``session.get_providers()``, never the available list), so the provider a session really got is read back
-from ``session.get_providers()`` and never assumed.
+silently runs on the CPU (a known behaviour of onnxruntime-gpu: read ``session.get_providers()``, never the available
+list), so the provider a session really got is read back from ``session.get_providers()`` and never assumed.
 """
 
 from __future__ import annotations

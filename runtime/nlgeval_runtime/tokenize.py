@@ -1,7 +1,7 @@
 """Tokenisation with the ``tokenizers`` library, following the model folder's input conventions.
 
-UniEval inputs contain a literal ``</s>`` between fields (UniEval's public code, maszhongming/UniEval). For a T5 tokenizer
-``</s>`` is a registered special token, so the ``tokenizers`` library already maps the literal to EOS;
+UniEval inputs contain a literal ``</s>`` between fields (UniEval's public code, maszhongming/UniEval). For a T5
+tokenizer ``</s>`` is a registered special token, so the ``tokenizers`` library already maps the literal to EOS;
 models with another separator (``[SEP]`` for BERT-like encoders) declare it in ``input.separator_token``
 and the literal is replaced before encoding. The tokenizer's post-processor appends the end token(s).
 

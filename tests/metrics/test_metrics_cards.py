@@ -35,7 +35,11 @@ def test_cards_describe_reference_needs_consistently():
 
 
 def test_parse_card_sections_and_summary():
-    text = "# My Metric\n\nFirst line\nsecond line.\n\n## Metric Details\n\nbody\n### Sub\nmore\n\n## Intended Use\n\nuse\n"
+    text = (
+        "# My Metric\n\nFirst line\nsecond line.\n\n"
+        "## Metric Details\n\nbody\n### Sub\nmore\n\n"
+        "## Intended Use\n\nuse\n"
+    )
     card = parse_card("my", text)
     assert card.title == "My Metric"
     assert card.summary == "First line second line."

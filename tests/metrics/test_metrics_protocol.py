@@ -46,7 +46,8 @@ def test_constructing_a_lexical_metric_does_not_import_torch():
     code = (
         "import sys, json; from pytest_nlgeval.metrics import get_metric; "
         "[get_metric(n).score('a b c', references=['a b d']) for n in ('rouge2', 'bleu', 'chrf_pp', 'levenshtein')]; "
-        "print(json.dumps(sorted(k for k in sys.modules if k.split('.')[0] in ('torch', 'sentence_transformers', 'onnxruntime'))))"
+        "print(json.dumps(sorted(k for k in sys.modules "
+        "if k.split('.')[0] in ('torch', 'sentence_transformers', 'onnxruntime'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == []

@@ -1,4 +1,5 @@
-"""UniEval dimensions as metrics, on the tiny random T5 model folder; inputs built by hand as in UniEval's public code, maszhongming/UniEval."""
+"""UniEval dimensions as metrics, on the tiny random T5 model folder; inputs built by hand as in UniEval's public
+code, maszhongming/UniEval."""
 
 from __future__ import annotations
 

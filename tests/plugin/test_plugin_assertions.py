@@ -192,8 +192,8 @@ def test_error_paths_are_clear(pytester, tiny_t5_model):
     result.stdout.fnmatch_lines_random(
         [
             "*InputError: dimension 'consistency' (task 'summarization') needs `source=`*pass source=...",
-            "*DimensionError: unknown dimension 'faithfulness' for task 'summarization'; valid: coherence, consistency, "
-            "fluency, relevance, overall*",
+            "*DimensionError: unknown dimension 'faithfulness' for task 'summarization'; "
+            "valid: coherence, consistency, fluency, relevance, overall*",
             "*InputError: output is empty*",
             "*InputError: output must be a str, got NoneType*",
             "*InputError: sources= has 1 entries but there are 2 outputs",

@@ -163,8 +163,8 @@ def test_a_suite_that_never_uses_nlgeval_loads_nothing(tmp_path):
             assert 1 + 1 == 2
 
         def test_nothing_heavy_was_imported():
-            heavy = [m for m in ("onnxruntime", "numpy", "tokenizers", "nlgeval_runtime", "pytest_nlgeval.core.evaluator",
-                                 "torch", "sqlite3") if m in sys.modules]
+            heavy = [m for m in ("onnxruntime", "numpy", "tokenizers", "nlgeval_runtime",
+                                 "pytest_nlgeval.core.evaluator", "torch", "sqlite3") if m in sys.modules]
             assert heavy == []
             assert "pytest_nlgeval.plugin" in sys.modules  # the plugin itself is active
     ''')

@@ -6,8 +6,12 @@ A record is a plain dict ``{"input": str, "label": 0|1, "task": str, "dimension"
 ``label`` 1 means the answer "Yes". ``group`` names the source item (document, dialogue) so held-out
 splits never share a source with training data.
 
-    >>> boolqa_input("dialogue", "groundedness", output="Paris is in France.", fact="Paris is the capital of France.\\n")
-    'question: Is this response consistent with knowledge in the fact? </s> response: Paris is in France. </s> fact: Paris is the capital of France.\\n'
+    >>> text = boolqa_input(
+    ...     "dialogue", "groundedness", output="Paris is in France.", fact="Paris is the capital of France.\\n"
+    ... )
+    >>> text.split(" </s> ")  # doctest: +NORMALIZE_WHITESPACE
+    ['question: Is this response consistent with knowledge in the fact?', 'response: Paris is in France.',
+     'fact: Paris is the capital of France.\\n']
 """
 
 from __future__ import annotations

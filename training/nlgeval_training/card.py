@@ -378,6 +378,31 @@ def write_lm_card(out: Path, report: dict) -> None:
         if stories.get("exclude_prompts", "RATED"):
             story_args += f" --exclude-prompts DATA_DIR/human/{stories.get('exclude_prompts', 'RATED')}"
         story_args += f" \\\n        --story-share {stories['story_share']} --bank-out BANK_STORIES.jsonl.gz"
+    architecture_row = (
+        f"GPT-2, {cfg['n_layer']} layers, width {cfg['n_embd']}, {cfg['n_head']} heads, "
+        f"{cfg['n_positions']} positions, tied embeddings"
+    )
+    tokenizer_row = (
+        f"byte-level BPE, {cfg['vocab_size']} tokens, trained on the same training documents; BOS = `<|endoftext|>`"
+    )
+    training_row = (
+        f"{report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens "
+        f"({report['tokens_seen']:,} tokens seen, {epochs:.2f} epochs of the kit's text), "
+        f"AdamW lr {report['lr']} with warm-up and a cosine schedule; "
+        f"{report['torch_threads']} torch thread(s), seed {report['seed']}"
+    )
+    time_row = (
+        f"{report['train_seconds'] / 60:.1f} minutes of training "
+        f"({report['total_seconds'] / 60:.1f} minutes with tokenizer, evaluation and export)"
+    )
+    heldout_row = (
+        f"{report['heldout_perplexity_torch']:.2f} (PyTorch) on {report['heldout_tokens']:,} tokens "
+        f"of {report['heldout_documents']} held-out documents (3% of documents by id hash)"
+    )
+    retrain_time = f"about {report['total_seconds'] / 60:.0f} minutes with {report['torch_threads']} thread(s)"
+    train_args = (
+        f"--steps {report['steps']} --batch-size {report['batch_size']} --lr {report['lr']} --seed {report['seed']}"
+    )
     card = f"""# Default causal LM of pytest-nlgeval
 
 A tiny GPT-2 trained from scratch, offline, so that trajectory checks (coherence) work without a download.
@@ -388,23 +413,23 @@ perplexity is high. For better coherence signals export a larger model
 
 | | |
 |---|---|
-| architecture | GPT-2, {cfg['n_layer']} layers, width {cfg['n_embd']}, {cfg['n_head']} heads, {cfg['n_positions']} positions, tied embeddings |
-| tokenizer | byte-level BPE, {cfg['vocab_size']} tokens, trained on the same training documents; BOS = `<|endoftext|>` |
+| architecture | {architecture_row} |
+| tokenizer | {tokenizer_row} |
 | parameters | {report['parameters']:,} |
 | training data | {data_row} |
-| training | {report['steps']:,} steps x {report['batch_size']} x {report['block']} tokens ({report['tokens_seen']:,} tokens seen, {epochs:.2f} epochs of the kit's text), AdamW lr {report['lr']} with warm-up and a cosine schedule; {report['torch_threads']} torch thread(s), seed {report['seed']} |
-| training time | {report['train_seconds'] / 60:.1f} minutes of training ({report['total_seconds'] / 60:.1f} minutes with tokenizer, evaluation and export) |
-| held-out perplexity | {report['heldout_perplexity_torch']:.2f} (PyTorch) on {report['heldout_tokens']:,} tokens of {report['heldout_documents']} held-out documents (3% of documents by id hash) |
+| training | {training_row} |
+| training time | {time_row} |
+| held-out perplexity | {heldout_row} |
 {story_rows}| ONNX parity | max abs diff of token log-probs vs PyTorch {report['parity_max_abs_diff']:.2g} |
 
 Reproduce the figures from this folder (ONNX Runtime, recomputes the held-out perplexity):
 
     nlgeval-train default-lm report runtime/nlgeval_runtime/default_lm --data DATA_DIR
 
-Retrain (about {report['total_seconds'] / 60:.0f} minutes with {report['torch_threads']} thread(s); bounded by the step count, not the wall clock):
+Retrain ({retrain_time}; bounded by the step count, not the wall clock):
 
     nlgeval-train default-lm train --data DATA_DIR --out runtime/nlgeval_runtime/default_lm \\
-        --steps {report['steps']} --batch-size {report['batch_size']} --lr {report['lr']} --seed {report['seed']}{story_args}
+        {train_args}{story_args}
 
 Licences of the text: see the data kit's SOURCES.md (news text: research use).
 """

@@ -5,7 +5,9 @@ The graph is ``(input_ids, attention_mask) -> p_yes`` like every Boolean-QA eval
 so the runtime turns the literal ``</s>`` of UniEval-style inputs into the encoder's separator. Parity
 with PyTorch is measured through the runtime itself and written into ``nlgeval.json``.
 
-    >>> export_encoder_classifier("runs/embedded/final", "models/embedded", int8=True, keep_fp32=False)  # doctest: +SKIP
+    >>> export_encoder_classifier(  # doctest: +SKIP
+    ...     "runs/embedded/final", "models/embedded", int8=True, keep_fp32=False
+    ... )
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Export a Hugging Face Boolean-QA checkpoint to a model folder (docs/model-folder.md).
 
-For T5 (UniEval) the graph is the whole scoring computation of UniEval's public code, maszhongming/UniEval: the encoder, one
-decoder step from ``decoder_start_token_id``, and ``p_yes = sigmoid(logit_Yes - logit_No)``. Only the two
+For T5 (UniEval) the graph is the whole scoring computation of UniEval's public code, maszhongming/UniEval: the encoder,
+one decoder step from ``decoder_start_token_id``, and ``p_yes = sigmoid(logit_Yes - logit_No)``. Only the two
 rows of the LM head that matter are multiplied (the softmax normaliser cancels), so the graph never
 computes the 32k-way vocabulary projection.
 

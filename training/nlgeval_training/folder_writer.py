@@ -213,9 +213,9 @@ def convert_fp16(
 ) -> list[str]:
     """Mixed-precision fp16 graph for CUDA.
 
-    t5-v1_1 feed-forward outputs overflow fp16 (Hugging Face's T5 clamps its fp16 hidden states for this reason); Hugging Face keeps the ``wo``
-    projections in fp32 for that reason, and so does this conversion (``keep_fp32_nodes``), together with
-    normalisation, softmax and residual additions.
+    t5-v1_1 feed-forward outputs overflow fp16 (Hugging Face's T5 clamps its fp16 hidden states for this reason);
+    Hugging Face keeps the ``wo`` projections in fp32 for that reason, and so does this conversion
+    (``keep_fp32_nodes``), together with normalisation, softmax and residual additions.
     """
     import onnx
     from onnxruntime.transformers.float16 import convert_float_to_float16

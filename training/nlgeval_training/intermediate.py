@@ -1,13 +1,22 @@
 """Intermediate tasks converted to Boolean QA with the questions of UniEval (Zhong et al., 2022, sec. 3.1).
 
-| task | source (shared data kit) | question | fields | Yes |
-|---|---|---|---|---|
-| nli | SNLI dev/test (``premise``, ``hypothesis``, ``label``) | Is this hypothesis entailed in the premise? | hypothesis, premise | entailment |
-| nli_claim | the same SNLI pairs | Is this claim consistent with the document? | claim, document | entailment |
-| paraphrase | MRPC (``sentence1``, ``sentence2``, ``label``) | Is this sentence equivalent to the reference? | sentence, reference | paraphrase |
-| opening | CNN/DM, BBC articles | Is this sentence the coherent first sentence of the document? | sentence, document | the real first sentence |
-| cola | CoLA (``sentence``, ``label``) | Is this a fluent and linguistically acceptable sentence? | sentence | acceptable |
-| boolq | BoolQ / StrategyQA (``question``, ``passage``, ``answer``) | the item's own question | passage | answer true |
+| task | source (shared data kit) | Yes |
+|---|---|---|
+| nli | SNLI dev/test (``premise``, ``hypothesis``, ``label``) | entailment |
+| nli_claim | the same SNLI pairs | entailment |
+| paraphrase | MRPC (``sentence1``, ``sentence2``, ``label``) | paraphrase |
+| opening | CNN/DM, BBC articles | the real first sentence |
+| cola | CoLA (``sentence``, ``label``) | acceptable |
+| boolq | BoolQ / StrategyQA (``question``, ``passage``, ``answer``) | answer true |
+
+| task | question | fields |
+|---|---|---|
+| nli | Is this hypothesis entailed in the premise? | hypothesis, premise |
+| nli_claim | Is this claim consistent with the document? | claim, document |
+| paraphrase | Is this sentence equivalent to the reference? | sentence, reference |
+| opening | Is this sentence the coherent first sentence of the document? | sentence, document |
+| cola | Is this a fluent and linguistically acceptable sentence? | sentence |
+| boolq | the item's own question | passage |
 
 ``nli_claim`` asks the NLI pairs with the consistency question of the summarization and fact tasks, so
 that sentence-level support is learned in the very format the consistency dimension is scored in (the

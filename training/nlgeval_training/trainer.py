@@ -6,9 +6,9 @@ earlier dimension is sampled again and mixed in. The multi-task alternative trai
 once; with ``same_budget`` it sees exactly as many examples as the continual plan.
 
 Features: seeds, length-bucketed batches (short inputs are not padded to long ones), per-group learning
-rates (a fresh head needs a far larger one than a pretrained encoder; with the encoder's rate a fresh head stayed at chance in a measured trial), atomic
-checkpoints and exact resume, tqdm progress, held-out accuracy and AUC per dimension after every stage
-(so forgetting is visible), a JSON-lines log, and data parallelism when started by ``torchrun``
+rates (a fresh head needs a far larger one than a pretrained encoder; with the encoder's rate a fresh head stayed at
+chance in a measured trial), atomic checkpoints and exact resume, tqdm progress, held-out accuracy and AUC per dimension
+after every stage (so forgetting is visible), a JSON-lines log, and data parallelism when started by ``torchrun``
 (gloo on CPU, nccl on GPU; gradients averaged by DistributedDataParallel).
 
     >>> cfg = TrainConfig(output_dir="runs/demo", train_data=["pseudo.jsonl.gz"], mode="continual")  # doctest: +SKIP

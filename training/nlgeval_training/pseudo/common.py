@@ -4,7 +4,8 @@ Span operations follow UniEval's disfluency recipe (Zhong et al., 2022, section 
 Poisson(lambda) words and repeat, delete or shuffle it. Every operation is guaranteed to change the text.
 
     >>> import random
-    >>> span_perturb("the cat sat on the warm mat today", random.Random(0), lam=3.0)[0] != "the cat sat on the warm mat today"
+    >>> text = "the cat sat on the warm mat today"
+    >>> span_perturb(text, random.Random(0), lam=3.0)[0] != text
     True
 """
 

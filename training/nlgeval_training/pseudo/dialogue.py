@@ -1,4 +1,5 @@
-"""Pseudo data for the dialogue dimensions (Zhong et al., 2022, section 3.2; UniEval's public code, maszhongming/UniEval).
+"""Pseudo data for the dialogue dimensions (Zhong et al., 2022, section 3.2;
+UniEval's public code, maszhongming/UniEval).
 
 Inputs follow the scorer's conventions: history turns joined by ``"\\n"`` and ending in ``"\\n\\n"``, the
 fact ending in ``"\\n"``.

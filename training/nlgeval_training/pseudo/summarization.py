@@ -1,4 +1,5 @@
-"""Pseudo data for the summarization dimensions (Zhong et al., 2022, section 3.2; UniEval's public code, maszhongming/UniEval).
+"""Pseudo data for the summarization dimensions (Zhong et al., 2022, section 3.2;
+UniEval's public code, maszhongming/UniEval).
 
 Positives are reference summaries (or the article lead for relevance); negatives are built as the paper
 describes:
