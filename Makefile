@@ -27,6 +27,8 @@ $(STAMP): $(BIN)/python requirements-dev.txt pyproject.toml runtime/pyproject.to
 install: $(STAMP)
 
 test: install browser
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests
 
