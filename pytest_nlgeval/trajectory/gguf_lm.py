@@ -336,32 +336,12 @@ class GGUFCausalLM:
         The same contract as :meth:`nlgeval_runtime.causal_lm.CausalLMScorer.score`: ``max_tokens`` keeps
         the first tokens of each continuation; a prompt too long for the context loses its beginning.
         """
-        from nlgeval_runtime.causal_lm import CausalLMResult
+        from nlgeval_runtime.causal_lm import CausalLMResult, plan_rows
 
-        continuations = list(continuations)
-        prompts = [""] * len(continuations) if prompts is None else list(prompts)
-        if len(prompts) != len(continuations):
-            raise ValueError(f"{len(continuations)} continuations but {len(prompts)} prompts; pass one prompt each")
-        if max_tokens is not None and max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
-        room = self.max_length - 1  # BOS takes one position
-        plans = []
-        n_tokens = np.zeros(len(continuations), np.int64)
-        cut = np.zeros(len(continuations), bool)
-        for i, (prompt, text) in enumerate(zip(prompts, continuations)):
-            if not isinstance(text, str) or not isinstance(prompt, str):
-                raise TypeError(f"continuation and prompt {i} must be str")
-            cont = self.encode(text)
-            if cont.size == 0:
-                raise ValueError(f"continuation {i} is empty (or only whitespace); there is nothing to score")
-            n_tokens[i] = cont.size
-            cont = cont[: min(room, max_tokens or room)]
-            p = self.encode(prompt)
-            keep = room - cont.size
-            if p.size > keep:
-                p = p[p.size - keep :] if keep > 0 else p[:0]
-                cut[i] = True
-            plans.append((np.concatenate([[self.bos_token_id], p, cont]).astype(np.int64), cont))
+        rows, cont_ids, n_tokens, cut = plan_rows(
+            self.encode, self.bos_token_id, self.max_length, continuations, prompts, max_tokens
+        )
+        plans = list(zip(rows, cont_ids))
         logprobs = []
         for i, (row, cont) in enumerate(plans):
             logprobs.append(self._row_logprobs(row, row.size - cont.size))

@@ -38,7 +38,7 @@ from nlgeval_runtime.modelfolder import ModelFolder
 from nlgeval_runtime.session import Session, check_options, create_session, verify_for
 from nlgeval_runtime.tokenize import pad, plan_batches
 
-__all__ = ["CausalLMResult", "CausalLMScorer", "load_causal_lm", "default_lm_path"]
+__all__ = ["CausalLMResult", "CausalLMScorer", "default_lm_path", "load_causal_lm", "plan_rows"]
 
 OUTPUT = "token_logprobs"
 
@@ -157,36 +157,9 @@ class CausalLMScorer:
         ``max_tokens`` keeps the first tokens of each continuation (the trajectory horizon). Results come
         back in input order; an empty continuation is an error naming its index.
         """
-        continuations = list(continuations)
-        if prompts is None:
-            prompts = [""] * len(continuations)
-        prompts = list(prompts)
-        if len(prompts) != len(continuations):
-            raise ValueError(f"{len(continuations)} continuations but {len(prompts)} prompts; pass one prompt each")
-        if max_tokens is not None and max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
-        rows, cont_ids, n_tokens, cut = (
-            [],
-            [],
-            np.zeros(len(continuations), np.int64),
-            np.zeros(len(continuations), bool),
+        rows, cont_ids, n_tokens, cut = plan_rows(
+            self.encode, self.bos_token_id, self.max_length, continuations, prompts, max_tokens
         )
-        room = self.max_length - 1  # BOS takes one position
-        for i, (prompt, text) in enumerate(zip(prompts, continuations)):
-            if not isinstance(text, str) or not isinstance(prompt, str):
-                raise TypeError(f"continuation and prompt {i} must be str")
-            c = self.encode(text)
-            if c.size == 0:
-                raise ValueError(f"continuation {i} is empty (or only whitespace); there is nothing to score")
-            n_tokens[i] = c.size
-            c = c[: min(room, max_tokens or room)]
-            p = self.encode(prompt)
-            keep = room - c.size
-            if p.size > keep:
-                p = p[p.size - keep :] if keep > 0 else p[:0]
-                cut[i] = True
-            rows.append(np.concatenate([[self.bos_token_id], p, c]).astype(np.int64))
-            cont_ids.append(c)
         logprobs: list[np.ndarray] = []
         done = 0
         chunk = max(1, self.max_batch_size * 4)
@@ -249,3 +222,47 @@ def load_causal_lm(
         verify_for(folder, device, precision)
     session = create_session(folder, device=device, precision=precision, threads=threads)
     return CausalLMScorer(folder, session, model_ref=ref, batch_tokens=batch_tokens, max_batch_size=max_batch_size)
+
+
+def plan_rows(
+    encode: Callable[[str], np.ndarray],
+    bos_token_id: int,
+    max_length: int,
+    continuations: Sequence[str],
+    prompts: Sequence[str] | None = None,
+    max_tokens: int | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
+    """The id rows a causal LM scores for each continuation given its prompt: ``(rows, continuation ids,
+    continuation lengths before the cut, whether the prompt lost its beginning)``.
+
+    A row is BOS, the prompt's last tokens that fit, then the continuation's first ``max_tokens`` tokens
+    (every causal LM of the trajectory checks uses this contract, whatever runs it). An empty continuation,
+    a prompt count that does not match, or a non-string is an error naming the index.
+    """
+    continuations = list(continuations)
+    prompts = [""] * len(continuations) if prompts is None else list(prompts)
+    if len(prompts) != len(continuations):
+        raise ValueError(f"{len(continuations)} continuations but {len(prompts)} prompts; pass one prompt each")
+    if max_tokens is not None and max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
+    rows: list[np.ndarray] = []
+    cont_ids: list[np.ndarray] = []
+    n_tokens = np.zeros(len(continuations), np.int64)
+    cut = np.zeros(len(continuations), bool)
+    room = max_length - 1  # BOS takes one position
+    for i, (prompt, text) in enumerate(zip(prompts, continuations)):
+        if not isinstance(text, str) or not isinstance(prompt, str):
+            raise TypeError(f"continuation and prompt {i} must be str")
+        c = encode(text)
+        if c.size == 0:
+            raise ValueError(f"continuation {i} is empty (or only whitespace); there is nothing to score")
+        n_tokens[i] = c.size
+        c = c[: min(room, max_tokens or room)]
+        p = encode(prompt)
+        keep = room - c.size
+        if p.size > keep:
+            p = p[p.size - keep :] if keep > 0 else p[:0]
+            cut[i] = True
+        rows.append(np.concatenate([[bos_token_id], p, c]).astype(np.int64))
+        cont_ids.append(c)
+    return rows, cont_ids, n_tokens, cut
