@@ -44,6 +44,7 @@ from typing import Any, Sequence
 
 from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.induction.artifact import JudgeParseError
+from pytest_nlgeval.induction.judges import clip
 
 __all__ = [
     "CriterionJudge",
@@ -168,11 +169,6 @@ class Judgment:
 # -- prompts -----------------------------------------------------------------------------------------------
 
 
-def _clip(text: str, limit: int = _MAX_TEXT) -> str:
-    text = str(text).strip()
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def steps_prompt(criterion: str, scale: tuple[int, int]) -> str:
     lo, hi = scale
     return (
@@ -204,15 +200,15 @@ def form_prompt(
     parts += [f"{i}. {step}" for i, step in enumerate(steps, 1)]
     parts.append("")
     if input is not None:
-        parts += [f"Input:\n{_clip(input)}", ""]
+        parts += [f"Input:\n{clip(input, _MAX_TEXT)}", ""]
     if context:
         parts.append("Retrieved context:")
-        parts += [f"[{i}] {_clip(c, 3000)}" for i, c in enumerate(context, 1)]
+        parts += [f"[{i}] {clip(c, 3000)}" for i, c in enumerate(context, 1)]
         parts.append("")
     if reference is not None:
-        parts += [f"Reference answer:\n{_clip(reference)}", ""]
+        parts += [f"Reference answer:\n{clip(reference, _MAX_TEXT)}", ""]
     parts += [
-        f"Output:\n{_clip(output)}",
+        f"Output:\n{clip(output, _MAX_TEXT)}",
         "",
         f"Rate the output on the criterion with one integer from {lo} (worst) to {hi} (best). Answer in "
         f"this form, the score first: a line \"Score: <an integer from {lo} to {hi}>\", then a line "
