@@ -28,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluator_overhead import PARTS, measure  # noqa: E402
 from plugin import make_cases  # noqa: E402
+from scoring import require_data  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EMBEDDED = ROOT / "runtime" / "nlgeval_runtime" / "embedded"
@@ -68,6 +69,7 @@ def build_static(src: Path, dst: Path) -> dict:
 
 def summeval_pairs(n: int) -> tuple[list[str], list[str]]:
     outputs, sources = [], []
+    require_data(SUMMEVAL)
     with gzip.open(SUMMEVAL, "rt", encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)

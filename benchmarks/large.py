@@ -39,7 +39,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scoring import ARCHS, DATA, build_checkpoint, build_inputs, load_articles  # noqa: E402
+from scoring import (  # noqa: E402
+    ARCHS,
+    DATA,
+    alternating_rounds,
+    build_checkpoint,
+    build_inputs,
+    load_articles,
+)
 
 GB = 1e9
 SAMPLE_SECONDS = 0.2
@@ -231,15 +238,7 @@ def score(ckpt: Path, folders: dict[str, Path], args) -> None:
             return t5_reference_scores(model, tokenizer, texts, max_length=1024, yes_id=yes, no_id=no, batch_size=8)
         return paths[name].score(texts).scores
 
-    timings = {name: [] for name in paths}
-    scores = {}
-    for name in paths:  # warm-up
-        scores[name] = run(name)
-    for _ in range(args.rounds):
-        for name in paths:
-            t = time.perf_counter()
-            scores[name] = run(name)
-            timings[name].append(time.perf_counter() - t)
+    timings, scores = alternating_rounds(list(paths), run, args.rounds)
     ref = scores["pytorch-reference"]
     ref_rate = len(texts) / statistics.median(timings["pytorch-reference"])
     print(

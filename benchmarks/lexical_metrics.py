@@ -27,12 +27,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scoring import require_data  # noqa: E402
 
 DATA = Path(os.environ.get("NLGEVAL_DATA", "data-kit")) / "cnndm.jsonl.gz"  # docs/data.md
 FAST = ["rouge1", "rouge2", "rougeL", "bleu", "chrf", "chrf_pp"]
 
 
 def workload(path: Path, docs: int, systems: int = 16, n_refs: int = 11, seed: int = 0):
+    require_data(path)
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     rng = random.Random(seed)

@@ -23,10 +23,14 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scoring import require_data  # noqa: E402
+
 DATA = Path(os.environ.get("NLGEVAL_DATA", "data-kit")) / "cnndm.jsonl.gz"  # docs/data.md
 
 
 def sentences(path: Path, n: int) -> list[str]:
+    require_data(path)
     opener = gzip.open if path.suffix == ".gz" else open
     out: list[str] = []
     seen: set[str] = set()

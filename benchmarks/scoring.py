@@ -42,7 +42,18 @@ VOCAB = 32128
 DATA = Path(os.environ.get("NLGEVAL_DATA", "data-kit")) / "cnndm.jsonl.gz"  # docs/data.md
 
 
+def require_data(path: Path) -> Path:
+    """``path`` when it is a file; else exit naming what to set (the data kit: docs/data.md)."""
+    if not Path(path).is_file():
+        raise SystemExit(
+            f"{path} does not exist: point NLGEVAL_DATA at the data kit (docs/data.md), "
+            "or give the file with --data where the script takes it"
+        )
+    return Path(path)
+
+
 def load_articles(path: Path, n: int) -> list[str]:
+    require_data(path)
     opener = gzip.open if path.suffix == ".gz" else open
     out = []
     with opener(path, "rt", encoding="utf-8") as fh:
@@ -118,6 +129,20 @@ def build_inputs(articles: list[str], n: int, tokenizer, target_tokens: int = 40
     return texts
 
 
+def alternating_rounds(names: list[str], run, rounds: int) -> tuple[dict[str, list[float]], dict[str, object]]:
+    """Seconds per round of ``run(name)`` for every name, after one warm-up call each (session initialisation,
+    allocator); the names alternate within a round, so a noisy neighbour slows them alike. Returns the
+    timings and each name's last scores."""
+    timings: dict[str, list[float]] = {name: [] for name in names}
+    scores = {name: run(name) for name in names}
+    for _ in range(rounds):
+        for name in names:
+            t = time.perf_counter()
+            scores[name] = run(name)
+            timings[name].append(time.perf_counter() - t)
+    return timings, scores
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", choices=sorted(ARCHS), default="base")
@@ -186,15 +211,7 @@ def main() -> int:
             return t5_reference_scores(model, tokenizer, texts, max_length=1024, yes_id=yes, no_id=no, batch_size=8)
         return scorer.score(texts).scores
 
-    timings = {name: [] for name in paths}
-    scores = {}
-    for name in paths:  # warm-up (session initialisation, allocator)
-        scores[name] = run(name)
-    for _ in range(args.rounds):
-        for name in paths:
-            t = time.perf_counter()
-            scores[name] = run(name)
-            timings[name].append(time.perf_counter() - t)
+    timings, scores = alternating_rounds(list(paths), run, args.rounds)
 
     ref = scores["pytorch-reference"]
     ref_rate = len(texts) / statistics.median(timings["pytorch-reference"])
