@@ -9,7 +9,7 @@ REPORTS := reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench clean browser embedded-model meta-eval probe
+.PHONY: install test demo bench clean browser embedded-model meta-eval probe facts-dev wheels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,15 @@ test: install browser
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests
 
-demo: install
+# The demo needs the runtime and the plugin only (with the metric bank's light extra for the induced-metric
+# example): no torch, Ray, DSPy or llama.cpp build, so a fresh clone's `make demo` takes about a minute.
+DEMO_STAMP := $(VENV)/.demo-installed
+$(DEMO_STAMP): $(BIN)/python pyproject.toml runtime/pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ./runtime -e ".[metrics]"
+	touch $@
+
+demo: $(DEMO_STAMP)
 	mkdir -p $(REPORTS)
 	$(BIN)/python -m pytest -q examples -p no:cacheprovider \
 		--nlgeval-json $(REPORTS)/demo-results.json --nlgeval-report $(REPORTS)/demo-report.html
@@ -123,3 +131,12 @@ probe: install
 
 clean:
 	rm -rf $(VENV) $(REPORTS) .pytest_cache
+
+# The development table of the fact dimensions (docs/validity.md): consistency on SummEval, QAGS-CNN and
+# QAGS-XSum dev against ROUGE-2 and unigram precision, with intervals, and the realistic pairs.
+facts-dev: install
+	$(BIN)/python benchmarks/facts_dev.py --data $(NLGEVAL_DATA)/human
+
+# Wheels of the two distributions a project installs (`pip install dist/*.whl`, see the README).
+wheels: $(BIN)/python
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist ./runtime .

@@ -46,8 +46,15 @@ OVERALL = "overall"
 #: dialogue history in the dialogue task and the retrieved passages (a list) in the rag task.
 ARGUMENTS = ("source", "reference", "context", "fact", "question")
 #: What a unit of a dimension is: the whole output, each sentence of the output, each retrieved context
-#: (``context=``), or each sentence of the reference (``reference=``).
-UNITS = ("whole", "sentence", "context", "reference_sentence")
+#: (``context=``), each sentence of the reference (``reference=``), or each claim of the output (its sentences
+#: and clauses, contentless units skipped: :mod:`nlgeval_runtime.claims`), which a model folder may declare
+#: for a fact dimension.
+UNITS = ("whole", "sentence", "context", "reference_sentence", "claim")
+
+#: How the scores of a dimension's units combine: UniEval's ``mean`` and ``sum`` (engagingness); ``min``, the
+#: weakest unit; ``mean_min``, the mean of those two, so that one unsupported claim among many pulls a fact score
+#: down by at least half its shortfall while the other claims still count.
+AGGREGATIONS = ("mean", "sum", "min", "mean_min")
 
 # Which argument fills a field when a custom dimension does not say (field label -> argument).
 _FIELD_ARGUMENT = {
@@ -121,7 +128,7 @@ class Dimension:
     #: None: derived from the fields by __post_init__, which always leaves a tuple here
     arguments: tuple[str, ...] = None  # type: ignore[assignment]
     unit: str = "whole"  # one of UNITS
-    aggregation: str = "mean"  # how sentence scores combine: "mean" or "sum"
+    aggregation: str = "mean"  # how unit scores combine: one of AGGREGATIONS
     description: str = ""
     builtin: bool = field(default=False, compare=False)
     #: the argument split into source windows when an input is too long (pytest_nlgeval.core.windows), or None
@@ -163,8 +170,10 @@ class Dimension:
             object.__setattr__(self, "arguments", arguments)
         if self.unit not in UNITS:
             raise DimensionError(f"{where}: unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
-        if self.aggregation not in ("mean", "sum"):
-            raise DimensionError(f"{where}: aggregation must be 'mean' or 'sum', got {self.aggregation!r}")
+        if self.aggregation not in AGGREGATIONS:
+            raise DimensionError(
+                f"{where}: aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}"
+            )
         if self.window is not None and self.window not in self.arguments:
             raise DimensionError(f"{where}: window={self.window!r} is not one of its arguments {self.arguments}")
         if self.window_aggregation not in ("max", "mean"):
@@ -477,6 +486,10 @@ def prepare_inputs(
         if dimension.unit == "reference_sentence":
             text = _check_text(_needed(dimension, values, "reference", label), _what("reference", label))
         units = split(text) or [text.strip()]
+    elif dimension.unit == "claim":
+        from nlgeval_runtime.claims import split_claims
+
+        units = split_claims(text, split)[0]  # may be empty: an output that asserts nothing
     elif dimension.unit == "context":
         units = _passages(_needed(dimension, values, "context", label), _what("context", label))
     else:

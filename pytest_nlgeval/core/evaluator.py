@@ -269,17 +269,62 @@ class Evaluator:
         return scorers[graph]
 
     def _scored_units(self, dims: list[Dimension], texts: list[str]) -> list[tuple[float, bool, int]]:
-        """Scores of ``texts[k]`` (an input of ``dims[k]``), each text sent to the graph its dimension names."""
-        graph_of = {d.key: self._served(d).get("folder") for d in {d.key: d for d in dims}.values()}
+        """Scores of ``texts[k]`` (an input of ``dims[k]``), each text sent to the graph its dimension names
+        (a similarity dimension's texts to its sentence encoder, calibrated)."""
+        specs = {d.key: self._served(d) for d in {d.key: d for d in dims}.values()}
+        graph_of = {
+            key: (("similarity", spec["folder"]) if spec.get("scorer") == "similarity" else spec.get("folder"))
+            for key, spec in specs.items()
+        }
         graphs = [graph_of[d.key] for d in dims]
         if not any(graphs):
             return self.score_texts(texts)
         out: list = [None] * len(texts)
         for graph in dict.fromkeys(graphs):
             at = [k for k, g in enumerate(graphs) if g == graph]
+            if isinstance(graph, tuple):
+                cosines = self.similarities([texts[k] for k in at], graph[1])
+                for k, cosine in zip(at, cosines):
+                    out[k] = (_calibrated(specs[dims[k].key]["calibration"], cosine), False, 0)
+                continue
             for k, result in zip(at, self.score_texts([texts[k] for k in at], graph)):
                 out[k] = result
         return out
+
+    def similarities(self, keys: Sequence[str], folder: str) -> list[float]:
+        """Cosines of the text pairs ``keys`` (see :func:`_similarity_keys`) under the sentence encoder in the
+        sub-folder ``folder``; cached like scores, keyed by the pair."""
+        keys = list(keys)
+        unique = list(dict.fromkeys(keys))
+        known: dict[str, float] = {}
+        if self.cache is not None and unique:
+            known = {k: v[0] for k, v in self.cache.get_many(self.fingerprint_id, unique).items()}
+        misses = [k for k in unique if k not in known]
+        if misses:
+            embedder = self._embedder(folder)
+            pairs = [k.split(_PAIR, 2)[1:] for k in misses]
+            sides = list(dict.fromkeys(t for pair in pairs for t in pair))
+            vectors = dict(zip(sides, embedder.embed(sides)))
+            fresh = {k: float(vectors[a] @ vectors[b]) for k, (a, b) in zip(misses, pairs)}
+            known.update(fresh)
+            if self.cache is not None:
+                self.cache.put_many(self.fingerprint_id, {k: (v, False, 0) for k, v in fresh.items()})
+        self.stats["scored"] += len(misses)
+        self.stats["cached"] += len(unique) - len(misses)
+        return [known[k] for k in keys]
+
+    def _embedder(self, folder: str):
+        """The sentence encoder of the sub-folder ``folder`` (created on first use)."""
+        key = ("embedding", folder)
+        if key not in self._graph_scorers:
+            from nlgeval_runtime.embedding import load_embedder
+
+            self._ensure_fingerprint()
+            self._graph_scorers[key] = load_embedder(
+                self.folder.path / folder, device=self.device, precision=self.precision, threads=self.threads
+            )
+            self.stats["sessions"] += 1
+        return self._graph_scorers[key]
 
     # -- dimensions --------------------------------------------------------------------------------------
     def dimension(self, name: str, task: str | None = None) -> Dimension:
@@ -355,6 +400,8 @@ class Evaluator:
         for i, output in enumerate(outputs):
             for dim in members:
                 units, unit_texts = prepare_inputs(dim, output, per_case[i], label=labels[i])
+                if self._served(dim).get("scorer") == "similarity":
+                    unit_texts = _similarity_keys(dim, units, per_case[i])
                 plans.append((i, dim, units, unit_texts))
                 texts.extend(unit_texts)
         windows = self._windows(plans, texts, per_case)
@@ -368,9 +415,10 @@ class Evaluator:
         fingerprint, fid = self.fingerprint, self.fingerprint_id
         by_case: list[dict[str, tuple]] = [dict() for _ in outputs]
         at = unit_at = 0
+        claim_units = []  # (case, dimension, unit index, claim, its candidate evidence windows)
         for i, dim, units, unit_texts in plans:
             unit_results, supports = [], []
-            for _ in units:
+            for u, unit in enumerate(units):
                 if windows:
                     unit_windows, window_texts = windows[unit_at]
                     scored = results[at : at + len(window_texts)]
@@ -378,16 +426,43 @@ class Evaluator:
                     unit_results.append(_combine(dim, scored))
                     supports.append(_support(dim, unit_windows, scored))
                 else:
+                    unit_windows = None
                     unit_results.append(results[at])
                     at += 1
                     supports.append(None)
+                if dim.unit == "claim" and self._served(dim).get("checks"):
+                    claim_units.append((i, dim, u, unit, unit_windows))
                 unit_at += 1
             by_case[i][dim.name] = (dim, units, unit_results, supports)
+        if claim_units:
+            self._check_claims(claim_units, by_case, per_case)
         scores = []
         for i, output in enumerate(outputs):
             inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
             scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder))
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
+
+    def _check_claims(self, claim_units: list, by_case: list[dict], per_case: list[dict]) -> None:
+        """Each claim's final score from its head score, the explicit fact checks against its evidence, its
+        lexical support and its form (:mod:`nlgeval_runtime.factcheck`); updates ``by_case`` in place.
+
+        The evidence of a claim is the set of source units it was aligned with (its best supporting spans),
+        or the whole source where it was scored against the source as a whole.
+        """
+        from nlgeval_runtime.factcheck import FactChecks
+
+        fluency = self._as_served(self.registry.get("fluency", "summarization"))
+        forms = self._scored_units([fluency] * len(claim_units), [fluency.input_text(c[3], {}) for c in claim_units])
+        for (i, dim, u, claim, unit_windows), form in zip(claim_units, forms):
+            _, body, _ = self._source_parts(dim, per_case[i])
+            aligned = [w.text for w in unit_windows or [] if 1 <= w.last - w.first <= 2]  # sentences, pairs
+            evidence = "\n".join(aligned) if aligned else body
+            checks = FactChecks.from_spec(self._served(dim)["checks"])
+            _, units, results, supports = by_case[i][dim.name]
+            head, truncated, n_tokens = results[u]
+            verdict = checks.judge(claim, head=head, form=form[0], evidence=evidence, source=body)
+            results[u] = (verdict.score, truncated, n_tokens)
+            supports[u] = {**(supports[u] or {}), "claim": verdict.as_dict()}
 
     def score(
         self,
@@ -463,8 +538,8 @@ class Evaluator:
         ``both`` is always aligned with its source's sentences (:func:`~pytest_nlgeval.core.windows.alignment_units`);
         otherwise windows are planned only for inputs longer than the model's maximum.
         """
-        if self.source_windows == "off" or not any(dim.window for _, dim, _, _ in plans):
-            return None
+        if not texts or self.source_windows == "off" or not any(dim.window for _, dim, _, _ in plans):
+            return None  # (no texts: outputs that make no claim)
         windowed = {dim.key: dim for _, dim, _, _ in plans if dim.window}
         units_of = {key: self._served(dim).get("source_units", "windows") for key, dim in windowed.items()}
         aligned = any(mode != "windows" for mode in units_of.values())
@@ -587,12 +662,18 @@ class Evaluator:
         a coherence question asked about the summary alone, and its ``unit`` (``whole`` or ``sentence``);
         unchanged without such a declaration."""
         spec = self._served(dim)
-        fields, unit = spec.get("fields"), spec.get("unit")
-        if (not fields or tuple(fields) == dim.fields) and (not unit or unit == dim.unit):
+        fields, unit, aggregation = spec.get("fields"), spec.get("unit"), spec.get("aggregation")
+        if (
+            (not fields or tuple(fields) == dim.fields)
+            and (not unit or unit == dim.unit)
+            and (not aggregation or aggregation == dim.aggregation)
+        ):
             return dim
         import dataclasses
 
         changes: dict = {}
+        if aggregation and aggregation != dim.aggregation:
+            changes["aggregation"] = aggregation  # e.g. the weakest claim weighs in a fact score
         if unit and unit != dim.unit:
             changes["unit"] = unit  # e.g. fluency judged over the whole text, where repetition shows
         if fields and tuple(fields) != dim.fields:
@@ -642,6 +723,27 @@ class Evaluator:
         self._graph_scorers.clear()
 
 
+#: separates the parts of a similarity dimension's cache key (never in user text: a control character)
+_PAIR = "\x1f"
+
+
+def _similarity_keys(dim: Dimension, units: list[str], values: dict) -> list[str]:
+    """Cache keys of a similarity dimension's units: the question asked, the unit, the text it is compared
+    with (the dimension's first field after the output, e.g. the question)."""
+    from pytest_nlgeval.core.dimensions import prepare_fields
+
+    other = prepare_fields(dim, values)[dim.arguments[0]].strip()
+    return [f"similarity {dim.question}{_PAIR}{unit.strip()}{_PAIR}{other}" for unit in units]
+
+
+def _calibrated(calibration: dict, cosine: float) -> float:
+    """sigmoid(scale * cosine + offset): a cosine on the relevance scale (the folder's declaration)."""
+    import math
+
+    z = float(calibration["scale"]) * cosine + float(calibration["offset"])
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
 def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
     """Per-case argument dicts from ``name=(list_or_None, shared_or_None)`` pairs."""
     __tracebackhide__ = hide_user_errors
@@ -666,9 +768,16 @@ def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
 
 
 def _aggregate(dim: Dimension, unit_scores: list[float]) -> float:
+    if not unit_scores:
+        return 1.0  # only a claim unit can be empty: an output that asserts nothing contradicts nothing
     if dim.aggregation == "sum":
         return float(sum(unit_scores))
-    return float(sum(unit_scores) / len(unit_scores))
+    mean = float(sum(unit_scores) / len(unit_scores))
+    if dim.aggregation == "min":
+        return float(min(unit_scores))
+    if dim.aggregation == "mean_min":
+        return (mean + float(min(unit_scores))) / 2
+    return mean
 
 
 def _combine(dim: Dimension, scored: list[tuple[float, bool, int]]) -> tuple[float, bool, int]:

@@ -32,6 +32,15 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {">": _op.gt, ">=": _op.
 _MAX_TEXT = 120
 
 
+#: how the unit scores were combined, as the failure message says it
+_AGGREGATION_WORDS = {
+    "mean": "mean",
+    "sum": "sum",
+    "min": "the weakest",
+    "mean_min": "(average + weakest) / 2",
+}
+
+
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
@@ -216,12 +225,17 @@ class Score:
         """Lines describing how the score came about (per-sentence scores, the weakest sentence)."""
         lines: list[str] = []
         units = self.units
-        noun = {"context": "retrieved context", "reference_sentence": "reference sentence"}.get(
+        noun = {"context": "retrieved context", "reference_sentence": "reference sentence", "claim": "claim"}.get(
             str(self.details.get("unit")), "sentence"
         )
+        if self.details.get("unit") == "claim" and not units:
+            lines.append("the output makes no claim to check (only replies such as 'Yes.' or preambles): score 1")
         if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
-            how = self.details.get("aggregation", "mean")
-            lines.append(f"per-{noun} scores ({how} of {len(units)}):")
+            how = _AGGREGATION_WORDS.get(str(self.details.get("aggregation", "mean")), "mean")
+            if self.details.get("aggregation") == "mean_min":
+                lines.append(f"per-{noun} scores ({len(units)}; the score is (average + weakest) / 2):")
+            else:
+                lines.append(f"per-{noun} scores ({how} of {len(units)}):")
             weakest = min(range(len(units)), key=lambda i: units[i]["score"])
             for i, unit in enumerate(units):
                 mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
@@ -236,7 +250,11 @@ class Score:
             if output is not None:
                 lines.append(f"output: {_clip(output)!r}")
             window = self.details.get("window")
-        if window:
+        for unit in units:
+            verdict = (unit.get("window") or {}).get("claim") or {}
+            for mismatch in verdict.get("mismatches", []):
+                lines.append(f"unsupported: {_clip(mismatch['message'])}")
+        if window and "sentences" in window:
             first, last = window["sentences"]
             lines.append(
                 f"best-supporting source window {window['index'] + 1} of {window['count']} "

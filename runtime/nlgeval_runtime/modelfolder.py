@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from nlgeval_runtime.hashing import sha256_file
 MANIFEST = "nlgeval.json"
 FORMAT = "nlgeval-model"
 FORMAT_VERSION = 1
-KINDS = ("boolqa", "causal-lm")
+KINDS = ("boolqa", "causal-lm", "embedding")
 PRECISIONS = ("fp32", "fp16", "int8")
 
 
@@ -215,7 +216,9 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
 
 
 #: the scorers a folder may declare for a dimension (``dimensions.serves``)
-SCORERS = ("boolqa",)
+#: ``boolqa``: P(Yes) of the dimension's question; ``similarity``: the calibrated cosine of the output (or each
+#: passage) and the question under a sentence encoder in the sub-folder the entry names (kind ``embedding``)
+SCORERS = ("boolqa", "similarity")
 SOURCE_UNITS = ("windows", "sentences", "both")
 
 
@@ -251,10 +254,31 @@ def _validate_dimensions(declared: Any, fail) -> None:
             not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields)
         ):
             fail(f"{name!r}: 'fields' must be a non-empty list of field labels, the output's first")
-        if spec.get("unit", "whole") not in ("whole", "sentence"):
-            fail(f"{name!r}: 'unit' must be 'whole' or 'sentence'")
+        if spec.get("unit", "whole") not in ("whole", "sentence", "claim"):
+            fail(f"{name!r}: 'unit' must be 'whole', 'sentence' or 'claim'")
+        if spec.get("aggregation", "mean") not in ("mean", "sum", "min", "mean_min"):
+            fail(f"{name!r}: 'aggregation' must be one of mean, sum, min, mean_min")
+        checks = spec.get("checks")
+        if checks is not None and (
+            not isinstance(checks, dict)
+            or not isinstance(checks.get("weights"), dict)
+            or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                for v in [checks.get("intercept"), checks.get("cap", 0.2), *checks["weights"].values()]
+            )
+        ):
+            fail(f"{name!r}: 'checks' must hold a finite 'intercept', 'cap' and numeric 'weights'")
+        if checks is not None and spec.get("unit") != "claim":
+            fail(f"{name!r}: 'checks' judge claims: declare 'unit': 'claim' with them")
         if spec.get("scorer", "boolqa") not in SCORERS:
             fail(f"{name!r}: unknown scorer {spec.get('scorer')!r} (known: {SCORERS})")
+        if spec.get("scorer") == "similarity":
+            calibration = spec.get("calibration")
+            if not spec.get("folder") or not isinstance(calibration, dict):
+                fail(f"{name!r}: a 'similarity' scorer needs the 'folder' of its sentence encoder and a 'calibration'")
+            numbers = [calibration.get("scale"), calibration.get("offset")]
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
+                fail(f"{name!r}: 'calibration' must hold a finite 'scale' and 'offset'")
         if spec.get("source_units", "windows") not in SOURCE_UNITS:
             fail(f"{name!r}: 'source_units' must be one of {SOURCE_UNITS}")
         top = spec.get("top_units", 6)

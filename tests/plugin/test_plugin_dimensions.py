@@ -209,7 +209,7 @@ def test_custom_dimension_fields_map_to_arguments():
             dict(fields=("summary",), unit="paragraph"),
             "unit must be one of whole, sentence, context, reference_sentence",
         ),
-        (dict(fields=("summary",), aggregation="max"), "aggregation must be 'mean' or 'sum'"),
+        (dict(fields=("summary",), aggregation="max"), "aggregation must be one of mean, sum, min, mean_min"),
         (dict(fields=()), "`fields` must be non-empty"),
         (dict(fields=("summary",), question=""), "`question` must be a non-empty string"),
         (dict(fields=("summary", "document"), arguments=()), r"1 field\(s\) after the output but 0"),

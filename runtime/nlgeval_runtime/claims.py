@@ -1,0 +1,143 @@
+"""Claims: the assertions an output makes, the units that fact dimensions score.
+
+A fact dimension (summarization and fact consistency, rag faithfulness) asks of each claim whether the
+source supports it. UniEval scores each sentence (Zhong et al., 2022); a sentence that joins several
+assertions ("The council approved the bridge, and construction starts in May") hides one unsupported half
+behind a supported one, and a unit with no content ("Yes.", "Sure!", "Here is the summary:") is not a claim
+at all: scored as one, it reads as unsupported and halves the mean of a correct answer. So an output is split
+into sentences, each sentence into clauses where a conjunction joins two statements, and units with no
+content are dropped (reported in the score's details as skipped).
+
+    >>> split_claims("Yes. The kettle can be returned within 30 days, and the refund takes a week.")
+    (['The kettle can be returned within 30 days,', 'and the refund takes a week.'], ['Yes.'])
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["split_claims", "is_contentless", "is_evasive", "content_words", "STOPWORDS", "words"]
+
+#: English function words: not evidence of content on their own.
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having he
+    her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
+    of off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves said says say
+    s t don't isn't wasn't aren't weren't won't can't cannot n't 's ll re ve d m""".split()
+)
+
+#: Words that make a unit a reply, a greeting or a preamble rather than an assertion.
+_FILLER = frozenset(
+    """yes no yeah yep nope sure ok okay certainly absolutely definitely of course indeed right correct great
+    hi hello hey thanks thank you please welcome glad happy help here is the summary answer following below
+    well so alright understood noted hope this helps let me know sorry""".split()
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|\d+(?:[.,]\d+)*")
+# Where one sentence joins two statements: a semicolon, or a comma before a coordinating conjunction.
+_CLAUSE = re.compile(r"(?<=;)\s+|(?<=,)\s+(?=(?:and|but|while|whereas|although|though|yet)\s)|(?<=:)\s+", re.I)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words and numbers of ``text``."""
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry content: not function words, at least two characters or a digit."""
+    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def is_contentless(unit: str) -> bool:
+    """True for a unit that asserts nothing: a yes/no, a greeting, a preamble such as "Here is the summary:".
+
+    >>> [is_contentless(u) for u in ["Yes.", "Sure!", "Here is the summary:", "Nobody was hurt."]]
+    [True, True, True, False]
+    """
+    tokens = words(unit)
+    if not tokens:
+        return True
+    if unit.rstrip().endswith(":") and len(tokens) <= 6:
+        return True  # a preamble introducing what follows
+    return all(t in _FILLER or t in STOPWORDS for t in tokens)
+
+
+_AUXILIARIES = frozenset(
+    "is are was were be been has have had will would can could should might must do does did said says told".split()
+)
+
+
+def _statement(part: str) -> bool:
+    """Whether a piece of a sentence reads as a statement: four or more words and a verb-like word (an
+    auxiliary, a past form, or a present form after a noun). "and Berlin in May" is a list item."""
+    tokens = words(part)
+    if len(tokens) < 4:
+        return False
+    for k, t in enumerate(tokens):
+        if t in _AUXILIARIES or (t.endswith("ed") and len(t) > 4):
+            return True
+        if k > 0 and t.endswith("s") and len(t) > 3 and tokens[k - 1] not in STOPWORDS and not t.endswith("ss"):
+            return True  # "the refund takes"
+        if k > 0 and tokens[k - 1].endswith("s") and len(tokens[k - 1]) > 3 and t.isalpha() and t not in STOPWORDS:
+            return True  # "other customers pay"
+    return False
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence split where a conjunction or a semicolon joins two statements."""
+    parts = [p for p in _CLAUSE.split(sentence) if p and p.strip()]
+    if len(parts) == 1:
+        return parts
+    merged: list[str] = []
+    for part in parts:
+        # a piece that is no statement ("and Paris,") is a list item or a phrase: keep it with its neighbour;
+        # a semicolon joins statements by grammar
+        after_semicolon = bool(merged) and merged[-1].rstrip().endswith(";") and len(words(part)) >= 3
+        if merged and not after_semicolon and (not _statement(part) or not _statement(merged[-1])):
+            merged[-1] = merged[-1] + " " + part
+        else:
+            merged.append(part)
+    return [m.strip() for m in merged]
+
+
+def split_claims(text: str, split=None) -> tuple[list[str], list[str]]:
+    """``(claims, skipped)``: the claim units of ``text`` in order, and the units dropped as contentless.
+
+    ``split`` splits sentences (default: :func:`nlgeval_runtime.sentences.split_sentences`).
+    """
+    if split is None:
+        from nlgeval_runtime.sentences import split_sentences as split
+    claims: list[str] = []
+    skipped: list[str] = []
+    for sentence in split(text) or [text.strip()]:
+        # "Yes, you can return it." asserts "you can return it": the reply word is not part of the claim
+        for clause in _clauses(sentence):
+            (skipped if is_contentless(clause) else claims).append(clause)
+    return claims, skipped
+
+
+# Phrases with which an answer declines to answer (Ragas flags such answers as noncommittal, Es et al., 2023).
+_EVASIVE = re.compile(
+    r"\b(?:not sure|unsure|(?:do|does|did)\s*n[o']t know|no idea|can(?:not|'t| not)\s+(?:help|answer|say|tell|"
+    r"give|provide|share|confirm)|unable to|no information|(?:do|does)\s*n[o']t have (?:that|this|the|any|enough) "
+    r"(?:information|details|data)|contact (?:our |the )?(?:customer )?(?:support|service)|depends on many "
+    r"factors|good question|let me know if|check (?:the|our) (?:website|news|faq)|may change|can vary|vary)\b",
+    re.I,
+)
+
+
+def is_evasive(answer: str) -> bool:
+    """True for an answer that declines to answer: every unit is contentless or a hedge ("I'm not sure",
+    "I can't say", "Please contact customer support").
+
+    >>> [is_evasive(a) for a in ["I'm not sure. Please contact support.", "Yes, within 30 days."]]
+    [True, False]
+    """
+    from nlgeval_runtime.sentences import split_sentences
+
+    units = [u for s in split_sentences(answer) or [answer] for u in _clauses(s)]
+    substantive = [u for u in units if not is_contentless(u)]
+    return bool(substantive) and all(_EVASIVE.search(u) for u in substantive) or (not substantive and bool(units))

@@ -1,0 +1,567 @@
+"""Explicit fact checks: what a reader checks first when a summary or an answer states a fact.
+
+A neural Boolean-QA head judges whether a claim follows from its evidence, and it does that well for
+paraphrase ("No one was injured" / "Nobody was hurt") but poorly for the details that make a claim false
+while leaving it almost word-for-word the source: a number read backwards ("83 million" for 38), a
+month or a unit swapped ("eleven months" for eleven weeks), a name that the source never mentions. FactCC
+(Kryscinski et al., EMNLP 2020) builds its negatives from exactly these swaps because they are the
+commonest errors of summarisers. This module finds them without a model:
+
+- **numbers** with their scale and unit: digits and number words ("eleven" = 11, "38m" = 38 million),
+  percentages, money, and the noun that says what is counted (weeks, people, euros); dates are a day and a
+  month, so "19 July" against "19 May" is a number whose unit differs;
+- **months and weekdays** named on their own;
+- **names**: capitalised words inside a sentence (people, places, organisations) that the source never
+  mentions, matched case-insensitively and by stem ("British" finds "Britain");
+- **negation**: a claim that negates what its evidence asserts, or the reverse, on the same words.
+
+Each finding is a :class:`Mismatch` that names the claim's span and what the evidence says instead;
+:func:`check_claim` returns them. :func:`lexical_support` is the share of the claim's content words
+found in the source (unigram precision, the strong baseline of factual-consistency benchmarks).
+
+    >>> [m.message for m in check_claim("It costs 83 million euros.", "It will cost 38 million euros.")]
+    ['`83 million euros`: the source says 38 million euros']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from nlgeval_runtime.claims import STOPWORDS, content_words, words
+
+__all__ = [
+    "FactChecks",
+    "Mismatch",
+    "NumberMention",
+    "Verdict",
+    "check_claim",
+    "lexical_support",
+    "numbers",
+    "names",
+    "negated",
+]
+
+_UNITS_WORDS = {
+    "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12, "half": 0.5,
+    "once": 1, "twice": 2, "thrice": 3,
+}  # fmt: skip
+#: ordinals from "third" on ("first" and "second" are too often not counts: "the first time", "a second")
+_ORDINALS = {
+    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
+    "eleventh": 11, "twelfth": 12, "twentieth": 20, "thirtieth": 30, "hundredth": 100,
+}  # fmt: skip
+_SCALES = {
+    "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "mln": 1e6, "billion": 1e9, "bn": 1e9,
+    "b": 1e9, "trillion": 1e12, "tn": 1e12,
+}  # fmt: skip
+_MONTHS = {
+    m: i + 1
+    for i, names_ in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+         ("november", "nov"), ("december", "dec")]
+    )
+    for m in names_
+}  # fmt: skip
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: the noun after a number that says what is counted; plural and singular map to one name
+_UNIT_NOUNS = {
+    "second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week", "fortnight": "fortnight",
+    "month": "month", "year": "year", "decade": "decade", "century": "century", "centurie": "century",
+    "percent": "percent", "%": "percent", "percentage": "percent",
+    "euro": "euro", "€": "euro", "dollar": "dollar", "$": "dollar", "usd": "dollar", "pound": "pound",
+    "£": "pound", "gbp": "pound", "yen": "yen", "cent": "cent", "pence": "pence", "p": "pence",
+    "mile": "mile", "km": "km", "kilometre": "km", "kilometer": "km", "metre": "metre", "meter": "metre",
+    "m2": "square metre", "foot": "foot", "feet": "foot", "inch": "inch", "inche": "inch", "kg": "kg",
+    "kilogram": "kg", "kilo": "kg", "tonne": "tonne", "ton": "tonne", "gram": "gram", "litre": "litre",
+    "liter": "litre", "gallon": "gallon", "people": "people", "person": "people", "men": "people",
+    "women": "people", "child": "child", "children": "child", "student": "student", "worker": "worker",
+    "employee": "employee", "job": "job", "home": "home", "house": "house", "vote": "vote", "seat": "seat",
+    "goal": "goal", "point": "point", "game": "game", "match": "match", "time": "time", "member": "member",
+    "country": "country", "state": "state", "city": "city", "store": "store", "shop": "store",
+    "customer": "customer", "user": "user", "passenger": "passenger", "patient": "patient", "death": "death",
+    "case": "case", "bag": "bag", "item": "item", "unit": "unit", "page": "page", "night": "night",
+    "floor": "floor", "room": "room", "victim": "victim", "soldier": "soldier", "officer": "officer",
+    "player": "player", "team": "team", "mph": "mph", "kmh": "kmh", "gb": "gb", "mb": "mb", "tb": "tb",
+    "degree": "degree", "am": "am", "pm": "pm", "quarter": "quarter", "half": "half", "place": "place",
+    "round": "round", "term": "term", "edition": "edition", "generation": "generation", "grade": "grade",
+}  # fmt: skip
+_CURRENCY_SIGNS = {"$": "dollar", "€": "euro", "£": "pound", "us$": "dollar"}
+_NEGATION = frozenset(
+    "not n't no never nobody none nothing neither nor without cannot can't won't don't doesn't didn't isn't "
+    "wasn't aren't weren't hasn't haven't hadn't wouldn't shouldn't couldn't".split()
+)
+# Capitalised words that start many sentences or are titles, not names
+_NOT_NAMES = frozenset(
+    """i mr mrs ms dr prof sir madam mayor president minister chief the a an it this that these those he she they we
+    you his her their our my your its there here however but and or so if when while after before as at in on
+    for from with by of to under over according meanwhile also yesterday today tomorrow monday tuesday wednesday
+    thursday friday saturday sunday ok yes no""".split()
+)
+
+_TOKEN = re.compile(
+    r"(?P<cur>us\$|[$€£])?\s?(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>(?:st|nd|rd|th)\b|%|(?:bn|mn|mln|m|k|tn|b)\b)?"
+    r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)|(?P<sign>[%$€£])",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    """A number in a text: its value (scale applied), the unit that says what it counts, and its words."""
+
+    value: float
+    unit: str | None
+    text: str
+    kind: str = "number"  # "number", "date" (a day with its month) or "year"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One explicit check that failed: ``kind`` (number, date, year, month, weekday, name, negation, form), the claim's
+    span, and what the evidence says instead (or None when it says nothing of the kind)."""
+
+    kind: str
+    span: str
+    evidence: str | None
+
+    @property
+    def message(self) -> str:
+        if self.kind in ("negation", "form"):
+            return f"`{self.span}`: {self.evidence}"
+        if self.evidence:
+            return f"`{self.span}`: the source says {self.evidence}"
+        return f"`{self.span}`: not in the source"
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "span": self.span, "evidence": self.evidence, "message": self.message}
+
+
+def _untokenise(text: str) -> str:
+    """Undo the tokenisation of news corpora in numbers: ``3 , 500`` -> ``3,500``, ``$ 25`` -> ``$25``,
+    ``1 . 5`` -> ``1.5``, ``31 %`` -> ``31%``."""
+    text = re.sub(r"(?<=\d) , (?=\d{3}\b)", ",", text)
+    text = re.sub(r"(?<=\d) \. (?=\d)", ".", text)
+    text = re.sub(r"([$€£]) (?=\d)", r"\1", text)
+    return re.sub(r"(?<=\d) %", "%", text)
+
+
+def _tokens(text: str) -> list[tuple[str, str, str]]:
+    """``(kind, lower-cased token, original text)`` for numbers, words and signs, in order."""
+    out = []
+    for m in _TOKEN.finditer(_untokenise(text)):
+        if m.group("num") is not None:
+            out.append(("num", m.group(0).lower().replace(" ", ""), m.group(0).strip()))
+        elif m.group("word") is not None:
+            out.append(("word", m.group("word").lower().replace("’", "'"), m.group("word")))
+        else:
+            out.append(("sign", m.group("sign").lower(), m.group("sign")))
+    return out
+
+
+def _unit(token: str) -> str | None:
+    if token in _UNIT_NOUNS:
+        return _UNIT_NOUNS[token]
+    if token.endswith("s") and token[:-1] in _UNIT_NOUNS:
+        return _UNIT_NOUNS[token[:-1]]
+    if token.endswith("es") and token[:-2] in _UNIT_NOUNS:
+        return _UNIT_NOUNS[token[:-2]]
+    return None
+
+
+def _parse_digits(token: str) -> tuple[float | None, str | None, str | None]:
+    """Value, currency and suffix of a digit token such as ``$38.5m``, ``31%``, ``1,200`` or ``19th``."""
+    m = re.fullmatch(r"(us\$|[$€£])?(\d+(?:[.,]\d+)*)(st|nd|rd|th|%|bn|mn|mln|m|k|tn|b)?", token)
+    if not m:
+        return None, None, None
+    digits = m.group(2)
+    if re.fullmatch(r"\d{1,3}(,\d{3})+", digits):
+        digits = digits.replace(",", "")
+    elif "," in digits:
+        digits = digits.replace(",", ".") if re.fullmatch(r"\d+,\d{1,2}", digits) else digits.replace(",", "")
+    try:
+        value = float(digits)
+    except ValueError:
+        return None, None, None
+    return value, _CURRENCY_SIGNS.get(m.group(1) or ""), (m.group(3) or None)
+
+
+def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
+    """The numbers of ``text`` with scale and unit: ``"38 million euros"`` -> 38e6 euro; ``"eleven weeks"``
+    -> 11 week; ``"19 May"`` and ``"May 19th"`` -> 19 may (a date); ``"2015"`` -> a year.
+
+        >>> [(n.value, n.unit) for n in numbers("It cost $3.5bn over eleven weeks, up 31% since 19 May 2015.")]
+        [(3500000000.0, 'dollar'), (11.0, 'week'), (31.0, 'percent'), (19.0, 'may'), (2015.0, None)]
+    """
+    toks = _tokens(text)
+    out: list[NumberMention] = []
+    i = 0
+    while i < len(toks):
+        kind, tok, orig = toks[i]
+        start = i
+        value: float | None = None
+        unit: str | None = None
+        if kind == "num":
+            value, unit, suffix = _parse_digits(tok)
+            if value is None:
+                i += 1
+                continue
+            if suffix == "%":
+                unit = "percent"
+            elif suffix in _SCALES:
+                value *= _SCALES[suffix]
+        elif kind == "word" and tok in _UNITS_WORDS:
+            value = float(_UNITS_WORDS[tok])
+            # compound number words: "twenty five", "two hundred", "half a million"
+            while i + 1 < len(toks) and toks[i + 1][0] == "word" and toks[i + 1][1] in _UNITS_WORDS:
+                nxt = _UNITS_WORDS[toks[i + 1][1]]
+                value = value * nxt if nxt == 100 else value + nxt
+                i += 1
+        elif kind == "word" and tok in _ORDINALS:
+            value = float(_ORDINALS[tok])
+        elif kind == "word" and tok == "one" and (liberal or _unit_follows(toks, i)):
+            value = 1.0  # "one" counts only before a unit of time ("one week"); "no one", "one of" are not numbers
+        elif kind == "word" and tok in ("a", "an") and i + 1 < len(toks) and toks[i + 1][1] in _SCALES_WORDS:
+            value = 1.0  # "a million"
+        elif kind == "sign" and tok in _CURRENCY_SIGNS and i + 1 < len(toks) and toks[i + 1][0] == "num":
+            i += 1
+            continue
+        if value is None:
+            i += 1
+            continue
+        if i > 0 and toks[start - 1][0] == "sign" and toks[start - 1][1] in _CURRENCY_SIGNS and unit is None:
+            unit = _CURRENCY_SIGNS[toks[start - 1][1]]
+        # scale words and the counted noun follow ("38 million euros", "eleven weeks", "31 per cent")
+        j = i + 1
+        if j < len(toks) and toks[j][1] in _SCALES_WORDS:
+            value *= _SCALES[toks[j][1]]
+            j += 1
+        if j + 1 < len(toks) and toks[j][1] == "per" and toks[j + 1][1] == "cent":
+            unit, j = "percent", j + 2
+        elif j < len(toks) and (toks[j][0] == "sign" and toks[j][1] == "%"):
+            unit, j = "percent", j + 1
+        elif j < len(toks) and toks[j][1] in _MONTHS and toks[j][0] == "word" and value <= 31:
+            unit, j = _month_name(toks[j][1]), j + 1
+        elif j < len(toks) and unit is None:
+            noun = _unit(toks[j][1])
+            if noun is None and j + 1 < len(toks) and toks[j][0] == "word" and toks[j][1] not in STOPWORDS:
+                noun = _unit(toks[j + 1][1]) if toks[j + 1][1] not in ("of",) else None
+                if noun is not None:
+                    j += 1  # "38 million new jobs": one adjective between the number and its noun
+                else:
+                    noun = None
+            if noun is not None:
+                unit, j = noun, j + 1
+        if unit is None and start > 0 and toks[start - 1][1] in _MONTHS and value <= 31 and kind == "num":
+            unit = _month_name(toks[start - 1][1])  # "May 19"
+        mention_kind = "date" if unit in _MONTH_NAMES else "number"
+        if unit is None and kind == "num" and float(value).is_integer() and 1800 <= value <= 2100 and "," not in tok:
+            mention_kind = "year"
+        span = _span_text(text, toks, start, j)
+        if start > 0 and toks[start - 1][0] == "sign" and toks[start - 1][1] in _CURRENCY_SIGNS:
+            span = toks[start - 1][2] + span
+        out.append(NumberMention(float(value), unit, span, mention_kind))
+        i = j
+    return out
+
+
+_TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "century"})
+_SCALES_WORDS = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "m", "k"})
+_MONTH_NAMES = frozenset(
+    {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november"}
+    | {"december"}
+)
+
+
+def _month_name(token: str) -> str:
+    number = _MONTHS[token]
+    return sorted(_MONTH_NAMES, key=lambda m: _MONTHS[m])[number - 1]
+
+
+def _span_text(text: str, toks: list, start: int, end: int) -> str:
+    """The original words from token ``start`` to ``end - 1`` (joined with single spaces)."""
+    parts = [t[2] for t in toks[start:end]]
+    out = " ".join(parts)
+    return out.replace(" %", "%")
+
+
+def _same_value(a: float, b: float) -> bool:
+    """Equal, or equal at the claim's precision (a summary rounds: 38.2 million is "38 million")."""
+    if a == b:
+        return True
+    if a == 0 or b == 0:
+        return False
+    # the claim rounds: "38 million" for 38.2 million, "about 40" for 38 is not a match
+    magnitude = 10 ** max(0, len(str(int(abs(a)))) - 2)
+    return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
+
+
+def _compatible_units(claim: str | None, evidence: str | None) -> bool:
+    if claim is None or evidence is None:
+        return True
+    return claim == evidence
+
+
+def _stem_match(word: str, vocabulary: set[str]) -> bool:
+    if word in vocabulary:
+        return True
+    if len(word) < 5:
+        return False
+    stem = word[: max(4, len(word) - 3)]
+    return any(v.startswith(stem) for v in vocabulary if len(v) >= len(stem))
+
+
+_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|van|von|al|bin|la|le|da|del|der)?\s*[A-Z][\w'’.-]*)*")
+
+
+def names(text: str) -> list[str]:
+    """Capitalised names of ``text`` that are not sentence openers, titles, months or weekdays.
+
+    A capitalised run that starts a sentence counts when it has two or more words ("John Peters said").
+
+        >>> names("Mayor John Peters met the Red Cross in Paris on Monday. The visit ended.")
+        ['John Peters', 'Red Cross', 'Paris']
+    """
+    from nlgeval_runtime.sentences import split_sentences
+
+    found: list[str] = []
+    for sentence in split_sentences(text) or [text]:
+        for m in _NAME.finditer(sentence):
+            parts = [p.strip(".’'") for p in m.group(0).split()]
+            at_start = not sentence[: m.start()].strip(" \"'“‘([")
+            while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in _MONTHS):
+                parts.pop(0)
+                at_start = False if parts else at_start
+            parts = [p for p in parts if p.lower() not in _MONTHS and p.lower() not in _WEEKDAYS]
+            if not parts:
+                continue
+            if at_start and len(parts) < 2:
+                continue  # a single capitalised word opening a sentence is usually just the first word
+            if all(p.lower() in STOPWORDS for p in parts):
+                continue
+            found.append(" ".join(parts))
+    return found
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` contains a negation cue (not, n't, no, never, nobody, without ...)."""
+    toks = words(text)
+    return any(t in _NEGATION or t.endswith("n't") for t in toks)
+
+
+def lexical_support(claim: str, source: str) -> float:
+    """Share of the claim's content words found in the source (1.0 for a claim without content words)."""
+    claim_words = content_words(claim)
+    if not claim_words:
+        return 1.0
+    vocabulary = set(words(source))
+    return sum(1 for w in claim_words if _stem_match(w, vocabulary)) / len(claim_words)
+
+
+def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mismatch]:
+    """The explicit checks of ``claim`` against its ``evidence`` (the best supporting span or spans).
+
+    ``source``: the whole source (default: the evidence); names are looked up there, since a name is often
+    introduced in one sentence and referred to in the next.
+    """
+    source = evidence if source is None else source
+    found: list[Mismatch] = []
+    # the evidence is read liberally ("one" is 1), the claim strictly: a missed number in the claim costs a
+    # check, a missed number in the evidence a false alarm
+    evidence_numbers = numbers(evidence, liberal=True)
+    source_numbers = numbers(source, liberal=True) if source is not evidence else evidence_numbers
+    for mention in numbers(claim):
+        if any(
+            _same_value(mention.value, e.value) and _compatible_units(mention.unit, e.unit) for e in evidence_numbers
+        ):
+            continue
+        if mention.unit is None and any(_same_value(mention.value, e.value) for e in source_numbers):
+            continue  # a bare number or a year ("in 2015") is context, often stated once for the whole article
+        found.append(Mismatch(mention.kind, mention.text, _closest(mention, evidence_numbers)))
+    claim_words = words(claim)
+    evidence_words = set(words(evidence))
+    source_words = set(words(source))
+    for month in dict.fromkeys(w for w in claim_words if w in _MONTHS and len(w) > 3):
+        if month in source_words or _month_name(month) in {_month_name(w) for w in source_words if w in _MONTHS}:
+            continue
+        if any(n.kind == "date" and n.unit == _month_name(month) for n in numbers(claim)):
+            continue  # already reported with its day
+        said = [w for w in evidence_words if w in _MONTHS and len(w) > 3]
+        found.append(Mismatch("month", month.capitalize(), said[0].capitalize() if said else None))
+    for day in dict.fromkeys(w for w in claim_words if w in _WEEKDAYS):
+        if day not in source_words:
+            said = [w for w in evidence_words if w in _WEEKDAYS]
+            found.append(Mismatch("weekday", day.capitalize(), said[0].capitalize() if said else None))
+    for name in dict.fromkeys(names(claim)):
+        missing = [p for p in words(name) if p not in STOPWORDS and not _stem_match(p, source_words)]
+        if missing:
+            found.append(Mismatch("name", name, None))
+    negation = _negation_flip(claim, evidence)
+    if negation is not None:
+        found.append(negation)
+    return found
+
+
+def _closest(mention: NumberMention, evidence: list[NumberMention]) -> str | None:
+    """What the evidence says instead: a number of the same unit, else the same value with another unit."""
+    same_unit = [e for e in evidence if mention.unit is not None and e.unit == mention.unit]
+    if same_unit:
+        return same_unit[0].text
+    same_value = [e for e in evidence if _same_value(mention.value, e.value)]
+    if same_value:
+        return same_value[0].text
+    same_kind = [e for e in evidence if e.kind == mention.kind and mention.unit is None and e.unit is None]
+    return same_kind[0].text if same_kind and mention.kind != "year" else None
+
+
+_SKIP_AFTER_CUE = STOPWORDS | {"one", "longer", "more", "need", "needs", "needed", "get", "got", "be", "been"}
+
+
+def _negated_predicates(text: str) -> set[str]:
+    """The first content word after each negation cue: what is negated ("did not approve" -> approve)."""
+    toks = words(text)
+    out = set()
+    for k, t in enumerate(toks):
+        if t in _NEGATION or t.endswith("n't"):
+            for nxt in toks[k + 1 : k + 5]:
+                if nxt not in _SKIP_AFTER_CUE and nxt not in _NEGATION:
+                    out.add(nxt)
+                    break
+    return out
+
+
+def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
+    """A claim that negates what the clause of its evidence about the same thing asserts, or the reverse.
+
+    The negated word (the first content word after "not", "never", "no" ...) must appear, by stem, in that
+    clause with the opposite polarity: "did not approve" against "approved". A paraphrase that negates in
+    other words ("free" for "does not pay") shares no such word and is left to the head.
+    """
+    from nlgeval_runtime.sentences import split_sentences
+
+    from nlgeval_runtime.claims import _clauses
+
+    claim_content = {w for w in content_words(claim) if w not in _NEGATION}
+    if len(claim_content) < 2:
+        return None
+    best, best_overlap = None, 0.0
+    for sentence in split_sentences(evidence) or [evidence]:
+        for clause in _clauses(sentence):
+            shared = len(claim_content & set(content_words(clause)))
+            if shared / len(claim_content) > best_overlap:
+                best, best_overlap = clause, shared / len(claim_content)
+    if best is None or best_overlap < 0.65:
+        return None
+    claim_negated, best_negated = _negated_predicates(claim), _negated_predicates(best)
+    best_words, claim_words = set(words(best)), set(words(claim))
+    for word in claim_negated:
+        if word not in best_negated and _stem_match(word, best_words) and not best_negated & {word}:
+            if not _negated_predicates(best):
+                return Mismatch("negation", _cue(claim) + " " + word, f"the source asserts it: {best.strip()!r}")
+    for word in best_negated:
+        if word not in claim_negated and _stem_match(word, claim_words) and not claim_negated:
+            return Mismatch("negation", claim.strip(), f"the source negates it: {best.strip()!r}")
+    return None
+
+
+def _cue(text: str) -> str:
+    for w in re.findall(r"[\w'’]+", text):
+        if w.lower() in _NEGATION or w.lower().endswith("n't"):
+            return w
+    return text.strip()
+
+
+def _logit(p: float) -> float:
+    p = min(max(float(p), 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one claim was judged: the final ``score``, the head's support, the claim's form (fluency), its
+    lexical support, and the explicit checks that failed."""
+
+    score: float
+    head: float
+    form: float
+    lexical: float
+    mismatches: tuple[Mismatch, ...]
+
+    def as_dict(self) -> dict:
+        return {
+            "score": self.score,
+            "head": self.head,
+            "form": self.form,
+            "lexical": self.lexical,
+            "mismatches": [m.as_dict() for m in self.mismatches],
+        }
+
+
+#: the features the combination reads, in the order of its weights
+FEATURES = ("head", "lexical")
+
+
+@dataclass(frozen=True)
+class FactChecks:
+    """The combination of a claim's signals into its score, as a model folder declares it (``checks`` in a
+    fact dimension's entry of ``nlgeval.json``; fitted by ``nlgeval fact-checks`` on pseudo-labelled
+    claims, never on human scores).
+
+    score = sigmoid(intercept + w_head * logit(head) + w_lexical * lexical), and at most ``cap`` when an
+    explicit check fails: a number, date or name that the evidence does not contain makes the claim
+    unsupported whatever the head says, and so does a claim whose form (the fluency head's score) is below
+    ``form_floor``: word salad made of the source's own words is not a statement the source supports.
+    """
+
+    intercept: float
+    weights: tuple[float, ...]
+    cap: float = 0.2
+    form_floor: float = 0.1
+    version: int = 1
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> FactChecks:
+        try:
+            weights = tuple(float(spec["weights"][name]) for name in FEATURES)
+            return cls(
+                float(spec["intercept"]),
+                weights,
+                float(spec.get("cap", 0.2)),
+                float(spec.get("form_floor", 0.1)),
+                int(spec.get("version", 1)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            from nlgeval_runtime.errors import ModelFormatError
+
+            raise ModelFormatError(
+                f"a fact dimension's `checks` must hold intercept, weights {{{', '.join(FEATURES)}}} and cap; "
+                f"got {spec!r} ({exc}); rewrite it with `nlgeval fact-checks`"
+            ) from None
+
+    @staticmethod
+    def features(head: float, lexical: float) -> list[float]:
+        return [_logit(head), float(lexical)]
+
+    def combine(self, head: float, lexical: float) -> float:
+        z = self.intercept + sum(w * x for w, x in zip(self.weights, self.features(head, lexical)))
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+    def judge(self, claim: str, *, head: float, form: float, evidence: str, source: str) -> Verdict:
+        lexical = lexical_support(claim, source)
+        mismatches = list(check_claim(claim, evidence, source))
+        if form < self.form_floor:
+            mismatches.append(Mismatch("form", claim.strip(), "it does not read as a statement (word salad?)"))
+        score = self.combine(head, lexical)
+        if mismatches:
+            score = min(score, self.cap)
+        return Verdict(score, float(head), float(form), lexical, tuple(mismatches))
+
+
+def _unit_follows(toks: list, i: int) -> bool:
+    """Whether a unit of time follows token ``i`` ("one week"): only then is "one" a count in a claim."""
+    return i + 1 < len(toks) and _unit(toks[i + 1][1]) in _TIME_UNITS

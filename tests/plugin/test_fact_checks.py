@@ -1,0 +1,128 @@
+"""Claims and the explicit fact checks (nlgeval_runtime.claims, nlgeval_runtime.factcheck): no model."""
+
+from __future__ import annotations
+
+import pytest
+
+from nlgeval_runtime.claims import is_contentless, split_claims
+from nlgeval_runtime.factcheck import FactChecks, check_claim, lexical_support, names, numbers
+
+ARTICLE = (
+    "The city council of Lindau approved a new bridge over the river on Tuesday. The project will cost 38 million "
+    "euros and take eleven weeks to plan. Construction starts on 19 May. No one was injured when the old bridge "
+    "partly collapsed last year. Mayor Anna Berg said traffic had grown by 31 percent since 2015."
+)
+
+
+def messages(claim: str, evidence: str = ARTICLE) -> list[str]:
+    return [m.message for m in check_claim(claim, evidence)]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("It cost $3.5bn.", [(3.5e9, "dollar")]),
+        ("It takes eleven weeks.", [(11.0, "week")]),
+        ("Traffic grew 31 per cent.", [(31.0, "percent")]),
+        ("Traffic grew 31%.", [(31.0, "percent")]),
+        ("It opens on May 19.", [(19.0, "may")]),
+        ("1,200 new jobs", [(1200.0, "job")]),
+        ("a million people", [(1e6, "people")]),
+        ("twenty five years", [(25.0, "year")]),
+        ("No one was hurt, one of them said.", []),  # "one" counts only before a unit of time
+        ("the fourth quarter", [(4.0, "quarter")]),
+    ],
+)
+def test_numbers_read_value_scale_and_unit(text, expected):
+    assert [(n.value, n.unit) for n in numbers(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "claim, expected",
+    [
+        ("The project will cost 83 million euros.", "`83 million euros`: the source says 38 million euros"),
+        ("Planning takes eleven months.", "`eleven months`: the source says eleven weeks"),
+        ("Construction starts on 19 July.", "`19 July`: the source says 19 May"),
+        ("Traffic grew by 13 percent since 2015.", "`13 percent`: the source says 31 percent"),
+        ("Mayor John Peters said traffic grew.", "`John Peters`: not in the source"),
+        ("The council approved the bridge on Wednesday.", "`Wednesday`: the source says Tuesday"),
+        ("Construction starts in July.", "`July`: not in the source"),
+        ("Traffic has grown since 2012.", "`2012`: not in the source"),
+    ],
+)
+def test_each_wrong_fact_is_named_with_what_the_source_says(claim, expected):
+    assert messages(claim) == [expected]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The project will cost 38 million euros.",
+        "The project will cost 38m euros.",  # a scale written short
+        "Berg said traffic had grown by 31% since 2015.",
+        "Nobody was hurt when the old bridge partly collapsed.",  # paraphrase: the head's job, not a mismatch
+        "Planning takes eleven weeks.",
+        "Construction begins on May 19th.",
+        "Lindau's council approved a bridge.",  # a possessive name
+    ],
+)
+def test_supported_facts_pass_the_checks(claim):
+    assert messages(claim) == []
+
+
+def test_negation_of_the_same_statement_is_caught_and_paraphrase_is_not():
+    assert messages("The council did not approve a new bridge over the river.") == [
+        "`not approve`: the source asserts it: "
+        "'The city council of Lindau approved a new bridge over the river on Tuesday.'"
+    ]
+    assert messages("Some people were injured when the old bridge partly collapsed.")[0].startswith(
+        "`Some people were injured when the old bridge partly collapsed.`: the source negates it"
+    )
+    policy = "Return shipping is free for members of the Plus programme; other customers pay a flat fee."
+    assert messages("Plus members do not pay for return shipping.", policy) == []
+
+
+def test_names_skip_sentence_openers_titles_and_months():
+    assert names("Mayor John Peters met the Red Cross in Paris on Monday. The visit ended in May.") == [
+        "John Peters",
+        "Red Cross",
+        "Paris",
+    ]
+    assert messages("British officials approved it.", "Officials in Britain approved it.") == []
+
+
+def test_claims_skip_contentless_units_and_split_joined_statements():
+    claims, skipped = split_claims("Yes. The kettle can be returned within 30 days, and the refund takes a week.")
+    assert claims == ["The kettle can be returned within 30 days,", "and the refund takes a week."]
+    assert skipped == ["Yes."]
+    assert split_claims("Sure! Here is the summary:")[0] == []
+    assert [is_contentless(u) for u in ["Thanks!", "Hope this helps.", "No one was hurt."]] == [True, True, False]
+    # a list of items is one claim, not one per item
+    assert split_claims("They visited Paris, Rome, and Berlin in May.")[0] == [
+        "They visited Paris, Rome, and Berlin in May."
+    ]
+
+
+def test_lexical_support_is_the_share_of_content_words_in_the_source():
+    assert lexical_support("The council approved a bridge.", ARTICLE) == 1.0
+    assert lexical_support("The council approved a tunnel.", ARTICLE) == pytest.approx(2 / 3)
+
+
+def test_a_failed_check_caps_the_claim_whatever_the_head_says():
+    checks = FactChecks(0.0, (1.0, 1.0), cap=0.2)
+    verdict = checks.judge(
+        "The project will cost 83 million euros.", head=0.99, form=0.9, evidence=ARTICLE, source=ARTICLE
+    )
+    assert verdict.score == 0.2 and verdict.head == 0.99
+    assert [m.kind for m in verdict.mismatches] == ["number"]
+    fine = checks.judge(
+        "The project will cost 38 million euros.", head=0.99, form=0.9, evidence=ARTICLE, source=ARTICLE
+    )
+    assert fine.score > 0.9 and not fine.mismatches
+
+
+def test_a_malformed_checks_declaration_is_a_named_error():
+    from nlgeval_runtime.errors import ModelFormatError
+
+    with pytest.raises(ModelFormatError, match="nlgeval fact-checks"):
+        FactChecks.from_spec({"intercept": 0.0, "weights": {"head": 1.0}})
