@@ -90,7 +90,17 @@ embedded-model: install
 	mkdir -p $(EMBEDDED)/text
 	cp $(NLGEVAL_RUNS)/embedded-text/export/model.int8.onnx $(NLGEVAL_RUNS)/embedded-text/export/tokenizer.json \
 		$(NLGEVAL_RUNS)/embedded-text/export/nlgeval.json $(EMBEDDED)/text/
+	# The sentence encoder of the rag relevances (all-MiniLM-L6-v2 as published, mean-pooled and normalised).
+	rm -rf $(EMBEDDED)/embed
+	$(BIN)/python -c "from nlgeval_training.export_embedding import export_sentence_encoder as e, minilm_folder as m; e(m(), '$(EMBEDDED)/embed')"
 	$(BIN)/nlgeval-train declare $(EMBEDDED) training/configs/embedded-dimensions.json
+	# Fitted on pseudo-labelled pairs, never on human scores: the relevances' cosine calibration (BoolQ
+	# questions) and the fact dimensions' combination of head, lexical support and explicit checks (CNN/DM).
+	$(BIN)/nlgeval-train calibrate-relevance $(EMBEDDED) --data $(NLGEVAL_DATA)/boolqa.jsonl.gz \
+		--declaration training/configs/embedded-dimensions.json
+	$(BIN)/nlgeval fact-checks $(EMBEDDED) --data $(NLGEVAL_DATA)/cnndm.jsonl.gz \
+		--antonyms $(NLGEVAL_DATA)/antonyms_wordnet.jsonl.gz --articles 60 \
+		--declaration training/configs/embedded-dimensions.json
 	$(BIN)/nlgeval-train evaluate $(EMBEDDED)/text --data $(NLGEVAL_RUNS)/embedded-text/pseudo.jsonl.gz \
 		--per-dimension 200 --json $(NLGEVAL_RUNS)/embedded-text/evaluation.json
 	$(BIN)/nlgeval probe $(EMBEDDED) --json $(NLGEVAL_RUNS)/embedded/probe.json

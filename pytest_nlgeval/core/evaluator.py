@@ -283,32 +283,81 @@ class Evaluator:
         for graph in dict.fromkeys(graphs):
             at = [k for k, g in enumerate(graphs) if g == graph]
             if isinstance(graph, tuple):
-                cosines = self.similarities([texts[k] for k in at], graph[1])
+                best = bool(specs[dims[at[0]].key].get("best_sentence"))
+                cosines = self.similarities([texts[k] for k in at], graph[1], best_sentence=best)
                 for k, cosine in zip(at, cosines):
-                    out[k] = (_calibrated(specs[dims[k].key]["calibration"], cosine), False, 0)
+                    out[k] = (_calibrated(specs[dims[k].key]["calibration"], cosine, texts[k]), False, 0)
                 continue
             for k, result in zip(at, self.score_texts([texts[k] for k in at], graph)):
                 out[k] = result
         return out
 
-    def similarities(self, keys: Sequence[str], folder: str) -> list[float]:
+    def _in_context(self, dim, partner: str, outputs, task: str, per_case, labels, by_case) -> None:
+        """``dim``'s scores as the geometric mean of the model's answer and the output's score on ``partner``
+        (a dimension of the same task): "a natural response *in the dialogue*" asks that the reply reads
+        naturally and that it answers this dialogue. Updates ``by_case`` in place; the partner's scores are
+        not recorded as checks."""
+        import math
+
+        needed = self.registry.get(partner, task).arguments
+        # an output given without the partner's inputs (a reply without its history) keeps the model's answer
+        cases = [i for i in range(len(outputs)) if all(per_case[i].get(a) is not None for a in needed)]
+        if not cases:
+            return
+        others = self._evaluate(
+            [outputs[i] for i in cases], partner, task, [per_case[i] for i in cases], [labels[i] for i in cases], None
+        )
+        for i, other in zip(cases, others):
+            d, units, results, supports = by_case[i][dim.name]
+            fitted = [(math.sqrt(max(0.0, r[0]) * float(other)), *r[1:]) for r in results]
+            by_case[i][dim.name] = (d, units, fitted, supports)
+
+    def _informative(self, dim: Dimension, units: list[str], values: dict) -> list[tuple[float, bool, int]]:
+        """Each unit's informative relevance: how closely it relates to the texts the declaration names
+        (``against``: argument -> calibration; the best of them), times how much it says
+        (1 - exp(-content words / ``content_scale``)). Dialogue engagingness: "an engaging and informative
+        response according to the dialogue history and fact" (UniEval's question), summed over sentences."""
+        import math
+
+        from nlgeval_runtime.claims import content_words
+
+        from pytest_nlgeval.core.dimensions import prepare_fields
+
+        spec = self._served(dim)
+        fields = prepare_fields(dim, values)
+        best = [0.0] * len(units)
+        for argument, calibration in spec["against"].items():
+            other = fields[argument].strip()
+            keys = [f"similarity {dim.question}{_PAIR}{u.strip()}{_PAIR}{other}" for u in units]
+            for k, cosine in enumerate(self.similarities(keys, spec["folder"])):
+                best[k] = max(best[k], _calibrated(calibration, cosine))
+        scale = float(spec.get("content_scale", 5.0))
+        return [(b * (1.0 - math.exp(-len(content_words(u)) / scale)), False, 0) for b, u in zip(best, units)]
+
+    def similarities(self, keys: Sequence[str], folder: str, *, best_sentence: bool = False) -> list[float]:
         """Cosines of the text pairs ``keys`` (see :func:`_similarity_keys`) under the sentence encoder in the
-        sub-folder ``folder``; cached like scores, keyed by the pair."""
+        sub-folder ``folder``; cached like scores, keyed by the pair. ``best_sentence``: the best cosine of the
+        unit with any sentence of the other text (a reply uses one sentence of a long fact)."""
+        from nlgeval_runtime.sentences import split_sentences
+
         keys = list(keys)
+        prefix = "best sentence " if best_sentence else ""
         unique = list(dict.fromkeys(keys))
         known: dict[str, float] = {}
         if self.cache is not None and unique:
-            known = {k: v[0] for k, v in self.cache.get_many(self.fingerprint_id, unique).items()}
+            stored = self.cache.get_many(self.fingerprint_id, [prefix + k for k in unique])
+            known = {k[len(prefix) :]: v[0] for k, v in stored.items()}
         misses = [k for k in unique if k not in known]
         if misses:
             embedder = self._embedder(folder)
             pairs = [k.split(_PAIR, 2)[1:] for k in misses]
-            sides = list(dict.fromkeys(t for pair in pairs for t in pair))
+            others = {b: (split_sentences(b) or [b]) if best_sentence else [b] for _, b in pairs}
+            sides = list(dict.fromkeys([a for a, _ in pairs] + [t for parts in others.values() for t in parts]))
             vectors = dict(zip(sides, embedder.embed(sides)))
-            fresh = {k: float(vectors[a] @ vectors[b]) for k, (a, b) in zip(misses, pairs)}
+            fresh = {k: max(float(vectors[a] @ vectors[t]) for t in others[b]) for k, (a, b) in zip(misses, pairs)}
             known.update(fresh)
             if self.cache is not None:
-                self.cache.put_many(self.fingerprint_id, {k: (v, False, 0) for k, v in fresh.items()})
+                self.cache.put_many(self.fingerprint_id, {prefix + k: (v, False, 0) for k, v in fresh.items()})
         self.stats["scored"] += len(misses)
         self.stats["cached"] += len(unique) - len(misses)
         return [known[k] for k in keys]
@@ -400,12 +449,15 @@ class Evaluator:
         for i, output in enumerate(outputs):
             for dim in members:
                 units, unit_texts = prepare_inputs(dim, output, per_case[i], label=labels[i])
-                if self._served(dim).get("scorer") == "similarity":
+                scorer = self._served(dim).get("scorer")
+                if scorer == "similarity":
                     unit_texts = _similarity_keys(dim, units, per_case[i])
+                elif scorer == "informative":
+                    unit_texts = []  # scored from the sentence encoder's cosines below, not by a graph
                 plans.append((i, dim, units, unit_texts))
                 texts.extend(unit_texts)
         windows = self._windows(plans, texts, per_case)
-        text_dims = [dim for _, dim, units, _ in plans for _ in units]
+        text_dims = [dim for _, dim, _, unit_texts in plans for _ in unit_texts]
         if windows:
             all_texts = [t for unit_windows in windows for t in unit_windows[1]]
             text_dims = [d for d, unit_windows in zip(text_dims, windows) for _ in unit_windows[1]]
@@ -417,6 +469,9 @@ class Evaluator:
         at = unit_at = 0
         claim_units = []  # (case, dimension, unit index, claim, its candidate evidence windows)
         for i, dim, units, unit_texts in plans:
+            if self._served(dim).get("scorer") == "informative":
+                by_case[i][dim.name] = (dim, units, self._informative(dim, units, per_case[i]), [None] * len(units))
+                continue
             unit_results, supports = [], []
             for u, unit in enumerate(units):
                 if windows:
@@ -432,10 +487,19 @@ class Evaluator:
                     supports.append(None)
                 if dim.unit == "claim" and self._served(dim).get("checks"):
                     claim_units.append((i, dim, u, unit, unit_windows))
+                elif self._served(dim).get("evasive") and _evasive(unit):
+                    # an answer that declines to answer does not address the question, however close its
+                    # words are to it (Ragas' noncommittal flag)
+                    unit_results[-1] = (min(unit_results[-1][0], EVASIVE_CAP), *unit_results[-1][1:])
+                    supports[-1] = {"evasive": "the answer declines to answer (a hedge, no content)"}
                 unit_at += 1
             by_case[i][dim.name] = (dim, units, unit_results, supports)
         if claim_units:
             self._check_claims(claim_units, by_case, per_case)
+        for dim in members:
+            partner = self._served(dim).get("in_context_of")
+            if partner:
+                self._in_context(dim, partner, outputs, task, per_case, labels, by_case)
         scores = []
         for i, output in enumerate(outputs):
             inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
@@ -663,15 +727,19 @@ class Evaluator:
         unchanged without such a declaration."""
         spec = self._served(dim)
         fields, unit, aggregation = spec.get("fields"), spec.get("unit"), spec.get("aggregation")
+        similarity = spec.get("scorer") == "similarity" and dim.window is not None
         if (
             (not fields or tuple(fields) == dim.fields)
             and (not unit or unit == dim.unit)
             and (not aggregation or aggregation == dim.aggregation)
+            and not similarity
         ):
             return dim
         import dataclasses
 
         changes: dict = {}
+        if similarity:
+            changes["window"] = None  # a sentence encoder reads its texts whole (cut at its maximum length)
         if aggregation and aggregation != dim.aggregation:
             changes["aggregation"] = aggregation  # e.g. the weakest claim weighs in a fact score
         if unit and unit != dim.unit:
@@ -723,6 +791,16 @@ class Evaluator:
         self._graph_scorers.clear()
 
 
+#: the most an evasive answer scores on a dimension declared with ``evasive`` (rag answer relevance)
+EVASIVE_CAP = 0.2
+
+
+def _evasive(text: str) -> bool:
+    from nlgeval_runtime.claims import is_evasive
+
+    return is_evasive(text)
+
+
 #: separates the parts of a similarity dimension's cache key (never in user text: a control character)
 _PAIR = "\x1f"
 
@@ -736,11 +814,17 @@ def _similarity_keys(dim: Dimension, units: list[str], values: dict) -> list[str
     return [f"similarity {dim.question}{_PAIR}{unit.strip()}{_PAIR}{other}" for unit in units]
 
 
-def _calibrated(calibration: dict, cosine: float) -> float:
-    """sigmoid(scale * cosine + offset): a cosine on the relevance scale (the folder's declaration)."""
+def _calibrated(calibration: dict, cosine: float, key: str | None = None) -> float:
+    """sigmoid(scale * cosine + offset [+ lexical * share of the unit's content words in the other text]): a
+    cosine on the relevance scale (the folder's declaration; ``key`` is the pair, see :func:`_similarity_keys`)."""
     import math
 
     z = float(calibration["scale"]) * cosine + float(calibration["offset"])
+    if calibration.get("lexical") and key is not None:
+        from nlgeval_runtime.factcheck import lexical_support
+
+        _, unit, other = key.split(_PAIR, 2)
+        z += float(calibration["lexical"]) * lexical_support(unit, other)
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 

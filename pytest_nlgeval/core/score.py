@@ -254,6 +254,8 @@ class Score:
             verdict = (unit.get("window") or {}).get("claim") or {}
             for mismatch in verdict.get("mismatches", []):
                 lines.append(f"unsupported: {_clip(mismatch['message'])}")
+        if window and window.get("evasive"):
+            lines.append(f"evasive: {window['evasive']}")
         if window and "sentences" in window:
             first, last = window["sentences"]
             lines.append(

@@ -10,7 +10,8 @@ original and a damaged copy, and counts the pairs where the damaged copy scores 
 - summarization relevance: another document's lead instead of this document's; another document's summary instead
   of a second summary of this one (where the texts have one)
 - consistency (summarization, fact): a number changed; a claim taken from another document
-- dialogue coherence, groundedness: the reply of another dialogue
+- dialogue coherence, groundedness: the reply of another dialogue (for groundedness, one that does not use the
+  fact: dialogues on one subject share their reading sets)
 - dialogue engagingness: a generic reply that says nothing
 - data2text informativeness: the utterance of other data
 - rag faithfulness: a number of the answer changed; the answer to another question; a sentence of another answer
@@ -168,6 +169,21 @@ def _other(rows: list[dict], k: int, rng: random.Random) -> dict:
     return rows[(k + 1 + rng.randrange(len(rows) - 1)) % len(rows)]
 
 
+def _ungrounded_reply(rows: list[dict], k: int, fact: str, rng: random.Random) -> str:
+    """The reply of another dialogue that does not use ``fact`` (shares fewer than two content words with it):
+    dialogues on one subject share reading sets, and a reply of another dialogue that quotes the same fact is
+    grounded in it, not a damaged reply."""
+    from nlgeval_runtime.claims import content_words
+
+    words = set(content_words(fact))
+    start = rng.randrange(len(rows) - 1)
+    for step in range(len(rows) - 1):
+        other = rows[(k + 1 + (start + step) % (len(rows) - 1)) % len(rows)]
+        if len(words & set(content_words(other["reply"]))) < 2:
+            return other["reply"].strip()
+    return _other(rows, k, rng)["reply"].strip()
+
+
 def _history(turns: list[str]) -> str:
     return "\n".join(turns) + "\n\n"
 
@@ -241,7 +257,7 @@ def build_pairs(texts: dict[str, list[dict]] | None = None, seed: int = 0) -> di
             "dialogue/groundedness",
             "reply of another dialogue",
             {"output": reply, "fact": fact},
-            other["reply"].strip(),
+            _ungrounded_reply(dialogues, k, fact, random.Random(seed * 7919 + k)),  # the other draws unchanged
         )
         add(
             "dialogue/engagingness",

@@ -218,7 +218,9 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
 #: the scorers a folder may declare for a dimension (``dimensions.serves``)
 #: ``boolqa``: P(Yes) of the dimension's question; ``similarity``: the calibrated cosine of the output (or each
 #: passage) and the question under a sentence encoder in the sub-folder the entry names (kind ``embedding``)
-SCORERS = ("boolqa", "similarity")
+#: ``informative``: per sentence, the best calibrated cosine against the texts ``against`` names, times how much the
+#: sentence says (dialogue engagingness)
+SCORERS = ("boolqa", "similarity", "informative")
 SOURCE_UNITS = ("windows", "sentences", "both")
 
 
@@ -272,6 +274,19 @@ def _validate_dimensions(declared: Any, fail) -> None:
             fail(f"{name!r}: 'checks' judge claims: declare 'unit': 'claim' with them")
         if spec.get("scorer", "boolqa") not in SCORERS:
             fail(f"{name!r}: unknown scorer {spec.get('scorer')!r} (known: {SCORERS})")
+        partner = spec.get("in_context_of")
+        if partner is not None and (not isinstance(partner, str) or f"{name.split('/')[0]}/{partner}" not in serves):
+            fail(f"{name!r}: 'in_context_of' must name another dimension of its task that the folder serves")
+        if spec.get("scorer") == "informative":
+            against = spec.get("against")
+            if not spec.get("folder") or not isinstance(against, dict) or not against:
+                fail(f"{name!r}: an 'informative' scorer needs the 'folder' of its encoder and 'against' calibrations")
+            for block in against.values():
+                numbers = [block.get("scale"), block.get("offset")] if isinstance(block, dict) else [None]
+                if not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers
+                ):
+                    fail(f"{name!r}: each 'against' calibration must hold a finite 'scale' and 'offset'")
         if spec.get("scorer") == "similarity":
             calibration = spec.get("calibration")
             if not spec.get("folder") or not isinstance(calibration, dict):

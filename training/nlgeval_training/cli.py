@@ -279,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
         cli_model.register_evaluate,
         cli_model.register_export,
         cli_model.register_declare,
+        cli_model.register_calibrate_relevance,
         cli_model.register_card,
         register_default_lm,
     ):

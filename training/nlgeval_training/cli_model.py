@@ -222,3 +222,40 @@ def register_declare(sub) -> None:
     p.add_argument("model", help="model folder")
     p.add_argument("declaration", help="JSON with serves / refuses / zero_shot (docs/model-folder.md)")
     p.set_defaults(func=cmd_declare)
+
+
+def cmd_calibrate_relevance(args) -> int:
+    """Fit the cosine calibration of the rag relevances on pseudo-labelled BoolQ pairs and declare it."""
+    from nlgeval_training.relevance import RELEVANCE_DIMENSIONS, calibrate, calibrate_dialogue, write_calibration
+
+    targets = [Path(args.model) / "nlgeval.json"] + [Path(p) for p in args.declaration or []]
+    out = {}
+    try:
+        if args.data:
+            block, report = calibrate(args.model, args.data, n=args.questions, seed=args.seed, threads=args.threads)
+            write_calibration({d: block for d in RELEVANCE_DIMENSIONS}, targets, "pseudo-labelled BoolQ question pairs")
+            out["rag"] = {"calibration": block, "report": report}
+        if args.dialogues:
+            blocks, report = calibrate_dialogue(
+                args.model, args.dialogues, n=args.questions, seed=args.seed, threads=args.threads
+            )
+            write_calibration(blocks, targets, "pseudo-labelled Topical-Chat pairs (never the rated replies)")
+            out["dialogue"] = {"calibration": blocks, "report": report}
+    except ValueError as exc:
+        raise UsageError(f"calibrate-relevance: {exc}") from None
+    if not out:
+        raise UsageError("calibrate-relevance: give --data (BoolQ, the rag relevances) and/or --dialogues")
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+def register_calibrate_relevance(sub) -> None:
+    p = sub.add_parser("calibrate-relevance", help="fit the cosine calibrations of the sentence encoder's dimensions")
+    p.add_argument("model", help="model folder that declares the rag relevances with a 'similarity' scorer")
+    p.add_argument("--data", help="the kit's boolqa.jsonl.gz (question, passage): the rag relevances")
+    p.add_argument("--dialogues", help="the kit's topicalchat.jsonl.gz: dialogue coherence and groundedness")
+    p.add_argument("--questions", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--declaration", action="append", help="also write into this declaration JSON (repeatable)")
+    p.set_defaults(func=cmd_calibrate_relevance)
