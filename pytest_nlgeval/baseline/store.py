@@ -88,7 +88,8 @@ __all__ = [
 BASELINE_SCHEMA = "pytest-nlgeval/baseline"
 BASELINE_VERSION = 1
 RESULTS_SCHEMA = "pytest-nlgeval/results"
-KINDS = ("dimension", "metric", "trajectory", "aggregate")
+#: the kinds of checks a baseline holds; each is compared on its own scale (baseline/tolerances.py)
+KINDS = ("dimension", "metric", "trajectory", "aggregate", "judged")
 OPERATORS = (">", ">=", "<", "<=")
 _ENTRY_FIELDS = ("evaluator", "inputs_sha256", "kind", "name", "nodeid", "operator", "score", "task", "threshold")
 _RERECORD = "Fix the file by hand or re-record it with `pytest --nlgeval-baseline PATH --nlgeval-baseline-update`"

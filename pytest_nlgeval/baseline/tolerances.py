@@ -18,6 +18,8 @@ engagingness    0.15  0.06  a sum over the response's sentences (UniEval's publi
 metric          0.25  0.10  induced metrics predict human labels, typically on a 1-5 scale (4 points wide)
 trajectory      0.05  0.02  normalised trajectory summaries
 aggregate       0.05  0.02  fractions of cases above a threshold, in [0, 1]
+judged          0.50  0.20  LLM judges answer on their criterion's scale, 1-5 by default (4 points wide):
+                            half a point per case, a fifth of a point on the mean
 =============== ===== ===== ====================================================================
 
 Overrides, most specific first: the test's ``@pytest.mark.nlgeval(tolerance=...)`` (check tolerance of that
@@ -47,6 +49,7 @@ DEFAULT_CHECK_TOLERANCES: Mapping[str, float] = {
     "metric:*": 0.25,
     "trajectory:*": 0.05,
     "aggregate:*": 0.05,
+    "judged:*": 0.5,
     "*": 0.05,
 }
 DEFAULT_SUITE_TOLERANCES: Mapping[str, float] = {
@@ -55,6 +58,7 @@ DEFAULT_SUITE_TOLERANCES: Mapping[str, float] = {
     "metric:*": 0.10,
     "trajectory:*": 0.02,
     "aggregate:*": 0.02,
+    "judged:*": 0.2,
     "*": 0.02,
 }
 

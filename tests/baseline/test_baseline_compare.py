@@ -294,3 +294,20 @@ def test_mostly_new_and_as_many_removed_is_refused_but_a_subset_is_not():
     assert compare(base, subset).counts()["removed"] == 8
     more = snap({FLU: base_scores(10) + [0.5, 0.5]})
     assert compare(base, more).counts()["new"] == 2
+
+
+def test_judged_checks_are_compared_on_their_own_scale():
+    """An LLM-judged check (1-5 scale) is stored and compared like any other: a one-point drop of a case is a
+    regression, a third of a point is not, and the suite's paired bootstrap sees a whole-suite drop."""
+    base_values = [4.0, 4.5, 3.8, 4.2, 4.0, 4.6]
+    judged = ("rag", "The answer names the deadline.")
+    base = snap({judged: base_values}, kind="judged")
+    assert {e.kind for e in base.entries.values()} == {"judged"}
+    one_drop = snap({judged: [3.0] + base_values[1:]}, kind="judged")
+    result = compare(base, one_drop)
+    statuses = sorted(v.status for v in result.checks)
+    assert statuses.count("regression") == 1 and statuses.count("unchanged") == 5
+    small = snap({judged: [v - 0.3 for v in base_values]}, kind="judged")
+    assert not [v for v in compare(base, small).checks if v.status == "regression"]
+    suite = compare(base, small).suites[0]
+    assert suite.status == "regression"  # every case 0.3 lower: beyond the suite tolerance of 0.2, interval < 0
