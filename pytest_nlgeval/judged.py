@@ -135,7 +135,7 @@ class Sample:
     written: int
     value: float
     rationale: str | None
-    method: str  # "logprobs" or "written"
+    method: str  # "scale" (read from the first tokens' distribution), "logprobs" or "written"
     distribution: dict[str, float] | None = None
     mass: float | None = None
     retried: bool = False
@@ -314,6 +314,49 @@ def weighted_score(
     return value, {str(s): probs[s] / mass for s in sorted(probs)}, mass
 
 
+#: how a judge's answer becomes a score (see :class:`CriterionJudge`)
+READ_MODES = ("form", "scale")
+#: decoding steps read for the scale's distribution (a first token may be a space or a line break)
+SCALE_TOKENS = 2
+
+
+def scale_distribution(logprobs, scale: tuple[int, int]) -> tuple[float, dict[str, float], float] | None:
+    """The judge's distribution over the scale at the first generated position whose top log-probabilities
+    hold any of the scale's digits: ``(probability-weighted score, distribution normalised to 1, probability
+    mass on the scale's tokens)``, or None (no usable log-probabilities, or a scale of more than one digit).
+
+        >>> lp = {"content": [{"token": "4", "logprob": -0.2, "top_logprobs": [
+        ...     {"token": "4", "logprob": -0.2}, {"token": "5", "logprob": -1.8}, {"token": " The", "logprob": -3}]}]}
+        >>> round(scale_distribution(lp, (1, 5))[0], 3)
+        4.168
+    """
+    lo, hi = scale
+    if lo < 0 or hi > 9:
+        return None
+    content = (_plain(logprobs) or {}).get("content") if logprobs else None
+    for position in content or []:
+        alternatives = position.get("top_logprobs") or [
+            {"token": position.get("token"), "logprob": position.get("logprob")}
+        ]
+        probs: dict[int, float] = {}
+        for alt in alternatives:
+            token = str(alt.get("token") or "").strip()
+            logprob = alt.get("logprob")
+            try:
+                logprob = float(logprob)
+            except (TypeError, ValueError):
+                continue
+            if not token.isdigit() or not math.isfinite(logprob) or logprob > 0:
+                continue
+            if lo <= int(token) <= hi:
+                probs[int(token)] = probs.get(int(token), 0.0) + math.exp(logprob)
+        mass = sum(probs.values())
+        if mass > 0.0:
+            value = sum(k * p for k, p in probs.items()) / mass
+            return value, {str(k): probs[k] / mass for k in sorted(probs)}, mass
+    return None
+
+
 # -- the judge ---------------------------------------------------------------------------------------------
 
 
@@ -383,7 +426,14 @@ class CriterionJudge:
         cache_dir=None,
         stats: JudgeStats | None = None,
         cache: bool = True,
+        read: str = "form",
     ) -> None:
+        if read not in READ_MODES:
+            raise ValueError(f"read must be one of {', '.join(READ_MODES)}, got {read!r}")
+        #: ``form``: the judge writes "Score: N" and a reason, logprob-weighted where the server returns them;
+        #: ``scale``: the score is read from the first generated tokens' distribution over the scale (two
+        #: decoding steps), falling back to the written form where no scale token is among them
+        self.read = read
         from pytest_nlgeval.induction.llmcache import cached_lm
 
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -424,10 +474,20 @@ class CriterionJudge:
         return lm_identity(inner)
 
     # -- requests ------------------------------------------------------------------------------------------
-    def _ask(self, prompt: str, *, rollout: int = 0, retry: bool = False, logprobs: bool = False) -> tuple[str, Any]:
+    def _ask(
+        self,
+        prompt: str,
+        *,
+        rollout: int = 0,
+        retry: bool = False,
+        logprobs: bool = False,
+        max_tokens: int | None = None,
+    ) -> tuple[str, Any]:
         params: dict[str, Any] = {}
         if logprobs:
             params.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
         if rollout:
             params["rollout_id"] = rollout
         if retry:
@@ -469,6 +529,16 @@ class CriterionJudge:
         return list(steps)
 
     def _sample(self, prompt: str, scale: tuple[int, int], rollout: int, answers: list[str]) -> Sample | None:
+        if self.logprobs and self.read == "scale":
+            # Read the scale, not the prose: the form ends where the score goes, so the first tokens' log-
+            # probabilities hold the judge's distribution over the scale (G-Eval's weighting). One or two
+            # decoding steps instead of a written answer; any model that returns tokens yields a score.
+            text, logprobs = self._ask(prompt, rollout=rollout, logprobs=True, max_tokens=SCALE_TOKENS)
+            read = scale_distribution(logprobs, scale)
+            if read is not None:
+                value, distribution, mass = read
+                written = int(max(distribution, key=lambda k: distribution[k]))
+                return Sample(written, value, None, "scale", distribution, mass)
         text, logprobs = self._ask(prompt, rollout=rollout, logprobs=self.logprobs)
         answers.append(text)
         parsed = parse_score(text, scale)
@@ -545,6 +615,7 @@ class CriterionJudge:
             "scale": list(scale),
             "samples": self.samples,
             "logprobs": self.logprobs,
+            **({"read": self.read} if self.read != "form" else {}),
             "prompt_version": PROMPT_VERSION,
         }
 
@@ -657,6 +728,7 @@ OPTIONS = {
     "judge_timeout": ("120", "NLGEVAL_JUDGE_TIMEOUT"),
     "judge_logprobs": ("on", "NLGEVAL_JUDGE_LOGPROBS"),
     "judge_on_parse_failure": ("error", "NLGEVAL_JUDGE_ON_PARSE_FAILURE"),
+    "judge_read": ("form", "NLGEVAL_JUDGE_READ"),
 }
 
 
@@ -689,6 +761,11 @@ def judge_options(values: dict[str, Any]) -> dict[str, Any]:
             f"{flag('judge_logprobs')} / nlgeval_judge_logprobs must be on or off, got {out['judge_logprobs']!r}"
         )
     out["judge_logprobs"] = str(out["judge_logprobs"]).lower() == "on"
+    if out["judge_read"] not in READ_MODES:
+        raise NLGEvalError(
+            f"{flag('judge_read')} / nlgeval_judge_read must be one of {', '.join(READ_MODES)}, "
+            f"got {out['judge_read']!r}"
+        )
     if out["judge_on_parse_failure"] not in PARSE_FAILURE_MODES:
         raise NLGEvalError(
             f"{flag('judge_on_parse_failure')} / nlgeval_judge_on_parse_failure must be one of "
@@ -739,4 +816,5 @@ def build_judge(
         on_parse_failure=settings["judge_on_parse_failure"],
         stats=stats,
         cache=False,
+        read=settings.get("judge_read", "form"),
     )

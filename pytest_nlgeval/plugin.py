@@ -110,6 +110,13 @@ _OPTIONS = [
         "error: a judge answer with no score (asked twice) fails the test; skip: "
         "it skips the test (default error; env NLGEVAL_JUDGE_ON_PARSE_FAILURE)",
     ),
+    (
+        "judge_read",
+        "string",
+        "form: the judge writes 'Score: N' and a reason; scale: the score is read from the first two "
+        "tokens' distribution over the scale, for base models that never fill the form "
+        "(default form; env NLGEVAL_JUDGE_READ)",
+    ),
 ]
 #: options that an environment variable sets when the command line does not (before the ini file)
 _ENV = {

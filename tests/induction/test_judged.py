@@ -365,3 +365,62 @@ def test_no_weight_repacking_changes_the_defaults_inside_the_block_only():
     with no_weight_repacking():
         assert low.llama_model_default_params().use_extra_bufts is False
     assert low.llama_model_default_params().use_extra_bufts is True
+
+
+def scale_responder(request):
+    """A base model's answer: prose, never the form; with log-probabilities, the first position holds the
+    scale's digits among its alternatives (0.5 on "4", 0.2 on "5", 0.3 on prose)."""
+    text = request["messages"][-1]["content"]
+    if "numbered steps" in text:
+        return STEPS, None
+    prose = "The output is an answer to a question about routers and it"
+    if not request.get("logprobs"):
+        return prose, None
+    top = [
+        {"token": " The", "logprob": math.log(0.3)},
+        {"token": "4", "logprob": math.log(0.5)},
+        {"token": "5", "logprob": math.log(0.2)},
+    ]
+    return prose, {"content": [{"token": " The", "logprob": math.log(0.3), "top_logprobs": top}]}
+
+
+def test_reading_the_scale_scores_a_model_that_never_fills_the_form(pytester):
+    suite = """
+        from pytest_nlgeval import assert_judged
+
+        def test_helpful():
+            assert assert_judged("hold the button", "The answer is helpful.", input="How do I reset it?") >= 3
+    """
+    with OpenAIStub("rule", responder=scale_responder) as server:
+        form, _ = run_suite(pytester, server, "--nlgeval-judge-on-parse-failure", "skip", suite=suite)
+        form.assert_outcomes(skipped=1)  # the written form: no score in prose, asked twice, never a number
+        scale, results = run_suite(pytester, server, "--nlgeval-judge-read", "scale", suite=suite)
+        bodies = [b for b in server.bodies if "Output:" in b["messages"][-1]["content"]]
+    scale.assert_outcomes(passed=1)
+    check = results["checks"][0]
+    assert check["score"] == pytest.approx((4 * 0.5 + 5 * 0.2) / 0.7)
+    assert check["details"]["method"] == "scale"
+    assert check["details"]["samples"][0]["distribution"] == {"4": pytest.approx(5 / 7), "5": pytest.approx(2 / 7)}
+    assert bodies[-1]["max_tokens"] == 2 and bodies[-1]["top_logprobs"] == 20  # two decoding steps, not a form
+    assert results["judges"]["parse_failures"] == 0
+    # reading the scale is part of the judge's identity: never compared with a written-form baseline
+    assert results["evaluators"][check["evaluator"]]["read"] == "scale"
+
+
+def test_scale_distribution_ignores_tokens_outside_the_scale_and_bad_logprobs():
+    from pytest_nlgeval.judged import scale_distribution
+
+    position = {
+        "token": "\n",
+        "top_logprobs": [
+            {"token": "7", "logprob": -0.1},  # outside 1-5
+            {"token": "2", "logprob": 1000},  # not a log-probability
+            {"token": "3", "logprob": "-0.5"},  # a string, read as a number
+            {"token": "x", "logprob": None},
+        ],
+    }
+    value, distribution, mass = scale_distribution({"content": [position]}, (1, 5))
+    assert value == 3.0 and distribution == {"3": 1.0} and mass == pytest.approx(math.exp(-0.5))
+    assert scale_distribution({"content": [{"token": "a", "top_logprobs": []}]}, (1, 5)) is None
+    assert scale_distribution(None, (1, 5)) is None
+    assert scale_distribution({"content": [position]}, (0, 10)) is None  # two-digit scales are ambiguous

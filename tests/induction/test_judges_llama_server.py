@@ -339,3 +339,49 @@ def test_gemma_logprobs_give_a_weighted_score_inside_the_scale(gemma_server, tmp
     again_text, again_logprobs = judge._ask(prompt, logprobs=True)
     assert again_text == text and judge.usage.cache_hits == 1
     assert weighted_score(again_logprobs, text, digit.start(), int(digit.group()), scale) == weighted
+
+
+def test_gemma_scores_every_output_when_the_scale_is_read(gemma_server, pytester):
+    """Reading the scale (--nlgeval-judge-read scale): Gemma 3 270M, which never fills the answer form, gives a
+    score inside the scale for every output from the first two tokens' log-probabilities, and the same scores
+    from the cache on the second run. (Whether a 270M base model's scores mean anything is another matter: the
+    README says what to use it for.)"""
+    suite = """
+        from pytest_nlgeval import assert_judged
+
+        QUESTION = "When does the store open?"
+
+        def test_good():
+            assert 1 <= assert_judged("The store opens at 9 am every weekday.", "The reply answers the question.",
+                                      input=QUESTION) <= 5
+
+        def test_off_topic():
+            assert 1 <= assert_judged("Bananas are rich in potassium.", "The reply answers the question.",
+                                      input=QUESTION) <= 5
+    """
+    pytester.makepyfile(test_gemma_scale_suite=suite)
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "--nlgeval-judge-lm",
+        f"openai/{GEMMA}",
+        "--nlgeval-judge-api-base",
+        gemma_server.api_base,
+        "--nlgeval-judge-read",
+        "scale",
+        "--nlgeval-judge-max-tokens",
+        "48",
+        "--nlgeval-judge-timeout",
+        "120",
+        "--nlgeval-cache-dir",
+        str(pytester.path / "cache"),
+    ]
+    first = pytester.runpytest(*args, "--nlgeval-json", "first.json")
+    first.assert_outcomes(passed=2)
+    second = pytester.runpytest(*args, "--nlgeval-json", "second.json")
+    second.assert_outcomes(passed=2)
+    one, two = (json.loads((pytester.path / name).read_text()) for name in ("first.json", "second.json"))
+    assert one["judges"]["parse_failures"] == 0 and two["judges"]["calls"] == 0
+    checks = {c["nodeid"].split("::")[-1]: c for c in one["checks"]}
+    assert {c["details"]["method"] for c in checks.values()} == {"scale"}
+    assert [c["score"] for c in two["checks"]] == [c["score"] for c in one["checks"]]

