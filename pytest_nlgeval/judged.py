@@ -135,7 +135,7 @@ class Sample:
     written: int
     value: float
     rationale: str | None
-    method: str  # "scale" (read from the first tokens' distribution), "logprobs" or "written"
+    method: str  # "completion" / "scale" (read from a distribution over the scale), "logprobs" or "written"
     distribution: dict[str, float] | None = None
     mass: float | None = None
     retried: bool = False
@@ -188,6 +188,7 @@ def form_prompt(
     input: str | None = None,
     context: Sequence[str] | None = None,
     reference: str | None = None,
+    completion: bool = False,
 ) -> str:
     lo, hi = scale
     parts = [
@@ -207,6 +208,17 @@ def form_prompt(
         parts.append("")
     if reference is not None:
         parts += [f"Reference answer:\n{clip(reference, _MAX_TEXT)}", ""]
+    if completion:
+        # a raw continuation: no template to echo ("<an integer ...>"), and the prompt ends just before the digit
+        parts += [
+            f"Output:\n{clip(output, _MAX_TEXT)}",
+            "",
+            f"Rate the output on the criterion with one integer N from {lo} (worst) to {hi} (best), written as "
+            "\"Score: N\".",
+            "",
+            "Score: ",
+        ]
+        return "\n".join(parts)
     parts += [
         f"Output:\n{clip(output, _MAX_TEXT)}",
         "",
@@ -315,7 +327,7 @@ def weighted_score(
 
 
 #: how a judge's answer becomes a score (see :class:`CriterionJudge`)
-READ_MODES = ("form", "scale")
+READ_MODES = ("form", "scale", "completion")
 #: decoding steps read for the scale's distribution (a first token may be a space or a line break)
 SCALE_TOKENS = 2
 
@@ -355,6 +367,27 @@ def scale_distribution(logprobs, scale: tuple[int, int]) -> tuple[float, dict[st
             value = sum(k * p for k, p in probs.items()) / mass
             return value, {str(k): probs[k] / mass for k in sorted(probs)}, mass
     return None
+
+
+def _completion_logprobs(answer) -> dict | None:
+    """A completions answer's log-probabilities in the chat form that :func:`scale_distribution` reads:
+    OpenAI's legacy ``{"top_logprobs": [{token: logprob}]}`` or a ``content`` list; None without digits."""
+    try:
+        logprobs = answer["choices"][0].get("logprobs") or {}
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    if isinstance(logprobs.get("content"), list):
+        converted = {"content": logprobs["content"]}
+    else:
+        tops = logprobs.get("top_logprobs") or []
+        tokens = logprobs.get("tokens") or [""] * len(tops)
+        content = []
+        for token, top in zip(tokens, tops):
+            if not isinstance(top, dict):
+                return None
+            content.append({"token": token, "top_logprobs": [{"token": t, "logprob": v} for t, v in top.items()]})
+        converted = {"content": content}
+    return converted if scale_distribution(converted, (0, 9)) is not None else None
 
 
 # -- the judge ---------------------------------------------------------------------------------------------
@@ -506,6 +539,69 @@ class CriterionJudge:
             return str(first.get("text") or ""), first.get("logprobs")
         return str(first or ""), None
 
+    def _complete(self, prompt: str) -> dict | None:
+        """Top log-probabilities of the one token after ``prompt`` from the server's completions endpoint, as
+        ``{"content": [{"token", "logprob", "top_logprobs"}]}``; None when the server has no such endpoint or
+        returns none. Cached on disk with the chat answers (only answers that hold a distribution over some
+        digits); server failures are the named errors of the judge's LM."""
+        import json as _json
+        import socket
+        import urllib.error
+        import urllib.request
+
+        from pytest_nlgeval.induction.llmcache import (
+            JudgeServerHTTPError,
+            JudgeServerTimeout,
+            JudgeServerUnreachable,
+            request_key,
+        )
+
+        lm = self.lm
+        identity = getattr(lm, "identity", None) or self._identity()
+        inner_kwargs = dict(getattr(getattr(lm, "inner", lm), "kwargs", {}) or {})
+        api_base = inner_kwargs.get("api_base")
+        if not api_base:
+            return None  # a hosted API: no raw completions to ask
+        params = {"endpoint": "completions", "max_tokens": 1, "temperature": 0.0, "logprobs": TOP_LOGPROBS}
+        key = request_key(identity, params, prompt, None)
+        store = getattr(lm, "store", None)
+        usage = getattr(lm, "usage", None)
+        entry = store.get(key) if store is not None else None
+        if isinstance(entry, dict) and isinstance(entry.get("logprobs"), dict):
+            if usage is not None:
+                usage.add_hit()
+            return entry["logprobs"]
+        model = str(identity["model"]).split("/", 1)[-1]
+        body = {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": TOP_LOGPROBS}
+        request = urllib.request.Request(
+            api_base.rstrip("/") + "/completions",
+            data=_json.dumps(body).encode("utf-8"),
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {inner_kwargs.get('api_key', 'no-key')}",
+            },
+        )
+        timeout = float(inner_kwargs.get("timeout") or 120.0)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                answer = _json.loads(response.read(4_000_000))
+        except urllib.error.HTTPError as exc:
+            if exc.code in (404, 405, 501):
+                return None  # no completions endpoint: the answer form it is
+            raise JudgeServerHTTPError(
+                identity["model"], api_base, f"HTTP {exc.code} from /completions", status=exc.code
+            ) from None
+        except (socket.timeout, TimeoutError):
+            raise JudgeServerTimeout(identity["model"], api_base, f"no answer within {timeout:g} s") from None
+        except (urllib.error.URLError, ConnectionError, ValueError) as exc:
+            raise JudgeServerUnreachable(identity["model"], api_base, f"/completions: {exc}") from None
+        if usage is not None:
+            usage.add_call(answer.get("usage") if isinstance(answer, dict) else None)
+        logprobs = _completion_logprobs(answer)
+        if logprobs is not None and store is not None:
+            store.put(key, {"logprobs": logprobs})
+        return logprobs
+
     def steps(self, criterion: str, scale: tuple[int, int] = DEFAULT_SCALE) -> list[str]:
         """The evaluation steps for ``criterion`` (generated once, then from memory and the disk cache)."""
         scale = _check_scale(scale)
@@ -528,7 +624,23 @@ class CriterionJudge:
             self._steps[key] = steps
         return list(steps)
 
-    def _sample(self, prompt: str, scale: tuple[int, int], rollout: int, answers: list[str]) -> Sample | None:
+    def _sample(
+        self,
+        prompt: str,
+        scale: tuple[int, int],
+        rollout: int,
+        answers: list[str],
+        completion_prompt: str | None = None,
+    ) -> Sample | None:
+        if self.read == "completion" and completion_prompt is not None:
+            # The completions endpoint, one token: the prompt ends where the digit goes, so the next token's
+            # distribution is the judge's distribution over the scale. A server without that endpoint, or
+            # without log-probabilities there, falls back to the answer form.
+            read = scale_distribution(self._complete(completion_prompt), scale)
+            if read is not None:
+                value, distribution, mass = read
+                written = int(max(distribution, key=lambda k: distribution[k]))
+                return Sample(written, value, None, "completion", distribution, mass)
         if self.logprobs and self.read == "scale":
             # Read the scale, not the prose: the form ends where the score goes, so the first tokens' log-
             # probabilities hold the judge's distribution over the scale (G-Eval's weighting). One or two
@@ -582,10 +694,22 @@ class CriterionJudge:
             context=_texts(context, "context"),
             reference=_text(reference, "reference="),
         )
+        completion_prompt = None
+        if self.read == "completion":
+            completion_prompt = form_prompt(
+                criterion,
+                steps,
+                scale,
+                output,
+                input=_text(input, "input="),
+                context=_texts(context, "context"),
+                reference=_text(reference, "reference="),
+                completion=True,
+            )
         samples: list[Sample] = []
         answers: list[str] = []
         for k in range(self.samples):
-            sample = self._sample(prompt, scale, k, answers)
+            sample = self._sample(prompt, scale, k, answers, completion_prompt)
             if sample is None:
                 self.stats.add("parse_failures")
                 shown = " | ".join(repr(" ".join(a.split())[:120]) for a in answers[-2:])

@@ -114,7 +114,8 @@ _OPTIONS = [
         "judge_read",
         "string",
         "form: the judge writes 'Score: N' and a reason; scale: the score is read from the first two "
-        "tokens' distribution over the scale, for base models that never fill the form "
+        "tokens' distribution over the scale; completion: from the one token after 'Score: ' on the "
+        "server's completions endpoint (llama.cpp, vLLM), for base models that never fill the form "
         "(default form; env NLGEVAL_JUDGE_READ)",
     ),
 ]

@@ -424,3 +424,34 @@ def test_scale_distribution_ignores_tokens_outside_the_scale_and_bad_logprobs():
     assert scale_distribution({"content": [{"token": "a", "top_logprobs": []}]}, (1, 5)) is None
     assert scale_distribution(None, (1, 5)) is None
     assert scale_distribution({"content": [position]}, (0, 10)) is None  # two-digit scales are ambiguous
+
+
+def test_completion_reading_falls_back_to_the_form_on_a_server_without_completions(pytester):
+    """The stand-in answers only chat completions (404 elsewhere): reading by completion falls back to the
+    answer form and scores as the form does."""
+    suite = """
+        from pytest_nlgeval import assert_judged
+
+        def test_helpful():
+            assert assert_judged("answer with quality 4: hold it", "The answer is helpful.", input="How?") >= 3
+    """
+    with OpenAIStub("rule", responder=responder) as server:
+        result, results = run_suite(pytester, server, "--nlgeval-judge-read", "completion", suite=suite)
+    result.assert_outcomes(passed=1)
+    check = results["checks"][0]
+    assert check["score"] == pytest.approx(expected(4)) and check["details"]["method"] == "logprobs"
+
+
+def test_completion_logprobs_are_read_in_both_server_formats():
+    from pytest_nlgeval.judged import _completion_logprobs, scale_distribution
+
+    legacy = {"choices": [{"logprobs": {"tokens": ["4"], "top_logprobs": [{"4": math.log(0.6), "3": math.log(0.2)}]}}]}
+    value, distribution, _ = scale_distribution(_completion_logprobs(legacy), (1, 5))
+    assert value == pytest.approx((4 * 0.6 + 3 * 0.2) / 0.8) and set(distribution) == {"3", "4"}
+    content = {
+        "choices": [{"logprobs": {"content": [{"token": "5", "top_logprobs": [{"token": "5", "logprob": 0.0}]}]}}]
+    }
+    assert scale_distribution(_completion_logprobs(content), (1, 5))[0] == 5.0
+    assert _completion_logprobs({"choices": [{"logprobs": None}]}) is None
+    assert _completion_logprobs({"choices": [{"logprobs": {"tokens": ["a"], "top_logprobs": [{"a": -0.1}]}}]}) is None
+    assert _completion_logprobs("not json") is None

@@ -385,3 +385,27 @@ def test_gemma_scores_every_output_when_the_scale_is_read(gemma_server, pytester
     checks = {c["nodeid"].split("::")[-1]: c for c in one["checks"]}
     assert {c["details"]["method"] for c in checks.values()} == {"scale"}
     assert [c["score"] for c in two["checks"]] == [c["score"] for c in one["checks"]]
+
+
+def test_gemma_completion_reading_gives_a_distribution_over_the_scale(gemma_server, tmp_path):
+    """--nlgeval-judge-read completion on llama.cpp: one token after 'Score: ', its distribution over 1-5, for
+    every output, deterministic at temperature 0 and answered from the cache the second time."""
+    from pytest_nlgeval.judged import build_judge, judge_options
+
+    settings = judge_options(
+        {
+            "judge_lm": f"openai/{GEMMA}",
+            "judge_api_base": gemma_server.api_base,
+            "judge_read": "completion",
+            "judge_max_tokens": "48",
+        }
+    )
+    judge = build_judge(settings, cache_dir=tmp_path)
+    outputs = ["The store opens at 9 am.", "Bananas are rich in potassium.", "It opens at nine on weekdays."]
+    first = [judge.judge(o, "The reply answers the question.", input="When does the store open?") for o in outputs]
+    assert all(j.method == "completion" and 1.0 <= j.value <= 5.0 for j in first)
+    assert all(abs(sum(j.samples[0].distribution.values()) - 1.0) < 1e-6 for j in first)
+    calls = judge.usage.calls
+    again = build_judge(settings, cache_dir=tmp_path)
+    second = [again.judge(o, "The reply answers the question.", input="When does the store open?") for o in outputs]
+    assert [j.value for j in second] == [j.value for j in first] and again.usage.calls == 0 and calls > 0
