@@ -291,7 +291,17 @@ class InducedMetric:
         """The composed score of raw component values (see :func:`~pytest_nlgeval.induction.regress.predict_linear`)."""
         from pytest_nlgeval.induction.regress import predict_linear
 
-        return predict_linear(rows, self.mean, self.scale, self.coefficients, self.intercept)
+        try:
+            return predict_linear(rows, self.mean, self.scale, self.coefficients, self.intercept)
+        except OverflowError:
+            raise self._overflow("overflows") from None
+
+    def _overflow(self, what: str) -> ArtifactError:
+        where = str(self.path) if self.path else f"induced metric {self.name!r}"
+        return ArtifactError(
+            f"{where}: the composed score {what} although every component value is finite; its coefficients, "
+            "means or scales are out of range (an edited artifact?). Re-induce it with `nlgeval induce`"
+        )
 
     def score_batch(
         self, outputs: Sequence[str], inputs: Sequence | None = None, references: Sequence | None = None
@@ -323,6 +333,9 @@ class InducedMetric:
                 f"induced metric {self.name!r}: no score, judge output could not be parsed after a retry: "
                 + "; ".join(f"{k}: {v[:160]}" for k, v in ev.errors.items())
             )
+        if not math.isfinite(ev.value) and all(math.isfinite(v) for v in ev.components.values()):
+            # every component is a number, so the artifact's own numbers overflow: not a judge's fault
+            raise self._overflow(f"is {ev.value}")
         return ev.value
 
     __call__ = score

@@ -450,6 +450,7 @@ def _validate(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -
         values = need(name, "f", 1, "a 1-D array of floats")
         if values.size != total:
             raise _bad(path, f"array {name!r} has {values.size} values but array 'lengths' adds up to {total}")
+        finite(name, values)  # a NaN would otherwise surface deep inside DTW, naming neither file nor array
     features = need("features", "f", 2, f"a 2-D float array (references x {len(FEATURE_NAMES)})")
     if features.shape != (n, len(FEATURE_NAMES)):
         raise _bad(path, f"array 'features' has shape {features.shape}, expected ({n}, {len(FEATURE_NAMES)})")

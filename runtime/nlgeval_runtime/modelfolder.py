@@ -47,9 +47,15 @@ class ModelFolder:
                 f"Export a checkpoint with `nlgeval export CHECKPOINT {folder}`."
             )
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ModelFormatError(f"{manifest_path} is not valid JSON ({exc}); re-export the model") from exc
+        except _DuplicateKey as exc:
+            # JSON readers keep the last of two equal keys; a dimension declared twice would be read silently
+            raise ModelFormatError(
+                f"{manifest_path} names {exc.args[0]!r} twice in one object; keep one entry (re-export or "
+                "`nlgeval-train declare` the folder)"
+            ) from None
         _validate_manifest(manifest, manifest_path)
         return cls(folder, manifest)
 
@@ -168,6 +174,19 @@ class ModelFolder:
                     f"(expected {expected[:16]}..., got {actual[:16]}...): the file was modified or truncated. "
                     "Re-download or re-export the model folder; never edit it by hand."
                 )
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
 
 
 def _validate_manifest(manifest: Any, where: Path) -> None:

@@ -146,3 +146,19 @@ def test_bank_component_options_are_checked_when_loading(saved, component, messa
     _edit(saved, lambda d: d["components"].__setitem__(1, component))
     with pytest.raises(ArtifactError, match=message):
         InducedMetric.load(saved, trust=True)
+
+
+def test_an_overflowing_artifact_is_named_not_blamed_on_a_judge():
+    """Coefficients edited to 1e308 make the composed score infinite while every component is finite: the
+    error names the artifact and what to do, never a judge the metric does not have."""
+    from pathlib import Path
+
+    from pytest_nlgeval.induction.artifact import ArtifactError, InducedMetric
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "induced_metric" / "helpful.json"
+    metric = InducedMetric.load(path)
+    metric.coefficients = [1e308] * len(metric.coefficients)
+    with pytest.raises(
+        ArtifactError, match=r"helpful\.json: the composed score (overflows|is inf|is nan).*Re-induce it"
+    ):
+        metric.score("Descale with vinegar and water.", input="How do I descale a kettle?", references=["Use vinegar."])

@@ -32,3 +32,19 @@ def test_long_text_is_cut_to_the_maximum_length(embedder):
 def test_a_boolqa_folder_is_not_a_sentence_encoder():
     with pytest.raises(ModelFormatError, match="not a sentence encoder"):
         load_embedder(embedded_model_path(), device="cpu")
+
+
+def test_a_manifest_that_names_a_key_twice_is_a_format_error(tmp_path):
+    """JSON readers keep the last of two equal keys: a dimension declared twice must not be read silently."""
+    import shutil
+
+    from nlgeval_runtime.modelfolder import ModelFolder
+
+    folder = tmp_path / "embed"
+    shutil.copytree(embedded_model_path() / "embed", folder)
+    text = (folder / "nlgeval.json").read_text(encoding="utf-8")
+    doubled = text.replace('"kind": "embedding",', '"kind": "embedding",\n  "kind": "embedding",', 1)
+    assert doubled != text
+    (folder / "nlgeval.json").write_text(doubled, encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="names 'kind' twice"):
+        ModelFolder.open(folder)

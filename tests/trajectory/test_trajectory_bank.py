@@ -246,6 +246,14 @@ def _save_edited(tmp_path, arrays, name="edited.npz"):
             lambda a: a.update(density_gaussian_var_cov=np.full((2, 2), np.nan)),
             r"array 'density_gaussian_var_cov' holds NaN",
         ),
+        (
+            lambda a: a.update(diversity=np.where(np.arange(a["diversity"].size) == 3, np.nan, a["diversity"])),
+            r"array 'diversity' holds NaN or infinite values",
+        ),
+        (
+            lambda a: a.update(coherence=np.where(np.arange(a["coherence"].size) == 0, np.inf, a["coherence"])),
+            r"array 'coherence' holds NaN or infinite values",
+        ),
         (lambda a: a.pop("std_mean"), r"array 'std_mean' is missing"),
         (
             lambda a: a.update(meta=np.array('{"format": "nlgeval-trajectory-bank", "format_v')),
