@@ -25,8 +25,10 @@ found in the source (unigram precision, the strong baseline of factual-consisten
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from typing import Collection, Sequence
 from dataclasses import dataclass
 
 from nlgeval_runtime.claims import STOPWORDS, content_words, words
@@ -59,15 +61,14 @@ _SCALES = {
     "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "mln": 1e6, "billion": 1e9, "bn": 1e9,
     "b": 1e9, "trillion": 1e12, "tn": 1e12,
 }  # fmt: skip
-_MONTHS = {
-    m: i + 1
-    for i, names_ in enumerate(
-        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
-         ("november", "nov"), ("december", "dec")]
-    )
-    for m in names_
-}  # fmt: skip
+_MONTH_SPELLINGS = (
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+    ("december", "dec"),
+)  # fmt: skip
+#: every spelling of a month -> the month's full name
+_MONTHS = {spelling: forms[0] for forms in _MONTH_SPELLINGS for spelling in forms}
+_MONTH_NAMES = frozenset(forms[0] for forms in _MONTH_SPELLINGS)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 #: the noun after a number that says what is counted; plural and singular map to one name
 _UNIT_NOUNS = {
@@ -246,19 +247,17 @@ def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
         elif j < len(toks) and (toks[j][0] == "sign" and toks[j][1] == "%"):
             unit, j = "percent", j + 1
         elif j < len(toks) and toks[j][1] in _MONTHS and toks[j][0] == "word" and value <= 31:
-            unit, j = _month_name(toks[j][1]), j + 1
+            unit, j = _MONTHS[toks[j][1]], j + 1
         elif j < len(toks) and unit is None:
             noun = _unit(toks[j][1])
             if noun is None and j + 1 < len(toks) and toks[j][0] == "word" and toks[j][1] not in STOPWORDS:
                 noun = _unit(toks[j + 1][1]) if toks[j + 1][1] not in ("of",) else None
                 if noun is not None:
                     j += 1  # "38 million new jobs": one adjective between the number and its noun
-                else:
-                    noun = None
             if noun is not None:
                 unit, j = noun, j + 1
         if unit is None and start > 0 and toks[start - 1][1] in _MONTHS and value <= 31 and kind == "num":
-            unit = _month_name(toks[start - 1][1])  # "May 19"
+            unit = _MONTHS[toks[start - 1][1]]  # "May 19"
         mention_kind = "date" if unit in _MONTH_NAMES else "number"
         if unit is None and kind == "num" and float(value).is_integer() and 1800 <= value <= 2100 and "," not in tok:
             mention_kind = "year"
@@ -272,15 +271,6 @@ def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
 
 _TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "century"})
 _SCALES_WORDS = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "m", "k"})
-_MONTH_NAMES = frozenset(
-    {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november"}
-    | {"december"}
-)
-
-
-def _month_name(token: str) -> str:
-    number = _MONTHS[token]
-    return sorted(_MONTH_NAMES, key=lambda m: _MONTHS[m])[number - 1]
 
 
 def _span_text(text: str, toks: list, start: int, end: int) -> str:
@@ -307,7 +297,7 @@ def _compatible_units(claim: str | None, evidence: str | None) -> bool:
     return claim == evidence
 
 
-def _stem_match(word: str, vocabulary: set[str]) -> bool:
+def _stem_match(word: str, vocabulary: Collection[str]) -> bool:
     if word in vocabulary:
         return True
     if len(word) < 5:
@@ -354,12 +344,27 @@ def negated(text: str) -> bool:
     return any(t in _NEGATION or t.endswith("n't") for t in toks)
 
 
+@functools.lru_cache(maxsize=64)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(words(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _ordered_words(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(words(text)))
+
+
+@functools.lru_cache(maxsize=64)
+def _liberal_numbers(text: str) -> tuple[NumberMention, ...]:
+    return tuple(numbers(text, liberal=True))
+
+
 def lexical_support(claim: str, source: str) -> float:
     """Share of the claim's content words found in the source (1.0 for a claim without content words)."""
     claim_words = content_words(claim)
     if not claim_words:
         return 1.0
-    vocabulary = set(words(source))
+    vocabulary = _word_set(source)
     return sum(1 for w in claim_words if _stem_match(w, vocabulary)) / len(claim_words)
 
 
@@ -372,10 +377,12 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
     source = evidence if source is None else source
     found: list[Mismatch] = []
     # the evidence is read liberally ("one" is 1), the claim strictly: a missed number in the claim costs a
-    # check, a missed number in the evidence a false alarm
-    evidence_numbers = numbers(evidence, liberal=True)
-    source_numbers = numbers(source, liberal=True) if source is not evidence else evidence_numbers
-    for mention in numbers(claim):
+    # check, a missed number in the evidence a false alarm. The evidence and the source are shared by every
+    # claim of an output, so their parses are memoised.
+    evidence_numbers = _liberal_numbers(evidence)
+    source_numbers = _liberal_numbers(source)
+    claim_numbers = numbers(claim)
+    for mention in claim_numbers:
         if any(
             _same_value(mention.value, e.value) and _compatible_units(mention.unit, e.unit) for e in evidence_numbers
         ):
@@ -384,12 +391,14 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
             continue  # a bare number or a year ("in 2015") is context, often stated once for the whole article
         found.append(Mismatch(mention.kind, mention.text, _closest(mention, evidence_numbers)))
     claim_words = words(claim)
-    evidence_words = set(words(evidence))
-    source_words = set(words(source))
+    evidence_words = _ordered_words(evidence)  # in reading order: "the source says" names the first one
+    source_words = _word_set(source)
+    source_months = {_MONTHS[w] for w in source_words if w in _MONTHS}
+    dated = {n.unit for n in claim_numbers if n.kind == "date"}
     for month in dict.fromkeys(w for w in claim_words if w in _MONTHS and len(w) > 3):
-        if month in source_words or _month_name(month) in {_month_name(w) for w in source_words if w in _MONTHS}:
+        if month in source_words or _MONTHS[month] in source_months:
             continue
-        if any(n.kind == "date" and n.unit == _month_name(month) for n in numbers(claim)):
+        if _MONTHS[month] in dated:
             continue  # already reported with its day
         said = [w for w in evidence_words if w in _MONTHS and len(w) > 3]
         found.append(Mismatch("month", month.capitalize(), said[0].capitalize() if said else None))
@@ -407,7 +416,7 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
     return found
 
 
-def _closest(mention: NumberMention, evidence: list[NumberMention]) -> str | None:
+def _closest(mention: NumberMention, evidence: Sequence[NumberMention]) -> str | None:
     """What the evidence says instead: a number of the same unit, else the same value with another unit."""
     same_unit = [e for e in evidence if mention.unit is not None and e.unit == mention.unit]
     if same_unit:
