@@ -327,8 +327,7 @@ class Evaluator:
         fields = prepare_fields(dim, values)
         best = [0.0] * len(units)
         for argument, calibration in spec["against"].items():
-            other = fields[argument].strip()
-            keys = [f"similarity {dim.question}{_PAIR}{u.strip()}{_PAIR}{other}" for u in units]
+            keys = [_pair_key(dim, unit, fields[argument]) for unit in units]
             for k, cosine in enumerate(self.similarities(keys, spec["folder"])):
                 best[k] = max(best[k], _calibrated(calibration, cosine))
         scale = float(spec.get("content_scale", 5.0))
@@ -517,11 +516,12 @@ class Evaluator:
 
         fluency = self._as_served(self.registry.get("fluency", "summarization"))
         forms = self._scored_units([fluency] * len(claim_units), [fluency.input_text(c[3], {}) for c in claim_units])
+        checks_of = {d.key: FactChecks.from_spec(self._served(d)["checks"]) for _, d, _, _, _ in claim_units}
         for (i, dim, u, claim, unit_windows), form in zip(claim_units, forms):
             _, body, _ = self._source_parts(dim, per_case[i])
             aligned = [w.text for w in unit_windows or [] if 1 <= w.last - w.first <= 2]  # sentences, pairs
             evidence = "\n".join(aligned) if aligned else body
-            checks = FactChecks.from_spec(self._served(dim)["checks"])
+            checks = checks_of[dim.key]
             _, units, results, supports = by_case[i][dim.name]
             head, truncated, n_tokens = results[u]
             verdict = checks.judge(claim, head=head, form=form[0], evidence=evidence, source=body)
@@ -810,8 +810,14 @@ def _similarity_keys(dim: Dimension, units: list[str], values: dict) -> list[str
     with (the dimension's first field after the output, e.g. the question)."""
     from pytest_nlgeval.core.dimensions import prepare_fields
 
-    other = prepare_fields(dim, values)[dim.arguments[0]].strip()
-    return [f"similarity {dim.question}{_PAIR}{unit.strip()}{_PAIR}{other}" for unit in units]
+    other = prepare_fields(dim, values)[dim.arguments[0]]
+    return [_pair_key(dim, unit, other) for unit in units]
+
+
+def _pair_key(dim: Dimension, unit: str, other: str) -> str:
+    """The cache key of one (unit, other text) pair of a sentence-encoder dimension; :meth:`Evaluator.similarities`
+    splits it back into the two texts."""
+    return f"similarity {dim.question}{_PAIR}{unit.strip()}{_PAIR}{other.strip()}"
 
 
 def _calibrated(calibration: dict, cosine: float, key: str | None = None) -> float:

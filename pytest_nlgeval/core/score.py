@@ -32,13 +32,8 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {">": _op.gt, ">=": _op.
 _MAX_TEXT = 120
 
 
-#: how the unit scores were combined, as the failure message says it
-_AGGREGATION_WORDS = {
-    "mean": "mean",
-    "sum": "sum",
-    "min": "the weakest",
-    "mean_min": "(average + weakest) / 2",
-}
+#: how the unit scores were combined, as the failure message says it (``mean_min`` has a line of its own)
+_AGGREGATION_WORDS = {"mean": "mean", "sum": "sum", "min": "the weakest"}
 
 
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:
@@ -231,10 +226,10 @@ class Score:
         if self.details.get("unit") == "claim" and not units:
             lines.append("the output makes no claim to check (only replies such as 'Yes.' or preambles): score 1")
         if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
-            how = _AGGREGATION_WORDS.get(str(self.details.get("aggregation", "mean")), "mean")
             if self.details.get("aggregation") == "mean_min":
                 lines.append(f"per-{noun} scores ({len(units)}; the score is (average + weakest) / 2):")
             else:
+                how = _AGGREGATION_WORDS.get(str(self.details.get("aggregation", "mean")), "mean")
                 lines.append(f"per-{noun} scores ({how} of {len(units)}):")
             weakest = min(range(len(units)), key=lambda i: units[i]["score"])
             for i, unit in enumerate(units):
