@@ -307,23 +307,34 @@ def weighted_score(
         index = next((i for i, t in enumerate(tokens) if t.strip() == str(written)), None)
         if index is None:
             return None
-    alternatives = content[index].get("top_logprobs") or [
-        {"token": tokens[index], "logprob": content[index].get("logprob")}
+    return _over_scale(content[index], scale)
+
+
+def _over_scale(position: dict, scale: tuple[int, int]) -> tuple[float, dict[str, float], float] | None:
+    """The distribution over the scale's digit tokens among one position's top log-probabilities:
+    ``(probability-weighted score, distribution normalised to 1, probability mass on the scale)``, or None
+    when no alternative is a digit of the scale. Log-probabilities that are not finite numbers <= 0 (a
+    string that is no number, 1000, NaN) are not probabilities and are skipped."""
+    lo, hi = scale
+    alternatives = position.get("top_logprobs") or [
+        {"token": position.get("token"), "logprob": position.get("logprob")}
     ]
     probs: dict[int, float] = {}
     for alt in alternatives:
         token = str(alt.get("token") or "").strip()
-        logprob = alt.get("logprob")
-        if not token.isdigit() or logprob is None or not math.isfinite(float(logprob)):
+        try:
+            logprob = float(alt.get("logprob"))
+        except (TypeError, ValueError):
             continue
-        s = int(token)
-        if lo <= s <= hi:
-            probs[s] = probs.get(s, 0.0) + math.exp(float(logprob))
+        if not token.isdigit() or not math.isfinite(logprob) or logprob > 0:
+            continue
+        if lo <= int(token) <= hi:
+            probs[int(token)] = probs.get(int(token), 0.0) + math.exp(logprob)
     mass = sum(probs.values())
     if mass <= 0.0:
         return None
-    value = sum(s * p for s, p in probs.items()) / mass
-    return value, {str(s): probs[s] / mass for s in sorted(probs)}, mass
+    value = sum(k * p for k, p in probs.items()) / mass
+    return value, {str(k): probs[k] / mass for k in sorted(probs)}, mass
 
 
 #: how a judge's answer becomes a score (see :class:`CriterionJudge`)
@@ -347,26 +358,17 @@ def scale_distribution(logprobs, scale: tuple[int, int]) -> tuple[float, dict[st
         return None
     content = (_plain(logprobs) or {}).get("content") if logprobs else None
     for position in content or []:
-        alternatives = position.get("top_logprobs") or [
-            {"token": position.get("token"), "logprob": position.get("logprob")}
-        ]
-        probs: dict[int, float] = {}
-        for alt in alternatives:
-            token = str(alt.get("token") or "").strip()
-            logprob = alt.get("logprob")
-            try:
-                logprob = float(logprob)
-            except (TypeError, ValueError):
-                continue
-            if not token.isdigit() or not math.isfinite(logprob) or logprob > 0:
-                continue
-            if lo <= int(token) <= hi:
-                probs[int(token)] = probs.get(int(token), 0.0) + math.exp(logprob)
-        mass = sum(probs.values())
-        if mass > 0.0:
-            value = sum(k * p for k, p in probs.items()) / mass
-            return value, {str(k): probs[k] / mass for k in sorted(probs)}, mass
+        read = _over_scale(position, scale)
+        if read is not None:
+            return read
     return None
+
+
+def _read_sample(read: tuple[float, dict[str, float], float], method: str) -> Sample:
+    """A sample read off a distribution over the scale: no written answer, so the most likely digit stands
+    for the written score and there is no rationale."""
+    value, distribution, mass = read
+    return Sample(int(max(distribution, key=lambda k: distribution[k])), value, None, method, distribution, mass)
 
 
 def _completion_logprobs(answer) -> dict | None:
@@ -465,7 +467,8 @@ class CriterionJudge:
             raise ValueError(f"read must be one of {', '.join(READ_MODES)}, got {read!r}")
         #: ``form``: the judge writes "Score: N" and a reason, logprob-weighted where the server returns them;
         #: ``scale``: the score is read from the first generated tokens' distribution over the scale (two
-        #: decoding steps), falling back to the written form where no scale token is among them
+        #: decoding steps); ``completion``: from the one token after "Score: " on the server's completions
+        #: endpoint. Both fall back to the written form where no scale token is among the alternatives.
         self.read = read
         from pytest_nlgeval.induction.llmcache import cached_lm
 
@@ -638,9 +641,7 @@ class CriterionJudge:
             # without log-probabilities there, falls back to the answer form.
             read = scale_distribution(self._complete(completion_prompt), scale)
             if read is not None:
-                value, distribution, mass = read
-                written = int(max(distribution, key=lambda k: distribution[k]))
-                return Sample(written, value, None, "completion", distribution, mass)
+                return _read_sample(read, "completion")
         if self.logprobs and self.read == "scale":
             # Read the scale, not the prose: the form ends where the score goes, so the first tokens' log-
             # probabilities hold the judge's distribution over the scale (G-Eval's weighting). One or two
@@ -648,9 +649,7 @@ class CriterionJudge:
             text, logprobs = self._ask(prompt, rollout=rollout, logprobs=True, max_tokens=SCALE_TOKENS)
             read = scale_distribution(logprobs, scale)
             if read is not None:
-                value, distribution, mass = read
-                written = int(max(distribution, key=lambda k: distribution[k]))
-                return Sample(written, value, None, "scale", distribution, mass)
+                return _read_sample(read, "scale")
         text, logprobs = self._ask(prompt, rollout=rollout, logprobs=self.logprobs)
         answers.append(text)
         parsed = parse_score(text, scale)
@@ -685,27 +684,23 @@ class CriterionJudge:
         output = _needed_text(output, "output")
         criterion = _needed_text(criterion, "criterion")
         steps = self.steps(criterion, scale)
-        prompt = form_prompt(
-            criterion,
-            steps,
-            scale,
-            output,
-            input=_text(input, "input="),
-            context=_texts(context, "context"),
-            reference=_text(reference, "reference="),
-        )
-        completion_prompt = None
-        if self.read == "completion":
-            completion_prompt = form_prompt(
+        given_input, given_context = _text(input, "input="), _texts(context, "context")
+        given_reference = _text(reference, "reference=")
+
+        def prompt_for(completion: bool) -> str:
+            return form_prompt(
                 criterion,
                 steps,
                 scale,
                 output,
-                input=_text(input, "input="),
-                context=_texts(context, "context"),
-                reference=_text(reference, "reference="),
-                completion=True,
+                input=given_input,
+                context=given_context,
+                reference=given_reference,
+                completion=completion,
             )
+
+        prompt = prompt_for(False)
+        completion_prompt = prompt_for(True) if self.read == "completion" else None
         samples: list[Sample] = []
         answers: list[str] = []
         for k in range(self.samples):
