@@ -194,19 +194,24 @@ def _calibrated(checks, rows: list[dict]):
     threshold needs a supported claim to score clearly high (0.7 is the documented default). Scaling the
     log-odds keeps the order of every claim and the boundary, and only spreads the scale.
     """
-    import statistics
-
     from nlgeval_runtime.factcheck import FactChecks
 
     z = [
         checks.intercept + sum(w * x for w, x in zip(checks.weights, FactChecks.features(s["head"], s["lexical"])))
         for s in (r["signals"] for r in rows if r["label"] == 1 and not r["signals"]["mismatches"])
     ]
-    middle = statistics.median(z) if z else 0.0
-    if middle <= 0:
-        return checks  # the regression does not place supported claims above its boundary: nothing to spread
-    scale = math.log(SUPPORTED_MEDIAN / (1 - SUPPORTED_MEDIAN)) / middle
+    scale = median_spread(z)
     return FactChecks(checks.intercept * scale, tuple(w * scale for w in checks.weights), checks.cap, checks.form_floor)
+
+
+def median_spread(positive_log_odds: list[float], target: float = SUPPORTED_MEDIAN) -> float:
+    """The factor that puts the median of ``positive_log_odds`` (a fitted regression's log-odds on the positive
+    pseudo examples) at probability ``target``; 1 (nothing to spread) when that median is not above the
+    regression's boundary. Scaling log-odds keeps every example's order and the 0.5 boundary."""
+    import statistics
+
+    middle = statistics.median(positive_log_odds) if positive_log_odds else 0.0
+    return math.log(target / (1 - target)) / middle if middle > 0 else 1.0
 
 
 def _fold(source: str) -> int:

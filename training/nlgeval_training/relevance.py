@@ -17,7 +17,6 @@ as for the fact checks.
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 from pathlib import Path
@@ -100,15 +99,12 @@ def fit_calibration(cosines: list[float], labels: list[int], lexical: list[float
     """``{"scale", "offset"}`` of sigmoid(scale * cosine + offset) (plus ``"lexical"``, the weight of the share
     of the text's content words found in the other text, when ``lexical`` is given), spread so the median
     relevant pair scores :data:`SUPPORTED_MEDIAN`."""
-    import statistics
-
-    from nlgeval_training.fact_checks import fit_logistic
+    from nlgeval_training.fact_checks import fit_logistic, median_spread
 
     rows = [[c] if lexical is None else [c, x] for c, x in zip(cosines, lexical or cosines)]
     weights = fit_logistic(rows, labels)
     z = [sum(w * v for w, v in zip(weights, [1.0, *row])) for row, y in zip(rows, labels) if y == 1]
-    middle = statistics.median(z)
-    spread = math.log(SUPPORTED_MEDIAN / (1 - SUPPORTED_MEDIAN)) / middle if middle > 0 else 1.0
+    spread = median_spread(z, SUPPORTED_MEDIAN)
     block = {"scale": round(weights[1] * spread, 4), "offset": round(weights[0] * spread, 4)}
     if lexical is not None:
         block["lexical"] = round(weights[2] * spread, 4)
