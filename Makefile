@@ -9,7 +9,7 @@ REPORTS := reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench clean browser embedded-model meta-eval probe facts-dev wheels
+.PHONY: install test demo bench clean browser embedded-model meta-eval probe facts-dev dev-table wheels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -146,6 +146,11 @@ clean:
 # QAGS-XSum dev against ROUGE-2 and unigram precision, with intervals, and the realistic pairs.
 facts-dev: install
 	$(BIN)/python benchmarks/facts_dev.py --data $(NLGEVAL_DATA)/human
+
+# The development table of the summarization and data-to-text dimensions (docs/validity.md): SummEval dev
+# (summary level), SFRES and SFHOT dev beside ROUGE-2, METEOR, BLEU and unigram precision, with intervals.
+dev-table: install
+	$(BIN)/python benchmarks/dev_table.py --data $(NLGEVAL_DATA)/human
 
 # Wheels of the two distributions a project installs (`pip install dist/*.whl`, see the README).
 wheels: $(BIN)/python

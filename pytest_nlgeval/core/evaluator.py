@@ -312,26 +312,45 @@ class Evaluator:
             fitted = [(math.sqrt(max(0.0, r[0]) * float(other)), *r[1:]) for r in results]
             by_case[i][dim.name] = (d, units, fitted, supports)
 
-    def _informative(self, dim: Dimension, units: list[str], values: dict) -> list[tuple[float, bool, int]]:
-        """Each unit's informative relevance: how closely it relates to the texts the declaration names
-        (``against``: argument -> calibration; the best of them), times how much it says
-        (1 - exp(-content words / ``content_scale``)). Dialogue engagingness: "an engaging and informative
-        response according to the dialogue history and fact" (UniEval's question), summed over sentences."""
+    def _related_keys(self, dim: Dimension, units: list[str], values: dict) -> dict[str, list[str]]:
+        """The sentence-encoder pairs of a ``related`` or ``informative`` dimension's units: for each text its
+        declaration names (``against``: argument -> calibration) that the call gives, one pair key per unit."""
+        from pytest_nlgeval.core.dimensions import _check_text, prepare_fields
+
+        fields = prepare_fields(dim, values)
+        for argument in self._served(dim)["against"]:
+            if argument not in fields and values.get(argument) is not None:
+                fields[argument] = _check_text(values[argument], f"`{argument}=`")
+        return {
+            argument: [_pair_key(dim, unit, fields[argument]) for unit in units]
+            for argument in self._served(dim)["against"]
+            if argument in fields
+        }
+
+    def _related(
+        self, dim: Dimension, units: list[str], keys: dict[str, list[str]], cosines: dict[str, float]
+    ) -> list[tuple[float, bool, int]]:
+        """Each unit's calibrated relation to the texts of ``keys`` (see :meth:`_related_keys`).
+
+        ``related``: the mean log-odds over the named texts that were given (summarization relevance: the
+        summary keeps what the reference and the document say matters). ``informative``: the best of them,
+        times how much the unit says (1 - exp(-content words / ``content_scale``)); dialogue engagingness,
+        "an engaging and informative response according to the dialogue history and fact" (UniEval's
+        question), summed over sentences.
+        """
         import math
 
         from nlgeval_runtime.claims import content_words
 
-        from pytest_nlgeval.core.dimensions import prepare_fields
-
         spec = self._served(dim)
-        fields = prepare_fields(dim, values)
-        best = [0.0] * len(units)
-        for argument, calibration in spec["against"].items():
-            keys = [_pair_key(dim, unit, fields[argument]) for unit in units]
-            for k, cosine in enumerate(self.similarities(keys, spec["folder"])):
-                best[k] = max(best[k], _calibrated(calibration, cosine))
+        log_odds = [[_log_odds(spec["against"][a], cosines[k], k) for k in pairs] for a, pairs in keys.items()]
+        if spec.get("scorer") == "related":
+            return [(_sigmoid(sum(column) / len(column)), False, 0) for column in zip(*log_odds)]
         scale = float(spec.get("content_scale", 5.0))
-        return [(b * (1.0 - math.exp(-len(content_words(u)) / scale)), False, 0) for b, u in zip(best, units)]
+        return [
+            (_sigmoid(max(column)) * (1.0 - math.exp(-len(content_words(u)) / scale)), False, 0)
+            for column, u in zip(zip(*log_odds), units)
+        ]
 
     def similarities(self, keys: Sequence[str], folder: str, *, best_sentence: bool = False) -> list[float]:
         """Cosines of the text pairs ``keys`` (see :func:`_similarity_keys`) under the sentence encoder in the
@@ -451,7 +470,7 @@ class Evaluator:
                 scorer = self._served(dim).get("scorer")
                 if scorer == "similarity":
                     unit_texts = _similarity_keys(dim, units, per_case[i])
-                elif scorer == "informative":
+                elif scorer in ("informative", "related"):
                     unit_texts = []  # scored from the sentence encoder's cosines below, not by a graph
                 plans.append((i, dim, units, unit_texts))
                 texts.extend(unit_texts)
@@ -463,13 +482,35 @@ class Evaluator:
         else:
             all_texts = texts
         results = self._scored_units(text_dims, all_texts)
+        related_keys = {
+            p: self._related_keys(dim, units, per_case[i])
+            for p, (i, dim, units, _) in enumerate(plans)
+            if self._served(dim).get("scorer") in ("informative", "related")
+        }
+        cosines: dict[str, float] = {}
+        for folder in dict.fromkeys(self._served(plans[p][1])["folder"] for p in related_keys):
+            keys = list(
+                dict.fromkeys(
+                    k
+                    for p, by_argument in related_keys.items()
+                    if self._served(plans[p][1])["folder"] == folder
+                    for pairs in by_argument.values()
+                    for k in pairs
+                )
+            )
+            cosines.update(zip(keys, self.similarities(keys, folder)))
         fingerprint, fid = self.fingerprint, self.fingerprint_id
         by_case: list[dict[str, tuple]] = [dict() for _ in outputs]
         at = unit_at = 0
         claim_units = []  # (case, dimension, unit index, claim, its candidate evidence windows)
-        for i, dim, units, unit_texts in plans:
-            if self._served(dim).get("scorer") == "informative":
-                by_case[i][dim.name] = (dim, units, self._informative(dim, units, per_case[i]), [None] * len(units))
+        for p, (i, dim, units, unit_texts) in enumerate(plans):
+            if p in related_keys:
+                by_case[i][dim.name] = (
+                    dim,
+                    units,
+                    self._related(dim, units, related_keys[p], cosines),
+                    [None] * len(units),
+                )
                 continue
             unit_results, supports = [], []
             for u, unit in enumerate(units):
@@ -495,6 +536,7 @@ class Evaluator:
             by_case[i][dim.name] = (dim, units, unit_results, supports)
         if claim_units:
             self._check_claims(claim_units, by_case, per_case)
+        self._read_against_source(plans, by_case, per_case)
         for dim in members:
             partner = self._served(dim).get("in_context_of")
             if partner:
@@ -504,6 +546,76 @@ class Evaluator:
             inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
             scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder))
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
+
+    def _read_against_source(self, plans: list, by_case: list[dict], per_case: list[dict]) -> None:
+        """The readings of a whole output against its ``source`` that a dimension's declaration asks for;
+        updates ``by_case`` in place. ``slots`` (data-to-text informativeness): a slot of the meaning
+        representation whose value the utterance does not state caps the score. ``discourse`` (summarization
+        coherence): the model's answer, raised to ``head_power``, times the order and repetition factors of
+        :mod:`nlgeval_runtime.discourse`."""
+        discourse = []
+        for i, dim, _, _ in plans:
+            spec = self._served(dim)
+            if per_case[i].get("source") is None or dim.name not in by_case[i]:
+                continue
+            if spec.get("slots"):
+                self._check_slots(dim, spec["slots"], by_case[i], per_case[i]["source"])
+            if spec.get("discourse"):
+                discourse.append((i, dim, spec["discourse"]))
+        if discourse:
+            self._read_discourse(discourse, by_case, per_case)
+
+    @staticmethod
+    def _check_slots(dim: Dimension, spec: dict, parts: dict, source) -> None:
+        from nlgeval_runtime.slots import missing_slots
+
+        from pytest_nlgeval.core.dimensions import _check_text
+
+        _, units, results, supports = parts[dim.name]
+        mr = _check_text(source, "`source=` (the meaning representation)")
+        cap = float(spec.get("cap", 0.2))
+        for u, unit in enumerate(units):
+            try:
+                missing = missing_slots(unit, mr)
+            except ValueError as exc:
+                raise InputError(f"{dim.task} {dim.name} reads `source=` as a meaning representation: {exc}") from None
+            if missing:
+                results[u] = (min(results[u][0], cap), *results[u][1:])
+                findings = [f"missing slot: {slot} is not stated" for slot in missing]
+                supports[u] = {**(supports[u] or {}), "slots": [str(s) for s in missing], "findings": findings}
+
+    def _read_discourse(self, cases: list, by_case: list[dict], per_case: list[dict]) -> None:
+        import numpy as np
+        from nlgeval_runtime.discourse import read_discourse
+        from nlgeval_runtime.sentences import split_sentences
+
+        from pytest_nlgeval.core.dimensions import _check_text
+
+        readings = []
+        for i, dim, spec in cases:
+            _, units, _, _ = by_case[i][dim.name]
+            source = _check_text(per_case[i]["source"], "`source=`")
+            document = split_sentences(source)[:DISCOURSE_DOCUMENT_SENTENCES]
+            readings.append((i, dim, spec, split_sentences(units[0]) or [units[0]], document))
+        for folder in dict.fromkeys(spec["folder"] for _, _, spec, _, _ in readings):
+            mine = [r for r in readings if r[2]["folder"] == folder]
+            texts = list(dict.fromkeys(t for r in mine for t in r[3] + r[4]))
+            vectors = dict(zip(texts, self._embedder(folder).embed(texts)))
+            for i, dim, spec, sentences, document in mine:
+                reading = read_discourse(
+                    np.stack([vectors[t] for t in sentences]),
+                    np.stack([vectors[t] for t in document]) if document else np.zeros((0, 1)),
+                    repeat_from=float(spec.get("repeat_from", 0.6)),
+                    order_floor=float(spec.get("order_floor", 0.0)),
+                )
+                _, units, results, supports = by_case[i][dim.name]
+                head = max(0.0, results[0][0])
+                results[0] = (head ** float(spec.get("head_power", 1.0)) * reading.factor, *results[0][1:])
+                supports[0] = {
+                    **(supports[0] or {}),
+                    "discourse": reading.as_dict(),
+                    "findings": reading.findings(sentences),
+                }
 
     def _check_claims(self, claim_units: list, by_case: list[dict], per_case: list[dict]) -> None:
         """Each claim's final score from its head score, the explicit fact checks against its evidence, its
@@ -793,6 +905,8 @@ class Evaluator:
 
 #: the most an evasive answer scores on a dimension declared with ``evasive`` (rag answer relevance)
 EVASIVE_CAP = 0.2
+#: the document sentences a coherence reading places summary sentences among (the lead of a long source)
+DISCOURSE_DOCUMENT_SENTENCES = 200
 
 
 def _evasive(text: str) -> bool:
@@ -823,14 +937,22 @@ def _pair_key(dim: Dimension, unit: str, other: str) -> str:
 def _calibrated(calibration: dict, cosine: float, key: str | None = None) -> float:
     """sigmoid(scale * cosine + offset [+ lexical * share of the unit's content words in the other text]): a
     cosine on the relevance scale (the folder's declaration; ``key`` is the pair, see :func:`_similarity_keys`)."""
-    import math
+    return _sigmoid(_log_odds(calibration, cosine, key))
 
+
+def _log_odds(calibration: dict, cosine: float, key: str | None = None) -> float:
     z = float(calibration["scale"]) * cosine + float(calibration["offset"])
     if calibration.get("lexical") and key is not None:
         from nlgeval_runtime.factcheck import lexical_support
 
         _, unit, other = key.split(_PAIR, 2)
         z += float(calibration["lexical"]) * lexical_support(unit, other)
+    return z
+
+
+def _sigmoid(z: float) -> float:
+    import math
+
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 

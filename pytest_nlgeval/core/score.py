@@ -249,6 +249,8 @@ class Score:
             verdict = (unit.get("window") or {}).get("claim") or {}
             for mismatch in verdict.get("mismatches", []):
                 lines.append(f"unsupported: {_clip(mismatch['message'])}")
+        for finding in (window or {}).get("findings", []):
+            lines.append(finding)
         if window and window.get("evasive"):
             lines.append(f"evasive: {window['evasive']}")
         if window and "sentences" in window:

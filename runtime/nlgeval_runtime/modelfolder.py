@@ -238,9 +238,14 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
 #: ``boolqa``: P(Yes) of the dimension's question; ``similarity``: the calibrated cosine of the output (or each
 #: passage) and the question under a sentence encoder in the sub-folder the entry names (kind ``embedding``)
 #: ``informative``: per sentence, the best calibrated cosine against the texts ``against`` names, times how much the
-#: sentence says (dialogue engagingness)
-SCORERS = ("boolqa", "similarity", "informative")
+#: sentence says (dialogue engagingness); ``related``: the mean calibrated cosine against the texts ``against`` names
+#: that a call gives (summarization relevance against the reference and the document)
+SCORERS = ("boolqa", "similarity", "informative", "related")
 SOURCE_UNITS = ("windows", "sentences", "both")
+
+
+def _finite(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
 
 
 def _validate_dimensions(declared: Any, fail) -> None:
@@ -296,10 +301,13 @@ def _validate_dimensions(declared: Any, fail) -> None:
         partner = spec.get("in_context_of")
         if partner is not None and (not isinstance(partner, str) or f"{name.split('/')[0]}/{partner}" not in serves):
             fail(f"{name!r}: 'in_context_of' must name another dimension of its task that the folder serves")
-        if spec.get("scorer") == "informative":
+        if spec.get("scorer") in ("informative", "related"):
             against = spec.get("against")
             if not spec.get("folder") or not isinstance(against, dict) or not against:
-                fail(f"{name!r}: an 'informative' scorer needs the 'folder' of its encoder and 'against' calibrations")
+                fail(
+                    f"{name!r}: a {spec['scorer']!r} scorer needs the 'folder' of its encoder and 'against' "
+                    "calibrations"
+                )
             for block in against.values():
                 numbers = [block.get("scale"), block.get("offset")] if isinstance(block, dict) else [None]
                 if not all(
@@ -313,6 +321,21 @@ def _validate_dimensions(declared: Any, fail) -> None:
             numbers = [calibration.get("scale"), calibration.get("offset")]
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
                 fail(f"{name!r}: 'calibration' must hold a finite 'scale' and 'offset'")
+        discourse = spec.get("discourse")
+        if discourse is not None and (
+            not isinstance(discourse, dict)
+            or not isinstance(discourse.get("folder"), str)
+            or not _finite(discourse.get("repeat_from", 0.6), 0.0, 0.999)
+            or not _finite(discourse.get("head_power", 1.0), 0.0, 10.0)
+            or not _finite(discourse.get("order_floor", 0.0), 0.0, 1.0)
+        ):
+            fail(
+                f"{name!r}: 'discourse' needs the 'folder' of a sentence encoder, 'repeat_from' in [0, 1), "
+                "'order_floor' in [0, 1] and 'head_power' in [0, 10]"
+            )
+        slots = spec.get("slots")
+        if slots is not None and (not isinstance(slots, dict) or not _finite(slots.get("cap", 0.2), 0.0, 1.0)):
+            fail(f"{name!r}: 'slots' must be an object with a 'cap' in [0, 1]")
         if spec.get("source_units", "windows") not in SOURCE_UNITS:
             fail(f"{name!r}: 'source_units' must be one of {SOURCE_UNITS}")
         top = spec.get("top_units", 6)

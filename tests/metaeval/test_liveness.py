@@ -136,6 +136,16 @@ def test_an_undeclared_dimension_is_refused_and_the_declaration_is_in_the_finger
             "both served and refused",
         ),
         ({"serves": {}, "extra": 1}, "unknown key"),
+        ({"serves": {"summarization/relevance": {"scorer": "related", "folder": "embed"}}}, "'against' calibrations"),
+        (
+            {"serves": {"summarization/coherence": {"discourse": {"repeat_from": 0.6}}}},
+            "'discourse' needs the 'folder'",
+        ),
+        (
+            {"serves": {"summarization/coherence": {"discourse": {"folder": "embed", "order_floor": 2}}}},
+            "'order_floor' in",
+        ),
+        ({"serves": {"data2text/informativeness": {"slots": {"cap": "low"}}}}, "'slots' must be an object"),
     ],
 )
 def test_a_malformed_declaration_is_a_format_error(tmp_path, declaration, message):

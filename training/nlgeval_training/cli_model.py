@@ -226,7 +226,13 @@ def register_declare(sub) -> None:
 
 def cmd_calibrate_relevance(args) -> int:
     """Fit the cosine calibration of the rag relevances on pseudo-labelled BoolQ pairs and declare it."""
-    from nlgeval_training.relevance import RELEVANCE_DIMENSIONS, calibrate, calibrate_dialogue, write_calibration
+    from nlgeval_training.relevance import (
+        RELEVANCE_DIMENSIONS,
+        calibrate,
+        calibrate_dialogue,
+        calibrate_summaries,
+        write_calibration,
+    )
 
     targets = [Path(args.model) / "nlgeval.json"] + [Path(p) for p in args.declaration or []]
     out = {}
@@ -241,10 +247,16 @@ def cmd_calibrate_relevance(args) -> int:
             )
             write_calibration(blocks, targets, "pseudo-labelled Topical-Chat pairs (never the rated replies)")
             out["dialogue"] = {"calibration": blocks, "report": report}
+        if args.articles:
+            blocks, report = calibrate_summaries(
+                args.model, args.articles, args.paraphrases, n=args.questions, seed=args.seed, threads=args.threads
+            )
+            write_calibration(blocks, targets, "pseudo-labelled CNN/DM and MRPC pairs")
+            out["summaries"] = {"calibration": blocks, "report": report}
     except ValueError as exc:
         raise UsageError(f"calibrate-relevance: {exc}") from None
     if not out:
-        raise UsageError("calibrate-relevance: give --data (BoolQ, the rag relevances) and/or --dialogues")
+        raise UsageError("calibrate-relevance: give --data (BoolQ, the rag relevances), --dialogues and/or --articles")
     print(json.dumps(out, indent=1))
     return 0
 
@@ -254,6 +266,8 @@ def register_calibrate_relevance(sub) -> None:
     p.add_argument("model", help="model folder that declares the rag relevances with a 'similarity' scorer")
     p.add_argument("--data", help="the kit's boolqa.jsonl.gz (question, passage): the rag relevances")
     p.add_argument("--dialogues", help="the kit's topicalchat.jsonl.gz: dialogue coherence and groundedness")
+    p.add_argument("--articles", help="the kit's cnndm.jsonl.gz: summarization relevance")
+    p.add_argument("--paraphrases", help="with --articles, the kit's mrpc.jsonl.gz: data-to-text informativeness")
     p.add_argument("--questions", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)

@@ -148,6 +148,97 @@ def calibrate_dialogue(folder: str | Path, data: str | Path, n: int = 400, seed:
     return blocks, report
 
 
+def summary_pairs(articles: list[dict], n: int, seed: int, lead: int = 3) -> dict[str, list[dict]]:
+    """Pseudo-labelled pairs of summarization relevance from CNN/DM articles (never SummEval's rated
+    summaries): ``source``, an article with its own highlights (1), with its own last ``lead`` sentences (a
+    summary of what the article says last, its minor details in news' inverted pyramid; 0) or with another
+    article's highlights (0); ``reference``, the highlights with the article's first ``lead`` sentences (the
+    lead, a summary by position; 1), its last ones (0) or another article's lead (0). Rows carry ``question``
+    (the text compared with) and ``text`` (the summary)."""
+    rng = random.Random(seed)
+    rows = [a for a in articles if a.get("article") and a.get("highlights")]
+    rng.shuffle(rows)
+    rows = rows[:n]
+    out: dict[str, list[dict]] = {"source": [], "reference": []}
+    for k, row in enumerate(rows):
+        other = rows[(k + 1 + rng.randrange(max(1, len(rows) - 1))) % len(rows)]
+        highlights = " ".join(h.strip() for h in row["highlights"].split("\n") if h.strip())
+        other_highlights = " ".join(h.strip() for h in other["highlights"].split("\n") if h.strip())
+        out["source"].append({"question": row["article"], "text": highlights, "label": 1, "kind": "own"})
+        out["source"].append({"question": row["article"], "text": other_highlights, "label": 0, "kind": "other"})
+        sentences = _sentences(row["article"])
+        own_lead, other_lead = " ".join(sentences[:lead]), " ".join(_sentences(other["article"])[:lead])
+        tail = " ".join(sentences[-lead:]) if len(sentences) >= 3 * lead else ""
+        if tail:
+            out["source"].append({"question": row["article"], "text": tail, "label": 0, "kind": "own tail"})
+        if own_lead and other_lead:
+            out["reference"].append({"question": highlights, "text": own_lead, "label": 1, "kind": "lead"})
+            out["reference"].append({"question": highlights, "text": other_lead, "label": 0, "kind": "other lead"})
+            if tail:
+                out["reference"].append({"question": highlights, "text": tail, "label": 0, "kind": "own tail"})
+    return out
+
+
+def paraphrase_pairs(rows: list[dict], n: int, seed: int) -> list[dict]:
+    """Pseudo-labelled pairs of data-to-text informativeness ("informative according to the reference"): MRPC
+    sentence pairs, a paraphrase carrying its sentence's information (1) or a pair on the same event that does
+    not (0), plus a sentence with another pair's sentence (0)."""
+    rng = random.Random(seed)
+    rows = [r for r in rows if r.get("sentence1") and r.get("sentence2") and r.get("label") in (0, 1)]
+    rng.shuffle(rows)
+    rows = rows[:n]
+    out = []
+    for k, row in enumerate(rows):
+        out.append({"question": row["sentence1"], "text": row["sentence2"], "label": int(row["label"]), "kind": "mrpc"})
+        other = rows[(k + 1) % len(rows)]
+        out.append({"question": row["sentence1"], "text": other["sentence2"], "label": 0, "kind": "other"})
+    return out
+
+
+def _cosines(embedder, pairs: list[dict]) -> list[float]:
+    texts = list(dict.fromkeys([p["question"] for p in pairs] + [p["text"] for p in pairs]))
+    vectors = dict(zip(texts, embedder.embed(texts)))
+    return [float(vectors[p["question"]] @ vectors[p["text"]]) for p in pairs]
+
+
+def calibrate_summaries(
+    folder: str | Path,
+    articles: str | Path,
+    paraphrases: str | Path | None = None,
+    n: int = 400,
+    seed: int = 0,
+    threads: int = 2,
+) -> tuple[dict, dict]:
+    """Fit summarization relevance's two calibrations (against the reference and against the document) on
+    CNN/DM pairs, and data-to-text informativeness's (against the reference) on MRPC pairs when
+    ``paraphrases`` is given."""
+    from nlgeval_runtime.embedding import load_embedder
+
+    from nlgeval_training.data import read_jsonl
+    from nlgeval_training.fact_checks import auc
+
+    embedder = load_embedder(_encoder_folder(folder, ("summarization/relevance",)), device="cpu", threads=threads)
+    against: dict[str, dict] = {}
+    report: dict[str, dict] = {}
+    for argument, pairs in summary_pairs(list(read_jsonl(articles)), n, seed).items():
+        cosines, labels = _cosines(embedder, pairs), [p["label"] for p in pairs]
+        against[argument] = fit_calibration(cosines, labels)
+        report[f"summarization/relevance against {argument}"] = {
+            "pairs": len(pairs),
+            "auc": round(auc(cosines, labels), 4),
+        }
+    blocks = {"summarization/relevance": {"against": against}}
+    if paraphrases:
+        pairs = paraphrase_pairs(list(read_jsonl(paraphrases)), n, seed)
+        cosines, labels = _cosines(embedder, pairs), [p["label"] for p in pairs]
+        blocks["data2text/informativeness"] = {"against": {"reference": fit_calibration(cosines, labels)}}
+        report["data2text/informativeness against reference"] = {
+            "pairs": len(pairs),
+            "auc": round(auc(cosines, labels), 4),
+        }
+    return blocks, report
+
+
 #: the dialogue dimensions answered by the sentence encoder
 DIALOGUE_DIMENSIONS = ("dialogue/coherence", "dialogue/groundedness", "dialogue/engagingness")
 
