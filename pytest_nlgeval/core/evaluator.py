@@ -536,7 +536,7 @@ class Evaluator:
             by_case[i][dim.name] = (dim, units, unit_results, supports)
         if claim_units:
             self._check_claims(claim_units, by_case, per_case)
-        self._read_against_source(plans, by_case, per_case)
+        self._read_whole(plans, by_case, per_case)
         for dim in members:
             partner = self._served(dim).get("in_context_of")
             if partner:
@@ -547,15 +547,22 @@ class Evaluator:
             scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder))
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 
-    def _read_against_source(self, plans: list, by_case: list[dict], per_case: list[dict]) -> None:
-        """The readings of a whole output against its ``source`` that a dimension's declaration asks for;
-        updates ``by_case`` in place. ``slots`` (data-to-text informativeness): a slot of the meaning
-        representation whose value the utterance does not state caps the score. ``discourse`` (summarization
-        coherence): the model's answer, raised to ``head_power``, times the order and repetition factors of
-        :mod:`nlgeval_runtime.discourse`."""
+    def _read_whole(self, plans: list, by_case: list[dict], per_case: list[dict]) -> None:
+        """The readings of a whole output (against its ``source`` where one is given) that a dimension's
+        declaration asks for; updates ``by_case`` in place.
+
+        - ``form`` (summarization fluency): the model's answer, raised to ``head_power``, times the factor of
+          :mod:`nlgeval_runtime.form`.
+        - ``slots`` (data-to-text informativeness): a slot of the meaning representation whose value the
+          utterance does not state caps the score.
+        - ``discourse`` (summarization coherence): the model's answer, raised to ``head_power``, times the
+          order, repetition and topic factors of :mod:`nlgeval_runtime.discourse`.
+        """
         discourse = []
         for i, dim, _, _ in plans:
             spec = self._served(dim)
+            if spec.get("form") and dim.name in by_case[i]:
+                self._read_form(dim, spec["form"], by_case[i])
             if per_case[i].get("source") is None or dim.name not in by_case[i]:
                 continue
             if spec.get("slots"):
@@ -564,6 +571,22 @@ class Evaluator:
                 discourse.append((i, dim, spec["discourse"]))
         if discourse:
             self._read_discourse(discourse, by_case, per_case)
+
+    @staticmethod
+    def _read_form(dim: Dimension, spec: dict, parts: dict) -> None:
+        from nlgeval_runtime.form import read_form
+        from nlgeval_runtime.sentences import split_sentences
+
+        _, units, results, supports = parts[dim.name]
+        for u, unit in enumerate(units):
+            form = read_form(unit, split_sentences(unit) or [unit], penalty=float(spec.get("penalty", 0.5)))
+            head = max(0.0, results[u][0]) ** float(spec.get("head_power", 1.0))
+            results[u] = (head * form.factor, *results[u][1:])
+            if form.findings:
+                supports[u] = {
+                    **(supports[u] or {}),
+                    "findings": [*(supports[u] or {}).get("findings", []), *form.findings],
+                }
 
     @staticmethod
     def _check_slots(dim: Dimension, spec: dict, parts: dict, source) -> None:
@@ -607,6 +630,8 @@ class Evaluator:
                     np.stack([vectors[t] for t in document]) if document else np.zeros((0, 1)),
                     repeat_from=float(spec.get("repeat_from", 0.6)),
                     order_floor=float(spec.get("order_floor", 0.0)),
+                    topic_from=float(spec.get("topic_from", 0.0)),
+                    topic_to=float(spec.get("topic_to", 0.0)),
                 )
                 _, units, results, supports = by_case[i][dim.name]
                 head = max(0.0, results[0][0])

@@ -328,11 +328,20 @@ def _validate_dimensions(declared: Any, fail) -> None:
             or not _finite(discourse.get("repeat_from", 0.6), 0.0, 0.999)
             or not _finite(discourse.get("head_power", 1.0), 0.0, 10.0)
             or not _finite(discourse.get("order_floor", 0.0), 0.0, 1.0)
+            or not _finite(discourse.get("topic_from", 0.0), -1.0, 1.0)
+            or not _finite(discourse.get("topic_to", 0.0), -1.0, 1.0)
         ):
             fail(
                 f"{name!r}: 'discourse' needs the 'folder' of a sentence encoder, 'repeat_from' in [0, 1), "
-                "'order_floor' in [0, 1] and 'head_power' in [0, 10]"
+                "'order_floor' in [0, 1], 'topic_from' and 'topic_to' in [-1, 1] and 'head_power' in [0, 10]"
             )
+        form = spec.get("form")
+        if form is not None and (
+            not isinstance(form, dict)
+            or not _finite(form.get("penalty", 0.5), 0.0, 1.0)
+            or not _finite(form.get("head_power", 1.0), 0.0, 10.0)
+        ):
+            fail(f"{name!r}: 'form' must be an object with a 'penalty' in [0, 1] and a 'head_power' in [0, 10]")
         slots = spec.get("slots")
         if slots is not None and (not isinstance(slots, dict) or not _finite(slots.get("cap", 0.2), 0.0, 1.0)):
             fail(f"{name!r}: 'slots' must be an object with a 'cap' in [0, 1]")

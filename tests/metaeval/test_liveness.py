@@ -146,6 +146,7 @@ def test_an_undeclared_dimension_is_refused_and_the_declaration_is_in_the_finger
             "'order_floor' in",
         ),
         ({"serves": {"data2text/informativeness": {"slots": {"cap": "low"}}}}, "'slots' must be an object"),
+        ({"serves": {"summarization/fluency": {"form": {"penalty": 2}}}}, "'form' must be an object"),
     ],
 )
 def test_a_malformed_declaration_is_a_format_error(tmp_path, declaration, message):

@@ -27,22 +27,25 @@ def evaluator(tmp_path_factory):
     return Evaluator(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
-@pytest.mark.parametrize("case", SUMMARIES, ids=[c["id"] for c in SUMMARIES])
-def test_coherence_falls_when_the_summary_jumps_back_or_repeats_itself(evaluator, case):
+@pytest.mark.parametrize("k", range(len(SUMMARIES)), ids=[c["id"] for c in SUMMARIES])
+def test_coherence_falls_when_the_summary_jumps_back_repeats_itself_or_strays(evaluator, k):
     from nlgeval_runtime.sentences import split_sentences
 
+    case, other = SUMMARIES[k], SUMMARIES[(k + 1) % len(SUMMARIES)]
     sentences = split_sentences(case["good"])
     backwards = " ".join(reversed(sentences))
     repeated = " ".join([*sentences, sentences[0]])
-    good, back, again = evaluator.evaluate(
-        [case["good"], backwards, repeated], "coherence", task="summarization", source=case["document"]
+    strays = " ".join([*sentences, split_sentences(other["good"])[0]])
+    good, back, again, astray = evaluator.evaluate(
+        [case["good"], backwards, repeated, strays], "coherence", task="summarization", source=case["document"]
     )
     assert float(good) >= 0.7, float(good)
-    assert float(good) - float(back) >= 0.2, (float(good), float(back))
-    assert float(good) - float(again) >= 0.2, (float(good), float(again))
+    for damaged in (back, again, astray):
+        assert float(good) - float(damaged) >= 0.2, (float(good), float(damaged))
     assert any(line.startswith("order:") for line in back.explanation())
     assert any(line.startswith("repetition:") for line in again.explanation())
-    assert not any(line.startswith(("order:", "repetition:")) for line in good.explanation())
+    assert any(line.startswith("off the document:") for line in astray.explanation())
+    assert not any(line.startswith(("order:", "repetition:", "off the document:")) for line in good.explanation())
 
 
 def test_coherence_without_the_document_is_the_model_answer_alone(evaluator):
@@ -115,3 +118,15 @@ def test_informativeness_names_an_unreadable_meaning_representation(evaluator):
         evaluator.score(
             case["good"], "informativeness", task="data2text", source="a restaurant", reference=case["reference"]
         )
+
+
+@pytest.mark.parametrize("case", SUMMARIES, ids=[c["id"] for c in SUMMARIES])
+def test_fluency_falls_when_the_summary_breaks_off_or_doubles_a_word(evaluator, case):
+    words = case["good"].split()
+    cut = " ".join(words[: int(len(words) * 0.8)]).rstrip(".,;")
+    doubled = " ".join([*words[:3], words[2], *words[3:]])  # "... must must boil ..."
+    good, broken, slip = evaluator.evaluate([case["good"], cut, doubled], "fluency", task="summarization")
+    assert float(good) >= 0.7, float(good)
+    for damaged, sign in ((broken, "breaks off"), (slip, "twice in a row")):
+        assert float(good) - float(damaged) >= 0.2, (float(good), float(damaged))
+        assert any(sign in line for line in damaged.explanation()), damaged.explanation()

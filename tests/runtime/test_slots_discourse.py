@@ -68,7 +68,30 @@ def test_order_and_repetition_readings():
     twice = read_discourse(_unit([1, 0, 0], [0, 1, 0], [1, 0, 0]), document)
     assert twice.repeat[:2] == (0, 2) and twice.repeat_factor == 0.0
     assert "sentence 3 says again what sentence 1 says" in twice.findings(["a", "b", "a"])[-1]
+    astray = read_discourse(_unit([1, 0, 0], [0.1, 0.1, -1]), document, topic_from=0.2, topic_to=0.5)
+    assert astray.least_related[0] == 1 and astray.topic_factor == 0.0
+    assert astray.findings(["a", "b"])[-1].startswith("off the document: sentence 2")
     one = read_discourse(_unit([1, 0, 0]), document)
     assert one.factor == 1.0 and one.order is None
     with pytest.raises(ValueError, match="repeat_from"):
         read_discourse(_unit([1, 0, 0]), document, repeat_from=1.0)
+
+
+def test_form_names_a_text_that_breaks_off_and_a_doubled_word():
+    from nlgeval_runtime.form import read_form
+
+    whole = read_form("The bridge opened. Work starts in May.", ["The bridge opened.", "Work starts in May."])
+    assert whole.findings == [] and whole.factor == 1.0
+    cut = read_form(
+        "The bridge opened. Work starts in May and the", ["The bridge opened.", "Work starts in May and the"]
+    )
+    assert cut.factor == 0.5 and "breaks off" in cut.findings[0]
+    doubled = read_form("The the bridge opened. It cost 38 million euros.", ["The the bridge opened.", "It cost..."])
+    assert "'The the'" in doubled.findings[0] and doubled.factor == 0.5
+    both = read_form("The the bridge opened. Work starts", ["The the bridge opened.", "Work starts"])
+    assert both.factor == 0.25
+    # one sentence without a full stop, a list, a heading, and the words English doubles are not signs
+    assert read_form("Prices rose sharply", ["Prices rose sharply"]).factor == 1.0
+    listed = "Results:\n- revenue up 5%\n- costs down"
+    assert read_form(listed, ["Results:", "- revenue up 5%", "- costs down"]).factor == 1.0
+    assert read_form("He had had enough. Fine.", ["He had had enough.", "Fine."]).factor == 1.0
