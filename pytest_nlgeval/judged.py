@@ -437,6 +437,10 @@ def _slug(criterion: str) -> str:
     return "_".join(words)
 
 
+#: the largest /completions body read: one token's top log-probabilities fit in a few kilobytes
+COMPLETION_BODY_LIMIT = 1_000_000
+
+
 class CriterionJudge:
     """A G-Eval criterion judge over one (cached) LM.
 
@@ -518,7 +522,11 @@ class CriterionJudge:
         retry: bool = False,
         logprobs: bool = False,
         max_tokens: int | None = None,
+        keep=None,
     ) -> tuple[str, Any]:
+        """The judge LM's answer text and log-probabilities. ``keep(text, logprobs)``: whether the answer may
+        stay in the disk cache; an answer it refuses (no score in the scale, no distribution) is forgotten, so
+        a run after the server or the model is fixed asks again instead of replaying it."""
         params: dict[str, Any] = {}
         if logprobs:
             params.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
@@ -534,13 +542,21 @@ class CriterionJudge:
                 params["temperature"] = 0.7
         import warnings
 
+        from pytest_nlgeval.core.cache import CacheWarning
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # dspy warns about rollout ids at temperature 0
+            warnings.simplefilter("always", CacheWarning)  # a set-aside cache entry is the user's to know
             outputs = self.lm(messages=[{"role": "user", "content": prompt}], **params)
         first = outputs[0] if outputs else ""
         if isinstance(first, dict):
-            return str(first.get("text") or ""), first.get("logprobs")
-        return str(first or ""), None
+            text, read = str(first.get("text") or ""), first.get("logprobs")
+        else:
+            text, read = str(first or ""), None
+        forget = getattr(self.lm, "forget", None)
+        if keep is not None and forget is not None and not keep(text, read):
+            forget(messages=[{"role": "user", "content": prompt}], **params)
+        return text, read
 
     def _complete(self, prompt: str) -> dict | None:
         """Top log-probabilities of the one token after ``prompt`` from the server's completions endpoint, as
@@ -584,20 +600,34 @@ class CriterionJudge:
                 "Authorization": f"Bearer {inner_kwargs.get('api_key', 'no-key')}",
             },
         )
-        timeout = float(inner_kwargs.get("timeout") or 120.0)
+        timeout = float(inner_kwargs.get("timeout") or 60.0)
+        advice = getattr(lm, "advice", None) or {}
+        model_id = identity["model"]
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                answer = _json.loads(response.read(4_000_000))
+                body = response.read(COMPLETION_BODY_LIMIT + 1)
         except urllib.error.HTTPError as exc:
             if exc.code in (404, 405, 501):
                 return None  # no completions endpoint: the answer form it is
             raise JudgeServerHTTPError(
-                identity["model"], api_base, f"HTTP {exc.code} from /completions", status=exc.code
+                model_id, api_base, f"HTTP {exc.code} from /completions", status=exc.code
             ) from None
         except (socket.timeout, TimeoutError):
-            raise JudgeServerTimeout(identity["model"], api_base, f"no answer within {timeout:g} s") from None
-        except (urllib.error.URLError, ConnectionError, ValueError) as exc:
-            raise JudgeServerUnreachable(identity["model"], api_base, f"/completions: {exc}") from None
+            raise JudgeServerTimeout(
+                model_id, api_base, f"no answer within {timeout:g} s", advice=advice.get(JudgeServerTimeout)
+            ) from None
+        except (urllib.error.URLError, ConnectionError) as exc:
+            raise JudgeServerUnreachable(
+                model_id, api_base, f"/completions: {exc}", advice=advice.get(JudgeServerUnreachable)
+            ) from None
+        try:
+            if len(body) > COMPLETION_BODY_LIMIT:
+                raise ValueError(f"longer than {COMPLETION_BODY_LIMIT:,} bytes")
+            answer = _json.loads(body)
+        except ValueError as exc:  # also UnicodeDecodeError
+            raise JudgeServerHTTPError(
+                model_id, api_base, f"/completions answered with a body that is not an OpenAI completion ({exc})"
+            ) from None
         if usage is not None:
             usage.add_call(answer.get("usage") if isinstance(answer, dict) else None)
         logprobs = _completion_logprobs(answer)
@@ -614,6 +644,9 @@ class CriterionJudge:
         if known is not None:
             return list(known)
         prompt = steps_prompt(criterion, scale)
+
+        # steps stay cached even when they hold no list: the fallback below is then this judge's steps, and
+        # asking again would change the judge's fingerprint from run to run
         text, _ = self._ask(prompt)
         steps = parse_steps(text)
         if not steps:
@@ -646,18 +679,28 @@ class CriterionJudge:
             # Read the scale, not the prose: the form ends where the score goes, so the first tokens' log-
             # probabilities hold the judge's distribution over the scale (G-Eval's weighting). One or two
             # decoding steps instead of a written answer; any model that returns tokens yields a score.
-            text, logprobs = self._ask(prompt, rollout=rollout, logprobs=True, max_tokens=SCALE_TOKENS)
+            text, logprobs = self._ask(
+                prompt,
+                rollout=rollout,
+                logprobs=True,
+                max_tokens=SCALE_TOKENS,
+                keep=lambda _, lp: scale_distribution(lp, scale) is not None,
+            )
             read = scale_distribution(logprobs, scale)
             if read is not None:
                 return _read_sample(read, "scale")
-        text, logprobs = self._ask(prompt, rollout=rollout, logprobs=self.logprobs)
+
+        def scored(text: str, _logprobs) -> bool:
+            return parse_score(text, scale) is not None
+
+        text, logprobs = self._ask(prompt, rollout=rollout, logprobs=self.logprobs, keep=scored)
         answers.append(text)
         parsed = parse_score(text, scale)
         retried = False
         if parsed is None:
             self.stats.add("retries")
             retried = True
-            text, logprobs = self._ask(prompt, rollout=rollout, retry=True, logprobs=self.logprobs)
+            text, logprobs = self._ask(prompt, rollout=rollout, retry=True, logprobs=self.logprobs, keep=scored)
             answers.append(text)
             parsed = parse_score(text, scale)
             if parsed is None:
@@ -844,7 +887,7 @@ OPTIONS = {
     "judge_temperature": ("0", "NLGEVAL_JUDGE_TEMPERATURE"),
     "judge_samples": ("1", "NLGEVAL_JUDGE_SAMPLES"),
     "judge_max_tokens": ("256", "NLGEVAL_JUDGE_MAX_TOKENS"),
-    "judge_timeout": ("120", "NLGEVAL_JUDGE_TIMEOUT"),
+    "judge_timeout": ("60", "NLGEVAL_JUDGE_TIMEOUT"),
     "judge_logprobs": ("on", "NLGEVAL_JUDGE_LOGPROBS"),
     "judge_on_parse_failure": ("error", "NLGEVAL_JUDGE_ON_PARSE_FAILURE"),
     "judge_read": ("form", "NLGEVAL_JUDGE_READ"),
@@ -904,7 +947,7 @@ def build_judge(
 ) -> CriterionJudge:
     """A :class:`CriterionJudge` from checked settings (:func:`judge_options`); ``lm`` (a model id or a
     ``dspy.BaseLM``) replaces the configured one."""
-    from pytest_nlgeval.induction.llmcache import cached_lm, make_lm
+    from pytest_nlgeval.induction.llmcache import JudgeServerTimeout, JudgeServerUnreachable, cached_lm, make_lm
 
     model = lm if lm is not None else settings.get("judge_lm")
     if model is None:
@@ -916,18 +959,28 @@ def build_judge(
         )
     where: Any = cache_dir if cache else False  # False: no disk cache
     if isinstance(model, str):
+        # one request, no retries: a hung server fails the check within --nlgeval-judge-timeout
         model = make_lm(
             model,
             api_base=settings.get("judge_api_base"),
             temperature=settings["judge_temperature"],
             max_tokens=settings["judge_max_tokens"],
             timeout=settings["judge_timeout"],
+            num_retries=0,
             cache_dir=where,
         )
         if usage is not None:
             model.usage = usage
     else:
         model = cached_lm(model, where, usage)
+    model.advice = {
+        JudgeServerTimeout: (
+            f"raise --nlgeval-judge-timeout (now {settings['judge_timeout']:g} s; ini nlgeval_judge_timeout), lower "
+            "--nlgeval-judge-max-tokens, or use a faster model"
+        ),
+        JudgeServerUnreachable: "is the server running, and is --nlgeval-judge-api-base right (scheme, host, port, "
+        "the /v1 suffix)?",
+    }
     return CriterionJudge(
         model,
         samples=settings["judge_samples"],

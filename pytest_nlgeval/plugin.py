@@ -96,7 +96,11 @@ _OPTIONS = [
         "(default 1; env NLGEVAL_JUDGE_SAMPLES)",
     ),
     ("judge_max_tokens", "string", "most tokens of one judge answer (default 256; env NLGEVAL_JUDGE_MAX_TOKENS)"),
-    ("judge_timeout", "string", "seconds one judge request may take (default 120; env NLGEVAL_JUDGE_TIMEOUT)"),
+    (
+        "judge_timeout",
+        "string",
+        "seconds one judge request may take, sent once (default 60; env NLGEVAL_JUDGE_TIMEOUT)",
+    ),
     (
         "judge_logprobs",
         "string",

@@ -24,11 +24,13 @@ import json
 import os
 import tempfile
 import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pytest_nlgeval.core.cache import CacheWarning
 from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.extras import MissingExtraError
 
@@ -65,8 +67,13 @@ class JudgeServerError(NLGEvalError):
     what = "failed"
     advice = "check the server's log"
 
-    def __init__(self, model: str, api_base: str | None, detail: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, model: str, api_base: str | None, detail: str, *, status: int | None = None, advice: str | None = None
+    ) -> None:
         self.model, self.api_base, self.detail, self.status = model, api_base, detail, status
+        self.original: Exception | None = None
+        if advice:
+            self.advice = advice
         where = f" at {api_base}" if api_base else ""
         super().__init__(f"{type(self).__name__}: the judge LM {model}{where} {self.what}: {detail}; {self.advice}")
 
@@ -86,8 +93,18 @@ class JudgeServerHTTPError(JudgeServerError):
     advice = "the server could not serve the request; see its log (is the model loaded, does it fit the context?)"
 
 
-def _server_error(exc: Exception, model: str, api_base: str | None) -> JudgeServerError | None:
-    """The named error for a DSPy LM failure that the server or the network caused; None for any other."""
+def _server_error(
+    exc: Exception, model: str, api_base: str | None, advice: dict[type, str] | None = None
+) -> JudgeServerError | None:
+    """The named error for a DSPy LM failure that the server or the network caused; None for any other.
+    ``advice``: the advice of an error class where the caller's options differ from ``nlgeval induce``'s."""
+    error = _classify(exc, model, api_base)
+    if error is not None and advice and type(error) in advice:
+        error = type(error)(model, api_base, error.detail, status=error.status, advice=advice[type(error)])
+    return error
+
+
+def _classify(exc: Exception, model: str, api_base: str | None) -> JudgeServerError | None:
     try:
         from dspy.utils import exceptions as dx
     except ImportError:  # pragma: no cover - DSPy without the 3.4 error classes
@@ -235,6 +252,27 @@ class _DiskStore:
         except (OSError, ValueError):
             return None
 
+    def forget(self, key: str) -> None:
+        """Remove the entry of ``key`` (an answer that must be asked again), if there is one."""
+        if self.root is None:
+            return
+        try:
+            self._path(key).unlink()
+        except FileNotFoundError:
+            pass
+
+    def set_aside(self, key: str) -> Path | None:
+        """Rename the entry of ``key`` to ``<key>.corrupt-<time>-<pid>`` (kept for inspection, never read)."""
+        if self.root is None:
+            return None
+        path = self._path(key)
+        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}-{os.getpid()}")
+        try:
+            os.replace(path, aside)
+        except OSError:
+            return None
+        return aside
+
     def put(self, key: str, entry: dict) -> None:
         if self.root is None:
             return
@@ -248,6 +286,14 @@ class _DiskStore:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(blob)
         os.replace(tmp, path)
+
+
+def _well_formed(entry) -> bool:
+    """Whether ``entry`` is what :class:`CachedLM` writes: ``{"outputs": [text or {"text": ...}, ...]}``."""
+    outputs = entry.get("outputs") if isinstance(entry, dict) else None
+    return isinstance(outputs, list) and all(
+        isinstance(o, str) or (isinstance(o, dict) and isinstance(o.get("text", ""), str)) for o in outputs
+    )
 
 
 _CLASS = None
@@ -276,9 +322,11 @@ def _cached_lm_class():
             #: the first server failure; later calls that miss the cache fail at once with it, so a down or
             #: stalled server costs one time-out per thread instead of one per row
             self.server_error: JudgeServerError | None = None
+            #: error class -> the advice its message gives (the pytest plugin names its own options)
+            self.advice: dict[type, str] = {}
 
         def _failed(self, exc: Exception):
-            error = _server_error(exc, self.identity["model"], self.api_base)
+            error = _server_error(exc, self.identity["model"], self.api_base, self.advice)
             if error is None:
                 return None
             self.server_error = self.server_error or error
@@ -293,7 +341,23 @@ def _cached_lm_class():
         def _lookup(self, prompt, messages, call_kwargs):
             key = request_key(self.identity, call_kwargs, prompt, messages)
             entry = self.store.get(key)
+            if entry is not None and not _well_formed(entry):
+                # an entry this cache never writes (edited, truncated, from another tool): set aside with one
+                # warning and asked again, as the score cache does with a corrupt file
+                aside = self.store.set_aside(key)
+                warnings.warn(
+                    f"the LLM answer cache entry {self.store._path(key)} is not an answer this cache writes "
+                    f"(a JSON object with a list of 'outputs'); set aside as {aside} and asked again",
+                    CacheWarning,
+                    stacklevel=3,
+                )
+                entry = None
             return key, entry
+
+        def forget(self, prompt=None, *, messages=None, **kwargs) -> None:
+            """Drop the cached answer of this request (an answer the caller cannot use is asked again)."""
+            key = request_key(self.identity, self._request(kwargs), prompt, messages)
+            self.store.forget(key)
 
         def _remember(self, key: str, outputs, before: int) -> list:
             history = getattr(self.inner, "history", None) or []
@@ -329,7 +393,10 @@ def _cached_lm_class():
                 error = self._failed(exc)
                 if error is None:
                     raise
-                raise error from exc
+                # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
+                # and DSPy says nothing more (kept as .original for a debugger)
+                error.original = exc
+                raise error from None
             return self._remember(key, outputs, before)
 
         async def acall(self, prompt=None, *, messages=None, **kwargs):
@@ -349,7 +416,10 @@ def _cached_lm_class():
                 error = self._failed(exc)
                 if error is None:
                     raise
-                raise error from exc
+                # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
+                # and DSPy says nothing more (kept as .original for a debugger)
+                error.original = exc
+                raise error from None
             return self._remember(key, outputs, before)
 
         def forward(self, prompt=None, messages=None, **kwargs):  # pragma: no cover - __call__ is overridden

@@ -141,10 +141,10 @@ def test_criterion_judging_with_logprobs_cache_and_parse_failures(pytester):
     assert fp["kind"] == "judge" and fp["model"] == "openai/stub" and fp["criterion"] == "The answer is helpful."
     assert fp["steps"] == details["steps"] and fp["params"]["temperature"] == 0.0 and fp["scale"] == [1, 5]
     assert checks["test_fixture"]["evaluator"] != helpful["evaluator"]
-    # a second process: every answer from the disk cache (the parse failure too: asked again, not re-counted
-    # as a request), the same scores and the same judge
+    # a second process: every scored answer from the disk cache, the same scores and the same judge; the two
+    # answers without a score were not kept, so they are asked for again (a fixed server would be heard)
     second.assert_outcomes(passed=2, failed=2)
-    assert asked_again == 0 and again["judges"]["calls"] == 0 and again["judges"]["cache_hits"] == asked
+    assert asked_again == 2 and again["judges"]["calls"] == 2 and again["judges"]["cache_hits"] == asked - 2
     assert [c["score"] for c in again["checks"]] == [c["score"] for c in results["checks"]]
     assert set(again["evaluators"]) == set(results["evaluators"])
 
@@ -345,7 +345,8 @@ def test_judge_command_on_a_file(tmp_path, capsys):
         ]
         code = main(args)
         out = capsys.readouterr().out
-        assert main(args) == 1 and server.requests == 1 + 3 + 1  # the second run: all from the cache
+        # the second run: the scored answers from the cache, the two without a score asked again
+        assert main(args) == 1 and server.requests == 1 + 3 + 1 + 2
     assert code == 1  # a row was left unscored
     report = json.loads((tmp_path / "o.json").read_text())
     assert [r["score"] for r in report["rows"]] == [pytest.approx(expected(4)), None, pytest.approx(expected(2))]
@@ -455,3 +456,62 @@ def test_completion_logprobs_are_read_in_both_server_formats():
     assert _completion_logprobs({"choices": [{"logprobs": None}]}) is None
     assert _completion_logprobs({"choices": [{"logprobs": {"tokens": ["a"], "top_logprobs": [{"a": -0.1}]}}]}) is None
     assert _completion_logprobs("not json") is None
+
+
+# -- faults: what is cached, corrupt entries, time-outs ----------------------------------------------------
+
+
+def test_an_answer_without_a_score_is_not_replayed_after_the_server_is_fixed(tmp_path):
+    broken = {"on": True}
+
+    def flaky(request):
+        if broken["on"] and "numbered steps" not in request["messages"][-1]["content"]:
+            return "I cannot help with that.", None  # no score: a misconfigured model
+        return responder(request)
+
+    settings = judge_options({"judge_lm": "openai/stub", "judge_api_base": None})
+    with OpenAIStub("rule", responder=flaky) as server:
+        settings["judge_api_base"] = server.api_base
+        with pytest.raises(JudgedParseError):
+            build_judge(settings, cache_dir=tmp_path).judge("answer with quality 4", "The reply is polite.")
+        broken["on"] = False  # the server is fixed: the next run asks again instead of replaying the refusal
+        judgment = build_judge(settings, cache_dir=tmp_path).judge("answer with quality 4", "The reply is polite.")
+        assert round(judgment.value) == 4
+        asked = server.requests
+        again = build_judge(settings, cache_dir=tmp_path).judge("answer with quality 4", "The reply is polite.")
+        assert again.value == judgment.value and server.requests == asked  # a scored answer is cached
+
+
+def test_a_cache_entry_of_the_wrong_shape_is_set_aside_with_a_warning(tmp_path):
+    from pytest_nlgeval.core.cache import CacheWarning
+
+    with OpenAIStub("rule", responder=responder) as server:
+        settings = judge_options({"judge_lm": "openai/stub", "judge_api_base": server.api_base})
+        first = build_judge(settings, cache_dir=tmp_path).judge("answer with quality 2", "The reply is polite.")
+        entries = sorted(p for p in tmp_path.rglob("*.json"))
+        assert entries
+        for path in entries:
+            path.write_text('{"outputs": {"text": 3}}', encoding="utf-8")  # an entry this cache never writes
+        with pytest.warns(CacheWarning, match="not an answer this cache writes"):
+            again = build_judge(settings, cache_dir=tmp_path).judge("answer with quality 2", "The reply is polite.")
+    assert again.value == first.value
+    assert len(list(tmp_path.rglob("*.corrupt-*"))) == len(entries)
+
+
+def test_a_hung_server_fails_within_the_plugins_time_out_naming_its_option(tmp_path):
+    import time
+
+    assert judge_options({})["judge_timeout"] == 60.0
+    with OpenAIStub("slow", delay=30, responder=responder) as server:
+        settings = judge_options({"judge_lm": "openai/stub", "judge_api_base": server.api_base, "judge_timeout": "1"})
+        started = time.perf_counter()
+        from pytest_nlgeval.induction.llmcache import JudgeServerTimeout
+
+        with pytest.raises(JudgeServerTimeout) as info:
+            build_judge(settings, cache_dir=tmp_path).judge("x", "The reply is polite.")
+        elapsed = time.perf_counter() - started
+    assert elapsed < 10, elapsed  # one request, no retries
+    assert "--nlgeval-judge-timeout" in str(info.value) and "--timeout" not in str(info.value).replace(
+        "-judge-timeout", ""
+    )
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # no chain through httpx and litellm

@@ -271,7 +271,7 @@ def gemma_server(tmp_path_factory):
 def test_gemma_text_goes_through_criterion_judging_and_the_cache(gemma_server, pytester):
     """Gemma 3 270M is a base model: it continues the prompt instead of filling the form, so its answers are
     real text that mostly holds no score. Each is asked for once more, counted, and never becomes a number;
-    the second run asks the server nothing."""
+    the second run answers from the cache what held a score and asks again what did not."""
     pytester.makepyfile(test_gemma_polite_suite=JUDGED_SUITE)
     args = [
         "-p",
@@ -307,11 +307,18 @@ def test_gemma_text_goes_through_criterion_judging_and_the_cache(gemma_server, p
     else:
         first.assert_outcomes(passed=1)
         assert 1.0 <= one["checks"][0]["score"] <= 5.0
-    outcomes = ("passed", "skipped", "failed")
-    assert [second.parseoutcomes().get(k, 0) for k in outcomes] == [first.parseoutcomes().get(k, 0) for k in outcomes]
-    assert asked_again == 0 and two["judges"]["calls"] == 0 and two["judges"]["cache_hits"] == asked
-    assert two["judges"]["parse_failures"] == judges["parse_failures"]
-    assert [c["score"] for c in two["checks"]] == [c["score"] for c in one["checks"]]
+    if judges["parse_failures"]:
+        # an answer without a score is never replayed from the cache: the second run asks for it again (the
+        # steps come from the cache), so a fixed server or model would be heard
+        assert asked_again > 0 and two["judges"]["calls"] == asked_again and two["judges"]["cache_hits"] > 0
+        assert two["judges"]["judged"] + two["judges"]["parse_failures"] == 1
+    else:
+        outcomes = ("passed", "skipped", "failed")
+        assert [second.parseoutcomes().get(k, 0) for k in outcomes] == [
+            first.parseoutcomes().get(k, 0) for k in outcomes
+        ]
+        assert asked_again == 0 and two["judges"]["calls"] == 0 and two["judges"]["cache_hits"] == asked
+        assert [c["score"] for c in two["checks"]] == [c["score"] for c in one["checks"]]
 
 
 def test_gemma_logprobs_give_a_weighted_score_inside_the_scale(gemma_server, tmp_path):
