@@ -318,6 +318,37 @@ def pytest_assertrepr_compare(config, op, left, right):
     return lines
 
 
+class _UncapturedStream:
+    """Standard error as the terminal shows it, while pytest captures a test's output: each write suspends the
+    capture (as live logging does), so a progress line reaches the terminal or the CI log."""
+
+    def __init__(self, config) -> None:
+        self.config = config
+
+    def _capture(self):
+        import contextlib
+
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
+
+    def write(self, text: str) -> int:
+        import sys
+
+        with self._capture():
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        import sys
+
+        with self._capture():
+            return sys.stderr.isatty()
+
+
 class NLGEvalSession:
     """Per-session state: the check recorder, the run, the results."""
 
@@ -326,11 +357,14 @@ class NLGEvalSession:
 
         self.config = config
         self.options = options
+        self.is_worker = hasattr(config, "workerinput")
+        if (config.getoption("verbose", 0) or 0) >= 0 and not self.is_worker:
+            # a long batch draws its status line on the terminal, around pytest's output capture
+            options = {**options, "progress": _UncapturedStream(config)}
         self.recorder = checks.CheckRecorder(on_record=self._on_record)
         self.run = run.Run(options, register_dimensions=self._register_dimensions, recorder=self.recorder)
         self.worker_data: list[dict] = []
         self.results_path: str | None = None
-        self.is_worker = hasattr(config, "workerinput")
         # The state stays here, in config.stash; the assertions of the DSL (assert_dimension, ...) find it
         # through pytest_nlgeval.core.run, where this run is the current one while the session runs.
         run.install(self.run)

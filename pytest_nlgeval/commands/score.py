@@ -9,8 +9,6 @@ dimension are printed at the end. Scores go through the same score cache as the 
 
 from __future__ import annotations
 
-import sys
-import time
 
 from pytest_nlgeval.scale.options import add_engine_arguments
 
@@ -99,11 +97,12 @@ def run_score(args) -> int:
         source_windows=args.source_windows,
         **engine_options,
     )
+    from pytest_nlgeval.core.progress import progress
+
+    evaluator.progress = None  # the command draws one bar over every chunk of every dimension
     columns = {name: getattr(args, f"{name}_field") for name in _FIELDS}
     results: dict[str, list[float]] = {}
-    started = time.monotonic()
-    total = len(rows) * len(args.dimension)
-    done = 0
+    bar = progress(len(rows) * len(args.dimension), "nlgeval score", unit="check")
     for dimension in args.dimension:
         values: list[float] = []
         for start in range(0, len(rows), args.chunk):
@@ -120,15 +119,9 @@ def run_score(args) -> int:
                 raise UsageError(f"{args.data}, rows {start}-{start + len(chunk) - 1}: {exc}") from None
             except NLGEvalRuntimeError as exc:
                 raise UsageError(str(exc)) from None
-            done += len(chunk)
-            print(
-                f"\r[{time.monotonic() - started:6.1f}s] scored {done}/{total} ({dimension})",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
+            bar.update(len(chunk))
         results[dimension] = values
-    print(file=sys.stderr)
+    bar.close()
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
             for i, row in enumerate(rows):

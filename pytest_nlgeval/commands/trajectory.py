@@ -226,10 +226,18 @@ def _read_pairs(
 
 
 def _progress(label: str):
-    import sys
+    """A ``report(done, total)`` callback drawing a progress bar (:mod:`pytest_nlgeval.core.progress`)."""
+    from pytest_nlgeval.core.progress import progress
+
+    bar = None
 
     def report(done: int, total: int) -> None:
-        print(f"\r{label}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        nonlocal bar
+        if bar is None:
+            bar = progress(total, label, unit="text")
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
 
     return report
 

@@ -54,6 +54,8 @@ class Evaluator:
     ``recorder``: where comparisons of the scores it makes are recorded when a call hands in none: a
     :class:`~pytest_nlgeval.core.checks.CheckRecorder`, a function that gives the current one (a run passes
     its own, so the ``nlgeval`` fixture's scores are recorded), or None (the default: nowhere).
+    ``progress``: where a batch of many outputs (:data:`~pytest_nlgeval.core.progress.MIN_ITEMS` or more) draws
+    its progress (:mod:`pytest_nlgeval.core.progress`): a stream, or None (the default: nowhere).
 
     The evaluator knows nothing of pytest: the task, the inputs and where a comparison is recorded
     (``recorder=`` here or of :meth:`score`/:meth:`evaluate`) come in as arguments.
@@ -75,6 +77,7 @@ class Evaluator:
         default_task: str | Callable[[], str] = DEFAULT_TASK,
         max_windows: int | None = None,
         recorder: Any = None,
+        progress: Any = None,
     ) -> None:
         from nlgeval_runtime.session import check_options
 
@@ -97,6 +100,7 @@ class Evaluator:
         self.registry = registry if registry is not None else DimensionRegistry()
         self.default_task = default_task
         self.recorder = recorder
+        self.progress = progress
         if cache is True:
             from pytest_nlgeval.core.cache import ScoreCache
 
@@ -440,9 +444,23 @@ class Evaluator:
             facts=(facts, fact),
             questions=(questions, question),
         )
-        return self._evaluate(
-            outputs, dimension, task, per_case, [f"outputs[{i}]" for i in range(len(outputs))], self._recorder(recorder)
-        )
+        labels = [f"outputs[{i}]" for i in range(len(outputs))]
+        recorder = self._recorder(recorder)
+        from pytest_nlgeval.core.progress import MIN_ITEMS, progress
+
+        if self.progress is None or len(outputs) < MIN_ITEMS:
+            return self._evaluate(outputs, dimension, task, per_case, labels, recorder)
+        # a long batch in parts of PROGRESS_PART outputs, with a status line (scores do not depend on batching)
+        scores: list[Score] = []
+        with progress(len(outputs), f"nlgeval {task}/{dimension}", unit="output", stream=self.progress) as bar:
+            for start in range(0, len(outputs), PROGRESS_PART):
+                end = start + PROGRESS_PART
+                part = self._evaluate(
+                    outputs[start:end], dimension, task, per_case[start:end], labels[start:end], recorder
+                )
+                scores.extend(part)
+                bar.update(len(part))
+        return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 
     def _recorder(self, recorder):
         """The recorder a call handed in, else the evaluator's own (a recorder, or a function that gives one)."""
@@ -930,6 +948,8 @@ class Evaluator:
 
 #: the most an evasive answer scores on a dimension declared with ``evasive`` (rag answer relevance)
 EVASIVE_CAP = 0.2
+#: outputs per part of a long batch that draws its progress
+PROGRESS_PART = 64
 #: the document sentences a coherence reading places summary sentences among (the lead of a long source)
 DISCOURSE_DOCUMENT_SENTENCES = 200
 

@@ -122,6 +122,7 @@ class Run:
                 max_windows=self.options.get("max_windows"),
                 default_task=self.default_task,
                 recorder=lambda: self.recorder,
+                progress=self.options.get("progress"),
             )
             self._evaluators[key] = evaluator
         return evaluator

@@ -245,12 +245,16 @@ def run_judge(
     references: Sequence | None = None,
     *,
     num_threads: int = 1,
+    progress=None,
 ) -> JudgeRun:
     """Score ``outputs`` with one judge; ``lm`` is any ``dspy.BaseLM`` (wrap it with ``cached_lm``).
 
     Rows whose output cannot be parsed after one retry get ``nan`` and an ``error``; see
-    :attr:`JudgeRun.failures`.
+    :attr:`JudgeRun.failures`. ``progress``: a stream where a long run draws its progress
+    (:mod:`pytest_nlgeval.core.progress`), or None.
     """
+    from pytest_nlgeval.core.progress import progress as progress_bar
+
     dspy = require_dspy()
     n = len(outputs)
     inputs = list(inputs) if inputs is not None else [None] * n
@@ -274,15 +278,21 @@ def run_judge(
                     return JudgeResult(math.nan, None, short_error(exc))
         return JudgeResult(float(pred.score), str(pred.rationale or "").strip() or None)
 
-    if num_threads > 1 and n > 1:
-        pool = ThreadPoolExecutor(max_workers=num_threads)
-        try:
-            results = list(pool.map(one, range(n)))
-        finally:
-            # On a server error the rows not yet started are dropped instead of each waiting for a time-out.
-            pool.shutdown(wait=True, cancel_futures=True)
-    else:
-        results = [one(i) for i in range(n)]
+    results: list[JudgeResult] = []
+    with progress_bar(n, f"judge {spec.name}", unit="output", enabled=progress is not None, stream=progress) as bar:
+        if num_threads > 1 and n > 1:
+            pool = ThreadPoolExecutor(max_workers=num_threads)
+            try:
+                for result in pool.map(one, range(n)):
+                    results.append(result)
+                    bar.update(1)
+            finally:
+                # On a server error the rows not yet started are dropped instead of each waiting for a time-out.
+                pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            for i in range(n):
+                results.append(one(i))
+                bar.update(1)
     return JudgeRun(spec.name, results, retries[0])
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import platform
+import sys
 import time
 import warnings
 from typing import Callable, Sequence
@@ -204,7 +205,15 @@ def induce(
         ident = lm_identity(lm.inner)
         for i, spec in enumerate(specs, 1):
             say(f"[{i}/{len(specs)}] judging {len(train)} training outputs with {spec.name}  ({lm.usage.summary()})")
-            run = run_judge(spec, lm, train.outputs, train.inputs, train.references, num_threads=num_threads)
+            run = run_judge(
+                spec,
+                lm,
+                train.outputs,
+                train.inputs,
+                train.references,
+                num_threads=num_threads,
+                progress=sys.stderr if progress is not None else None,  # a bar over the rows of this judge
+            )
             judge_runs[spec.name] = run
             failures[spec.name] = run.failures
             retries[spec.name] = run.retries

@@ -45,9 +45,11 @@ def evaluator_factory(args) -> tuple[Any, dict[str, Any]]:
     if engine == "local":
         if getattr(args, "ray_address", None) or getattr(args, "ray_workers", None):
             raise UsageError("--ray-address and --ray-workers need --engine ray")
+        import sys
+
         from pytest_nlgeval.core.evaluator import Evaluator
 
-        return Evaluator, {}
+        return Evaluator, {"progress": sys.stderr}  # long batches draw their progress on standard error
     if args.ray_workers is not None and args.ray_workers < 1:
         raise UsageError(f"--ray-workers must be >= 1, got {args.ray_workers}")
     from pytest_nlgeval.scale.ray_engine import RayEvaluator, RayUnavailable, connect, require_ray

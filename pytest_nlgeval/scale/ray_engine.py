@@ -404,7 +404,7 @@ class RayEvaluator(Evaluator):
         self.address = address
         self.workers = workers
         self.groups_per_task = groups_per_task
-        self.progress = progress
+        self.ray_progress = progress  # its own line of Ray progress (Evaluator.progress is a stream)
 
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", engine='ray', address={self.address!r}, workers={self.workers!r})"
@@ -423,7 +423,7 @@ class RayEvaluator(Evaluator):
                 address=self.address,
                 workers=self.workers,
                 groups_per_task=self.groups_per_task,
-                progress=self.progress,
+                progress=self.ray_progress,
                 **kwargs,
             )
             self.stats["sessions"] += self._scorer.sessions

@@ -56,7 +56,7 @@ def test_scores_match_the_python_api(tiny_t5_model, tmp_path, capsys):
     assert [r["nlgeval"]["consistency"] for r in scored] == pytest.approx(expected, abs=1e-6)
     printed = capsys.readouterr()
     assert "3 rows, task summarization" in printed.out and "consistency          mean 0." in printed.out
-    assert "scored 6/6 (fluency)" in printed.err
+    assert "nlgeval score" not in printed.err  # 6 checks: too short a run for a progress bar
 
 
 @pytest.mark.parametrize(
