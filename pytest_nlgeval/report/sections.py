@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from markupsafe import Markup, escape
 
-from pytest_nlgeval.report.charts import line_chart
+from pytest_nlgeval.report.charts import line_chart, scale_chart
 from pytest_nlgeval.report.view import ReportView
 
 __all__ = [
@@ -162,7 +162,8 @@ def _is_number(value: Any) -> bool:
 
 
 def _is_series(value: Any) -> bool:
-    return isinstance(value, list) and len(value) >= 2 and all(_is_number(v) for v in value)
+    # three points at least: a pair of numbers is a range or a scale ([1, 5]), not a line
+    return isinstance(value, list) and len(value) >= 3 and all(_is_number(v) for v in value)
 
 
 def _scalar(value: Any) -> str:
@@ -274,6 +275,32 @@ def trajectory_charts(details: Mapping[str, Any]) -> list[Markup]:
     return charts
 
 
+def _judged_distribution(details: Mapping[str, Any], score: float | None) -> str:
+    """The judge's probability over its scale as bars (the mean over samples that were read from a
+    distribution); empty for a judge that only wrote its answer."""
+    scale = details.get("scale")
+    if not (isinstance(scale, list) and len(scale) == 2 and all(isinstance(v, int) for v in scale)):
+        return ""
+    if not 1 <= scale[1] - scale[0] <= 20:
+        return ""
+    read = [
+        s["distribution"]
+        for s in details.get("samples") or []
+        if isinstance(s, Mapping) and isinstance(s.get("distribution"), Mapping)
+    ]
+    if not read:
+        return ""
+    mean: dict[str, float] = {}
+    for distribution in read:
+        for point, p in distribution.items():
+            if _is_number(p):
+                mean[str(point)] = mean.get(str(point), 0.0) + float(p) / len(read)
+    title = f"the judge's probability over {scale[0]}-{scale[1]}" + (
+        f" (mean of {len(read)} samples)" if len(read) > 1 else ""
+    )
+    return str(scale_chart(mean, (scale[0], scale[1]), score=score, title=title))
+
+
 def builtin_sections(view: ReportView) -> list[Section]:
     """Sections for trajectory checks (plots of their signals) and metric checks (their details as cards)."""
     sections = []
@@ -328,6 +355,7 @@ def builtin_sections(view: ReportView) -> list[Section]:
                 f'{escape(_scalar(row.check.get("threshold")))} · judge {escape(str(d.get("model", "")))}</p>'
                 f'<p><b>Criterion:</b> {escape(str(d.get("criterion", "")))}</p>'
                 f'<p><b>Rationale:</b> {escape(str(d.get("rationale") or "(none given)"))}</p>'
+                f"{_judged_distribution(d, row.score)}"
                 f'{render_details(d, skip=("criterion", "rationale", "model", "method", "scale", "spread"))}</div>'
             )
         sections.append(Section(JUDGED_SECTION, "Judged checks", Markup("".join(parts))))

@@ -70,6 +70,16 @@ class CheckRow:
         return details if isinstance(details, Mapping) else {}
 
 
+def _scale_of(row: CheckRow) -> tuple[float, float]:
+    """A judged check's scale (``details["scale"]``, e.g. [1, 5]); [0, 1] for everything else."""
+    scale = row.details.get("scale") if row.check.get("kind") == "judged" else None
+    if isinstance(scale, list) and len(scale) == 2:
+        low, high = (_finite(v) for v in scale)
+        if low is not None and high is not None and low < high:
+            return (low, high)
+    return (0.0, 1.0)
+
+
 @dataclass
 class ScoreGroup:
     """All checks of one dimension or metric (same kind, task and name): the distribution chart's data."""
@@ -79,6 +89,9 @@ class ScoreGroup:
     scores: list[float] = field(default_factory=list)
     passed: list[bool] = field(default_factory=list)
     thresholds: list[tuple[str, float]] = field(default_factory=list)  # distinct (operator, threshold)
+    #: the range the chart's axis spans at least: [0, 1] for the evaluator's dimensions, the judge's scale
+    #: (e.g. 1 to 5) for judged checks
+    domain: tuple[float, float] = (0.0, 1.0)
 
     @property
     def n(self) -> int:
@@ -187,7 +200,11 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
     for row in rows:
         if row.score is None or row.check.get("kind") == "trajectory":
             continue  # trajectory checks get their own plots; their fields are not on one scale
-        group = groups.setdefault(row.label, ScoreGroup(label=row.label, kind=row.check.get("kind", "dimension")))
+        group = groups.get(row.label)
+        if group is None:
+            group = groups[row.label] = ScoreGroup(
+                label=row.label, kind=row.check.get("kind", "dimension"), domain=_scale_of(row)
+            )
         group.scores.append(row.score)
         group.passed.append(row.passed)
         op, threshold = row.check.get("operator"), row.threshold

@@ -18,6 +18,11 @@ The model folder is shipped once: the driver puts the files the chosen precision
 Ray's object store a single time; each actor writes them to a folder on its node named by their hashes, so the
 actors of one node share one copy. Every actor checks that its session has the driver's fingerprint (same
 files, provider, precision, runtime version) and refuses to score otherwise.
+
+Every dimension goes to the cluster: the sub-folder models a folder routes dimensions to (the embedded model's
+``text/``) each get their own actors, and so does the sentence encoder of the similarity dimensions
+(``embed/``), whose texts are embedded in the chunks the local encoder would form (length-sorted, 32 at a
+time), so that a dynamically quantised encoder sees the same batch-mates.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from pytest_nlgeval.extras import MissingExtraError
 __all__ = [
     "RayEvaluator",
     "RayBoolQAScorer",
+    "RayEmbedder",
     "RayScoringError",
     "RayUnavailable",
     "require_ray",
@@ -187,6 +193,74 @@ class _BatchScorer:
         }
 
 
+class _BatchEmbedder:
+    """A Ray Data callable class: each actor opens the shipped sentence encoder once; a row is one chunk the
+    local encoder would embed in one session call."""
+
+    def __init__(self, shipped: list, model_ref: str, device: str, precision: str, threads: int | None,
+                 fingerprint_id: str) -> None:  # fmt: skip
+        import socket
+
+        import ray
+        from nlgeval_runtime.embedding import SentenceEmbedder
+        from nlgeval_runtime.modelfolder import ModelFolder
+        from nlgeval_runtime.session import create_session, verify_for
+
+        payload = ray.get(shipped[0])
+        folder = ModelFolder.open(materialise(payload))
+        verify_for(folder, device, precision)
+        session = create_session(folder, device=device, precision=precision, threads=threads)
+        self.embedder = SentenceEmbedder(folder, session, model_ref=model_ref)
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        if self.embedder.fingerprint_id != fingerprint_id:
+            raise RayScoringError(
+                f"worker {self.worker} runs the sentence encoder as {self.embedder.fingerprint_id} but the driver "
+                f"planned {fingerprint_id}; install the same nlgeval-runtime and onnxruntime build on every node"
+            )
+
+    def __call__(self, batch: dict) -> dict:
+        import numpy as np
+
+        indices, vectors = [], []
+        for chunk_indices, chunk_texts in zip(batch["indices"], batch["texts"]):
+            rows = self.embedder.embed([str(t) for t in chunk_texts])
+            indices.extend(int(i) for i in chunk_indices)
+            vectors.extend(np.asarray(r, dtype=np.float32) for r in rows)
+        return {
+            "index": np.asarray(indices, dtype=np.int64),
+            "vector": np.stack(vectors) if vectors else np.zeros((0, 0), np.float32),
+            "worker": np.asarray([self.worker] * len(indices), dtype=object),
+        }
+
+
+def _run_on_actors(rows: list[dict], actor, kwargs: dict, *, workers: int, threads: int | None, device: str,
+                   groups_per_task: int):  # fmt: skip
+    """Map ``rows`` (planned groups of inputs) over a pool of ``workers`` ``actor``s; yields their batches."""
+    ray = require_ray()
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False  # one line of our own instead of Ray's operator bars
+    dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), workers * 4)))
+    remote = {"num_gpus": 1} if device == "cuda" else {"num_cpus": max(1, threads or 1)}
+    mapped = dataset.map_batches(
+        actor,
+        batch_size=groups_per_task,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=workers),
+        fn_constructor_kwargs=kwargs,
+        **remote,
+    )
+    try:
+        yield from mapped.iter_batches(batch_size=None, batch_format="numpy")
+    except Exception as exc:  # Ray wraps a worker's exception in its own error types
+        raise RayScoringError(f"scoring on Ray failed: {_cause(exc)}") from exc
+
+
+def _default_workers(threads: int | None) -> int:
+    ray = require_ray()
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    return max(1, cpus // max(1, threads or 1))
+
+
 # -- the driver's scorer -------------------------------------------------------------------------------------
 
 
@@ -273,8 +347,7 @@ class RayBoolQAScorer:
         # actors of a node do not oversubscribe its cores.
         self.threads = threads
         if workers is None:
-            cpus = int(ray.cluster_resources().get("CPU", 1))
-            workers = max(1, cpus // max(1, threads or 1))
+            workers = _default_workers(threads)
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.workers = int(workers)
@@ -302,7 +375,6 @@ class RayBoolQAScorer:
         import numpy as np
         from nlgeval_runtime.boolqa import BoolQAResult
 
-        ray = require_ray()
         texts = list(texts)
         for i, text in enumerate(texts):
             if not isinstance(text, str):
@@ -312,32 +384,24 @@ class RayBoolQAScorer:
             return BoolQAResult(scores, np.zeros(0, bool), np.zeros(0, np.int64))
         encoded, batches = self.plan(texts)
         rows = [{"indices": [int(i) for i in b], "texts": [texts[int(i)] for i in b]} for b in batches]
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False  # one line of our own instead of Ray's operator bars
-        dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), self.workers * 4)))
-        remote = {"num_gpus": 1} if self.device == "cuda" else {"num_cpus": max(1, self.threads or 1)}
-        scored = dataset.map_batches(
-            _BatchScorer,
-            batch_size=self.groups_per_task,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=self.workers),
-            fn_constructor_kwargs={
-                "shipped": [self._shipped],
-                "model_ref": self.model_ref,
-                "device": self.device,
-                "precision": self.precision,
-                "threads": self.threads or 1,
-                "batch_tokens": self.batch_tokens,
-                "max_batch_size": self.max_batch_size,
-                "fingerprint_id": self.fingerprint_id,
-            },
-            **remote,
-        )
+        kwargs = {
+            "shipped": [self._shipped],
+            "model_ref": self.model_ref,
+            "device": self.device,
+            "precision": self.precision,
+            "threads": self.threads or 1,
+            "batch_tokens": self.batch_tokens,
+            "max_batch_size": self.max_batch_size,
+            "fingerprint_id": self.fingerprint_id,
+        }
         bar = _Progress(len(texts), self.workers) if self.progress else None
         per_worker: Counter = Counter()
         started = time.monotonic()
         try:
-            for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
+            for batch in _run_on_actors(
+                rows, _BatchScorer, kwargs, workers=self.workers, threads=self.threads, device=self.device,
+                groups_per_task=self.groups_per_task,
+            ):  # fmt: skip
                 idx = batch["index"]
                 scores[idx] = batch["score"]
                 per_worker.update(str(w) for w in batch["worker"])
@@ -345,8 +409,6 @@ class RayBoolQAScorer:
                     bar.update(len(idx))
                 if progress is not None:
                     progress(int(sum(per_worker.values())), len(texts))
-        except Exception as exc:  # Ray wraps a worker's exception in its own error types
-            raise RayScoringError(f"scoring on Ray failed: {_cause(exc)}") from exc
         finally:
             if bar is not None:
                 bar.close()
@@ -362,6 +424,88 @@ class RayBoolQAScorer:
             "per_worker": dict(per_worker),
         }
         return BoolQAResult(scores, encoded.truncated, encoded.n_tokens)
+
+    def close(self) -> None:
+        if self._owns_ray:
+            import ray
+
+            ray.shutdown()
+            self._owns_ray = False
+
+
+class RayEmbedder:
+    """Embeds texts on a Ray cluster with a sentence-encoder folder; a drop-in for the runtime's
+    ``SentenceEmbedder`` (same vectors: the driver forms the chunks the local encoder would)."""
+
+    def __init__(
+        self,
+        folder,
+        model_ref: str,
+        *,
+        device: str = "cpu",
+        precision: str = "auto",
+        threads: int | None = None,
+        address: str | None = None,
+        workers: int | None = None,
+        groups_per_task: int = 4,
+        max_batch: int = 32,
+    ) -> None:
+        from nlgeval_runtime.fingerprint import fingerprint_id, planned_fingerprint
+        from tokenizers import Tokenizer
+
+        ray = require_ray()
+        planned = planned_fingerprint(folder, model_ref, device=device, precision=precision)
+        if planned is None:
+            raise RayScoringError(
+                "device 'auto' cannot be planned on this driver (its onnxruntime lists CUDA); pass --device cpu "
+                "or --device cuda with --engine ray"
+            )
+        self.folder, self.model_ref = folder, model_ref
+        self.device = "cuda" if planned["provider"].startswith("CUDA") else "cpu"
+        self.precision = planned["precision"]
+        self.fingerprint_id = fingerprint_id(planned)
+        self.threads = threads
+        self.max_batch = int(max_batch)
+        self.groups_per_task = int(groups_per_task)
+        self.tokenizer = Tokenizer.from_file(str(folder.tokenizer_path))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(int(folder.input_conventions["max_length"]))
+        self._owns_ray = connect(address)
+        self.workers = int(workers) if workers is not None else _default_workers(threads)
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        self._shipped = ray.put(ship_folder(folder, self.precision))
+
+    def embed(self, texts: Sequence[str]):
+        """Unit vectors of ``texts`` (float32, one row per text, input order), as the local encoder gives."""
+        import numpy as np
+
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        lengths = [len(e.ids) for e in self.tokenizer.encode_batch(texts)]
+        order = sorted(range(len(texts)), key=lambda k: lengths[k])  # the local encoder's order and chunks
+        chunks = [order[i : i + self.max_batch] for i in range(0, len(order), self.max_batch)]
+        rows = [{"indices": chunk, "texts": [texts[k] for k in chunk]} for chunk in chunks]
+        kwargs = {
+            "shipped": [self._shipped],
+            "model_ref": self.model_ref,
+            "device": self.device,
+            "precision": self.precision,
+            "threads": self.threads or 1,
+            "fingerprint_id": self.fingerprint_id,
+        }
+        out: list = [None] * len(texts)
+        for batch in _run_on_actors(
+            rows, _BatchEmbedder, kwargs, workers=self.workers, threads=self.threads, device=self.device,
+            groups_per_task=self.groups_per_task,
+        ):  # fmt: skip
+            for k, vector in zip(batch["index"], batch["vector"]):
+                out[int(k)] = np.asarray(vector, dtype=np.float32)
+        missing = sum(1 for v in out if v is None)
+        if missing:
+            raise RayScoringError(f"{missing} of {len(texts)} texts came back unembedded from the Ray workers")
+        return np.stack(out)
 
     def close(self) -> None:
         if self._owns_ray:
@@ -433,7 +577,52 @@ class RayEvaluator(Evaluator):
                 self.cache.put_meta(self._request_key(), {"fingerprint": dict(self._scorer.fingerprint)})
         return self._scorer
 
+    def _graph_scorer(self, graph: str):
+        """The Ray scorer of the sub-folder model ``graph`` (the dimensions the folder routes to it)."""
+        if graph not in self._graph_scorers:
+            from nlgeval_runtime.modelfolder import ModelFolder
+
+            self.scorer  # the main scorer joins (or starts) the cluster and fixes the fingerprint first
+            kwargs = {} if self.batch_size is None else {"max_batch_size": self.batch_size}
+            self._graph_scorers[graph] = RayBoolQAScorer(
+                ModelFolder.open(self.folder.path / graph),
+                str(self.folder.path / graph),
+                device=self.device,
+                precision=self.precision,
+                threads=self.threads,
+                address=self.address,
+                workers=self.workers,
+                groups_per_task=self.groups_per_task,
+                progress=self.ray_progress,
+                **kwargs,
+            )
+            self.stats["sessions"] += self._graph_scorers[graph].sessions
+        return self._graph_scorers[graph]
+
+    def _embedder(self, folder: str):
+        """The sentence encoder of the sub-folder ``folder``, run on Ray."""
+        key = ("embedding", folder)
+        if key not in self._graph_scorers:
+            from nlgeval_runtime.modelfolder import ModelFolder
+
+            self.scorer  # joins (or starts) the cluster first, so that the main scorer owns it
+            self._graph_scorers[key] = RayEmbedder(
+                ModelFolder.open(self.folder.path / folder),
+                str(self.folder.path / folder),
+                device=self.device,
+                precision=self.precision,
+                threads=self.threads,
+                address=self.address,
+                workers=self.workers,
+                groups_per_task=self.groups_per_task,
+            )
+            self.stats["sessions"] += self._graph_scorers[key].workers
+        return self._graph_scorers[key]
+
     def close(self) -> None:
+        for scorer in list(self._graph_scorers.values()):  # before the main scorer, which may own the cluster
+            scorer.close()
+        self._graph_scorers.clear()
         if self._scorer is not None:
             self._scorer.close()
         super().close()

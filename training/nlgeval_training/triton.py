@@ -12,6 +12,11 @@ Lay out a model repository (``REPO/NAME/config.pbtxt``, ``REPO/NAME/1/<graph>``)
 
 Dynamically quantised int8 graphs compute their activation scales over the whole batch, so a score would depend
 on the requests Triton happens to batch together; their configuration leaves dynamic batching off.
+
+A folder that routes dimensions to sub-folder models (the embedded default's ``text/`` Boolean-QA model and its
+``embed/`` sentence encoder) is laid out with one Triton model per sub-folder, ``NAME.text`` and ``NAME.embed``,
+so every dimension the folder serves is served; the main model's configuration names them in its
+``nlgeval_subfolders`` parameter (``text=NAME.text;embed=NAME.embed``).
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ def triton_config(
     name: str | None = None,
     max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
     manifest: dict | None = None,
+    parameters: dict[str, str] | None = None,
 ) -> str:
     """The ``config.pbtxt`` text serving ``folder``'s graph of ``precision`` (default: fp32, else the first
     variant the folder has) under ``name`` (default: the folder's name). ``manifest``: the folder's
@@ -124,7 +130,7 @@ def triton_config(
     ]
     if batched and not dynamic_int8:
         lines.append("dynamic_batching { max_queue_delay_microseconds: 1000 }")
-    params = {"nlgeval_kind": manifest.get("kind", ""), "nlgeval_precision": precision}
+    params = {"nlgeval_kind": manifest.get("kind", ""), "nlgeval_precision": precision, **(parameters or {})}
     for key, value in params.items():
         lines.append(f'parameters {{ key: "{key}" value: {{ string_value: "{value}" }} }}')
     return "\n".join(lines) + "\n"
@@ -145,12 +151,30 @@ def write_triton_repository(
     precision: str | None = None,
     max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
 ) -> Path:
-    """Lay out ``repository/NAME/config.pbtxt`` and ``repository/NAME/1/`` (the graph and its external data)."""
+    """Lay out ``repository/NAME/config.pbtxt`` and ``repository/NAME/1/`` (the graph and its external data),
+    and ``repository/NAME.SUB/`` for each sub-folder model the folder routes dimensions to (at the same
+    precision where the sub-folder has it, else its own default)."""
     folder = Path(folder)
     name = _safe_name(name or folder.name)
-    text = triton_config(folder, precision=precision, name=name, max_batch_size=max_batch_size)
     manifest = json.loads((folder / "nlgeval.json").read_text(encoding="utf-8"))
-    graph_file = re.search(r'default_model_filename: "([^"]+)"', text).group(1)
+    serves = (manifest.get("dimensions") or {}).get("serves") or {}
+    subfolders = sorted({spec["folder"] for spec in serves.values() if isinstance(spec, dict) and spec.get("folder")})
+    routes = {sub: _safe_name(f"{name}.{sub}") for sub in subfolders}
+    for sub, model in routes.items():
+        if not (folder / sub / "nlgeval.json").is_file():
+            raise ValueError(f"{folder} routes dimensions to the sub-folder {sub!r}, which holds no nlgeval.json")
+        sub_manifest = json.loads((folder / sub / "nlgeval.json").read_text(encoding="utf-8"))
+        sub_precision = precision if precision in (sub_manifest.get("variants") or {}) else None
+        _lay_out(folder / sub, repository, model, sub_precision, max_batch_size, sub_manifest, None)
+    extra = {"nlgeval_subfolders": ";".join(f"{sub}={model}" for sub, model in routes.items())} if routes else None
+    return _lay_out(folder, repository, name, precision, max_batch_size, manifest, extra)
+
+
+def _lay_out(folder: Path, repository, name: str, precision, max_batch_size: int, manifest: dict, parameters):
+    text = triton_config(folder, precision=precision, name=name, max_batch_size=max_batch_size, parameters=parameters)
+    found = re.search(r'default_model_filename: "([^"]+)"', text)
+    assert found is not None  # triton_config always writes it
+    graph_file = found.group(1)
     version = Path(repository) / name / "1"
     version.mkdir(parents=True, exist_ok=True)
     for file in [graph_file, *(manifest.get("external_data") or {}).get(graph_file, [])]:
@@ -179,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         args.folder, args.repository, name=args.name, precision=args.precision, max_batch_size=args.max_batch_size
     )
     print(f"wrote {out / CONFIG_FILE} and {out / '1'}/")
+    for other in sorted(Path(args.repository).glob(f"{out.name}.*/{CONFIG_FILE}")):
+        print(f"wrote {other} and {other.parent / '1'}/ (a sub-folder model)")
     return 0
 
 
