@@ -45,6 +45,7 @@ from typing import Any, Sequence
 from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.induction.artifact import JudgeParseError
 from pytest_nlgeval.induction.judges import clip
+from pytest_nlgeval.induction.llmcache import SCALE_TOKENS, _over_scale, _plain, scale_distribution
 
 __all__ = [
     "CriterionJudge",
@@ -265,19 +266,6 @@ def parse_score(text: str, scale: tuple[int, int]) -> tuple[int, int, str | None
     return value, m.start(1), (rationale[:500] if rationale else None)
 
 
-def _plain(value):
-    """Log-probability objects of the LLM client as plain JSON data."""
-    if hasattr(value, "model_dump"):
-        value = value.model_dump()
-    elif hasattr(value, "to_dict") and not isinstance(value, dict):
-        value = value.to_dict()
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def weighted_score(
     logprobs, text: str, digits_at: int, written: int, scale: tuple[int, int]
 ) -> tuple[float, dict[str, float], float] | None:
@@ -310,58 +298,8 @@ def weighted_score(
     return _over_scale(content[index], scale)
 
 
-def _over_scale(position: dict, scale: tuple[int, int]) -> tuple[float, dict[str, float], float] | None:
-    """The distribution over the scale's digit tokens among one position's top log-probabilities:
-    ``(probability-weighted score, distribution normalised to 1, probability mass on the scale)``, or None
-    when no alternative is a digit of the scale. Log-probabilities that are not finite numbers <= 0 (a
-    string that is no number, 1000, NaN) are not probabilities and are skipped."""
-    lo, hi = scale
-    alternatives = position.get("top_logprobs") or [
-        {"token": position.get("token"), "logprob": position.get("logprob")}
-    ]
-    probs: dict[int, float] = {}
-    for alt in alternatives:
-        token = str(alt.get("token") or "").strip()
-        try:
-            logprob = float(alt.get("logprob"))
-        except (TypeError, ValueError):
-            continue
-        if not token.isdigit() or not math.isfinite(logprob) or logprob > 0:
-            continue
-        if lo <= int(token) <= hi:
-            probs[int(token)] = probs.get(int(token), 0.0) + math.exp(logprob)
-    mass = sum(probs.values())
-    if mass <= 0.0:
-        return None
-    value = sum(k * p for k, p in probs.items()) / mass
-    return value, {str(k): probs[k] / mass for k in sorted(probs)}, mass
-
-
 #: how a judge's answer becomes a score (see :class:`CriterionJudge`)
 READ_MODES = ("form", "scale", "completion")
-#: decoding steps read for the scale's distribution (a first token may be a space or a line break)
-SCALE_TOKENS = 2
-
-
-def scale_distribution(logprobs, scale: tuple[int, int]) -> tuple[float, dict[str, float], float] | None:
-    """The judge's distribution over the scale at the first generated position whose top log-probabilities
-    hold any of the scale's digits: ``(probability-weighted score, distribution normalised to 1, probability
-    mass on the scale's tokens)``, or None (no usable log-probabilities, or a scale of more than one digit).
-
-        >>> lp = {"content": [{"token": "4", "logprob": -0.2, "top_logprobs": [
-        ...     {"token": "4", "logprob": -0.2}, {"token": "5", "logprob": -1.8}, {"token": " The", "logprob": -3}]}]}
-        >>> round(scale_distribution(lp, (1, 5))[0], 3)
-        4.168
-    """
-    lo, hi = scale
-    if lo < 0 or hi > 9:
-        return None
-    content = (_plain(logprobs) or {}).get("content") if logprobs else None
-    for position in content or []:
-        read = _over_scale(position, scale)
-        if read is not None:
-            return read
-    return None
 
 
 def _read_sample(read: tuple[float, dict[str, float], float], method: str) -> Sample:
@@ -369,27 +307,6 @@ def _read_sample(read: tuple[float, dict[str, float], float], method: str) -> Sa
     for the written score and there is no rationale."""
     value, distribution, mass = read
     return Sample(int(max(distribution, key=lambda k: distribution[k])), value, None, method, distribution, mass)
-
-
-def _completion_logprobs(answer) -> dict | None:
-    """A completions answer's log-probabilities in the chat form that :func:`scale_distribution` reads:
-    OpenAI's legacy ``{"top_logprobs": [{token: logprob}]}`` or a ``content`` list; None without digits."""
-    try:
-        logprobs = answer["choices"][0].get("logprobs") or {}
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return None
-    if isinstance(logprobs.get("content"), list):
-        converted = {"content": logprobs["content"]}
-    else:
-        tops = logprobs.get("top_logprobs") or []
-        tokens = logprobs.get("tokens") or [""] * len(tops)
-        content = []
-        for token, top in zip(tokens, tops):
-            if not isinstance(top, dict):
-                return None
-            content.append({"token": token, "top_logprobs": [{"token": t, "logprob": v} for t, v in top.items()]})
-        converted = {"content": content}
-    return converted if scale_distribution(converted, (0, 9)) is not None else None
 
 
 # -- the judge ---------------------------------------------------------------------------------------------
@@ -435,10 +352,6 @@ def _slug(criterion: str) -> str:
     head = criterion.split(":")[0] if ":" in criterion[:40] else criterion
     words = re.findall(r"[a-z0-9]+", head.lower())[:6] or ["criterion"]
     return "_".join(words)
-
-
-#: the largest /completions body read: one token's top log-probabilities fit in a few kilobytes
-COMPLETION_BODY_LIMIT = 1_000_000
 
 
 class CriterionJudge:
@@ -559,81 +472,11 @@ class CriterionJudge:
         return text, read
 
     def _complete(self, prompt: str) -> dict | None:
-        """Top log-probabilities of the one token after ``prompt`` from the server's completions endpoint, as
-        ``{"content": [{"token", "logprob", "top_logprobs"}]}``; None when the server has no such endpoint or
-        returns none. Cached on disk with the chat answers (only answers that hold a distribution over some
-        digits); server failures are the named errors of the judge's LM."""
-        import json as _json
-        import socket
-        import urllib.error
-        import urllib.request
+        """Top log-probabilities of the one token after ``prompt`` (see
+        :func:`~pytest_nlgeval.induction.llmcache.complete_next_token`)."""
+        from pytest_nlgeval.induction.llmcache import complete_next_token
 
-        from pytest_nlgeval.induction.llmcache import (
-            JudgeServerHTTPError,
-            JudgeServerTimeout,
-            JudgeServerUnreachable,
-            request_key,
-        )
-
-        lm = self.lm
-        identity = getattr(lm, "identity", None) or self._identity()
-        inner_kwargs = dict(getattr(getattr(lm, "inner", lm), "kwargs", {}) or {})
-        api_base = inner_kwargs.get("api_base")
-        if not api_base:
-            return None  # a hosted API: no raw completions to ask
-        params = {"endpoint": "completions", "max_tokens": 1, "temperature": 0.0, "logprobs": TOP_LOGPROBS}
-        key = request_key(identity, params, prompt, None)
-        store = getattr(lm, "store", None)
-        usage = getattr(lm, "usage", None)
-        entry = store.get(key) if store is not None else None
-        if isinstance(entry, dict) and isinstance(entry.get("logprobs"), dict):
-            if usage is not None:
-                usage.add_hit()
-            return entry["logprobs"]
-        model = str(identity["model"]).split("/", 1)[-1]
-        body = {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": TOP_LOGPROBS}
-        request = urllib.request.Request(
-            api_base.rstrip("/") + "/completions",
-            data=_json.dumps(body).encode("utf-8"),
-            headers={
-                "Content-Type": "application/json",
-                "Authorization": f"Bearer {inner_kwargs.get('api_key', 'no-key')}",
-            },
-        )
-        timeout = float(inner_kwargs.get("timeout") or 60.0)
-        advice = getattr(lm, "advice", None) or {}
-        model_id = identity["model"]
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                body = response.read(COMPLETION_BODY_LIMIT + 1)
-        except urllib.error.HTTPError as exc:
-            if exc.code in (404, 405, 501):
-                return None  # no completions endpoint: the answer form it is
-            raise JudgeServerHTTPError(
-                model_id, api_base, f"HTTP {exc.code} from /completions", status=exc.code
-            ) from None
-        except (socket.timeout, TimeoutError):
-            raise JudgeServerTimeout(
-                model_id, api_base, f"no answer within {timeout:g} s", advice=advice.get(JudgeServerTimeout)
-            ) from None
-        except (urllib.error.URLError, ConnectionError) as exc:
-            raise JudgeServerUnreachable(
-                model_id, api_base, f"/completions: {exc}", advice=advice.get(JudgeServerUnreachable)
-            ) from None
-        try:
-            if len(body) > COMPLETION_BODY_LIMIT:
-                raise ValueError(f"longer than {COMPLETION_BODY_LIMIT:,} bytes")
-            answer = _json.loads(body)
-        except ValueError as exc:  # also UnicodeDecodeError
-            raise JudgeServerHTTPError(
-                model_id, api_base, f"/completions answered with a body that is not an OpenAI completion ({exc})"
-            ) from None
-        if usage is not None:
-            usage.add_call(answer.get("usage") if isinstance(answer, dict) else None)
-        logprobs = _completion_logprobs(answer)
-        if logprobs is not None and store is not None:
-            store.put(key, {"logprobs": logprobs})
-        return logprobs
+        return complete_next_token(self.lm, prompt, TOP_LOGPROBS, identity=self._identity())
 
     def steps(self, criterion: str, scale: tuple[int, int] = DEFAULT_SCALE) -> list[str]:
         """The evaluation steps for ``criterion`` (generated once, then from memory and the disk cache)."""

@@ -57,6 +57,21 @@ def register(subparsers) -> None:
     g.add_argument("--n-rubrics", type=int, default=5, help="rubric judges (default 5)")
     g.add_argument("--no-example-judge", action="store_true", help="skip the example-based judge")
     g.add_argument("--optimizer", choices=("mipro", "gepa"), default=None, help="add a prompt-optimised judge")
+    g.add_argument(
+        "--judge-read",
+        choices=("form", "completion"),
+        default="form",
+        help="form: the judge writes a rationale and a score (default); completion: its distribution over 1-5 "
+        "after 'Score: ' on the server's completions endpoint (llama.cpp, vLLM; a small base model scores every "
+        "row)",
+    )
+    g.add_argument(
+        "--criterion",
+        action="append",
+        dest="criteria",
+        default=None,
+        help="a criterion judge written by you (repeat for more), instead of criteria proposed by the LLM",
+    )
     g.add_argument("--rerank", action="store_true", help="let the LLM rerank the retrieved bank metrics")
     g.add_argument("--threads", type=int, default=4, help="parallel LLM calls (default 4)")
     g.add_argument("--cache-dir", default=None, help="LLM response cache (default: the user cache dir)")
@@ -105,6 +120,12 @@ def run(args) -> int:
     from pytest_nlgeval.induction.pipeline import InductionError, InductionWarning, induce
     from pytest_nlgeval.induction.report_card import render_report_card
 
+    if args.judge_read == "completion" and args.optimizer:
+        raise UsageError(
+            "--judge-read completion reads the scale, and --optimizer tunes a written answer: drop one of them"
+        )
+    if (args.judge_read != "form" or args.criteria) and not args.lm:
+        raise UsageError("--judge-read and --criterion choose LLM judges: give the judge's model with --lm")
     progress = _Progress()
     try:
         data = load_dataset(args.data, target=args.target)
@@ -164,6 +185,8 @@ def run(args) -> int:
                 robustness=not args.no_robustness,
                 num_threads=args.threads,
                 progress=progress,
+                judge_read=args.judge_read,
+                criteria=args.criteria,
             )
         except (InductionError, DatasetError, JudgeServerError) as exc:
             raise UsageError(str(exc)) from None

@@ -208,6 +208,7 @@ def example_judge(
     uses_input: bool = True,
     uses_references: bool = False,
     num_threads: int = 1,
+    read: str = "form",
 ) -> tuple[JudgeSpec, ExampleSelection]:
     """The example-based judge: ``n_sets`` candidate sets, each with ``per_quintile`` rows from each label
     quintile; the set whose judgments have the lowest mean absolute error (on the 1-5 scale) against the
@@ -237,6 +238,7 @@ def example_judge(
         rest = [i for i in range(len(labels)) if i not in set(chosen)]
         eval_idx = sorted(rng.choice(rest, size=min(eval_rows, len(rest)), replace=False).tolist())
         spec = _examples_spec(dataset, chosen, scaled, task, target, uses_input, uses_references, "judge_examples")
+        spec.read = read
         run = run_judge(
             spec,
             lm,
@@ -254,6 +256,7 @@ def example_judge(
             selection.chosen = k
     assert best is not None
     spec = _examples_spec(dataset, best[1], scaled, task, target, uses_input, uses_references, "judge_examples")
+    spec.read = read
     return spec, selection
 
 
@@ -442,14 +445,32 @@ def generate_judges(
     seed: int = 0,
     num_threads: int = 1,
     progress: Callable[[str], None] | None = None,
+    read: str = "form",
+    criteria: Sequence[str] | None = None,
 ) -> tuple[list[JudgeSpec], dict]:
-    """All generated judges for ``dataset`` (the training rows); returns (specs, generation notes)."""
+    """All generated judges for ``dataset`` (the training rows); returns (specs, generation notes).
+
+    ``read``: how every judge is read (see :class:`JudgeSpec`); ``completion`` takes no prompt-optimised
+    judge (an optimiser tunes a written answer). ``criteria``: criteria written by the user, one judge each,
+    instead of axes proposed by the LLM (a small or base model cannot propose them).
+    """
+    if read not in ("form", "completion"):
+        raise ValueError(f"read must be 'form' or 'completion', got {read!r}")
+    if read == "completion" and optimizer:
+        raise ValueError("a prompt-optimised judge writes its answer: it cannot be read from the scale (read='form')")
     say = progress or (lambda msg: None)
     uses_input = dataset.has_inputs
     uses_refs = dataset.has_references
     specs: list[JudgeSpec] = []
     notes: dict = {}
     taken: set[str] = set()
+    if criteria:
+        given = [c.strip() for c in criteria if c and c.strip()]
+        notes["criteria_given"] = given
+        specs += criterion_judges(
+            given, task=task, target=target, uses_input=uses_input, uses_references=uses_refs, taken=taken
+        )
+        n_criteria = 0
     if n_criteria or n_rubrics:
         say(f"proposing {n_criteria + n_rubrics} axes of variation")
         try:
@@ -482,6 +503,7 @@ def generate_judges(
             uses_input=uses_input,
             uses_references=uses_refs,
             num_threads=num_threads,
+            read=read,
         )
         specs.append(spec)
         notes["example_selection"] = asdict(selection)
@@ -500,4 +522,6 @@ def generate_judges(
                 num_threads=num_threads,
             )
         )
+    for spec in specs:
+        spec.read = read
     return specs, notes

@@ -33,6 +33,7 @@ __all__ = [
     "clip",
     "judge_inputs",
     "judge_predictor",
+    "completion_prompt",
     "parse_errors",
     "retry_config",
     "run_judge",
@@ -64,6 +65,10 @@ class JudgeSpec:
     demos: list[dict] | None = None
     uses_input: bool = True
     uses_references: bool = False
+    #: ``form``: the DSPy signature (a rationale, then the score; asked again once if it does not parse);
+    #: ``completion``: the judge's distribution over 1-5 at the token after "Score: " on the server's
+    #: completions endpoint (G-Eval's probability weighting; any model that returns tokens gives a score)
+    read: str = "form"
     signature: str = (
         "JudgeOutput(task, criterion, rubric, examples, input, references, output "
         "-> rationale, score: Literal[1,2,3,4,5])"
@@ -227,6 +232,37 @@ def judge_inputs(spec: JudgeSpec, output: str, input: str | None, references) ->
     }
 
 
+def completion_prompt(spec: JudgeSpec, output: str, input: str | None, references) -> str:
+    """The judge's prompt as a raw continuation that ends where the score's digit goes. What all rows share
+    (task, criterion, rubric, examples) comes first and the input before the output, so that a server that
+    keeps the previous prompt decodes a shared article once for all of its outputs."""
+    fields = judge_inputs(spec, output, input, references)
+    parts = [
+        "You judge one output of a text-generation task on one criterion, on a scale from 1 (worst) to 5 (best).",
+        "",
+        f"Task: {fields['task']}",
+        f"Criterion: {fields['criterion']}",
+        "",
+    ]
+    if fields["rubric"] != NONE:
+        parts += ["Rubric:", fields["rubric"], ""]
+    if fields["examples"] != NONE:
+        parts += ["Outputs scored by human raters on the same scale:", fields["examples"], ""]
+    if fields["input"] != NONE:
+        parts += ["Input:", fields["input"], ""]
+    if fields["references"] != NONE:
+        parts += ["References:", fields["references"], ""]
+    parts += [
+        "Output:",
+        fields["output"],
+        "",
+        'Rate the output on the criterion with one integer N from 1 (worst) to 5 (best), written as "Score: N".',
+        "",
+        "Score: ",
+    ]
+    return "\n".join(parts)
+
+
 def retry_config(lm) -> dict:
     # A different rollout id is a different cache entry, so the retry really asks the model again; at
     # temperature 0 the server would repeat itself, so the retry samples.
@@ -259,12 +295,35 @@ def run_judge(
     n = len(outputs)
     inputs = list(inputs) if inputs is not None else [None] * n
     references = list(references) if references is not None else [None] * n
+    if spec.read not in ("form", "completion"):
+        raise ValueError(f"judge {spec.name!r}: read must be 'form' or 'completion', got {spec.read!r}")
     predictor = judge_predictor(spec)
     errors = parse_errors()
     retries = [0]
     lock = threading.Lock()
+    # Rows that share an input are asked one after the other: a server that keeps the previous prompt
+    # (llama.cpp) then decodes the shared input once. Results come back in the rows' order.
+    order = sorted(range(n), key=lambda i: (str(inputs[i]) if inputs[i] is not None else "", i))
+
+    def read(i: int) -> JudgeResult:
+        from pytest_nlgeval.induction.llmcache import complete_next_token, scale_distribution
+
+        prompt = completion_prompt(spec, outputs[i], inputs[i], references[i])
+        found = scale_distribution(complete_next_token(lm, prompt), (1, 5))
+        if found is None:
+            return JudgeResult(
+                math.nan,
+                None,
+                "no distribution over 1-5 after 'Score: ' (read 'completion' needs an OpenAI-compatible server "
+                "with a completions endpoint that returns log-probabilities, e.g. llama.cpp or vLLM)",
+            )
+        value, distribution, _ = found
+        shown = ", ".join(f"{k}: {p:.2f}" for k, p in distribution.items())
+        return JudgeResult(value, f"read from the judge's distribution over the scale ({shown})")
 
     def one(i: int) -> JudgeResult:
+        if spec.read == "completion":
+            return read(i)
         fields = judge_inputs(spec, outputs[i], inputs[i], references[i])
         with dspy.context(lm=lm, adapter=chat_adapter()):
             try:
@@ -278,22 +337,22 @@ def run_judge(
                     return JudgeResult(math.nan, None, short_error(exc))
         return JudgeResult(float(pred.score), str(pred.rationale or "").strip() or None)
 
-    results: list[JudgeResult] = []
+    found: dict[int, JudgeResult] = {}
     with progress_bar(n, f"judge {spec.name}", unit="output", enabled=progress is not None, stream=progress) as bar:
         if num_threads > 1 and n > 1:
             pool = ThreadPoolExecutor(max_workers=num_threads)
             try:
-                for result in pool.map(one, range(n)):
-                    results.append(result)
+                for i, result in zip(order, pool.map(one, order)):
+                    found[i] = result
                     bar.update(1)
             finally:
                 # On a server error the rows not yet started are dropped instead of each waiting for a time-out.
                 pool.shutdown(wait=True, cancel_futures=True)
         else:
-            for i in range(n):
-                results.append(one(i))
+            for i in order:
+                found[i] = one(i)
                 bar.update(1)
-    return JudgeRun(spec.name, results, retries[0])
+    return JudgeRun(spec.name, [found[i] for i in range(n)], retries[0])
 
 
 def short_error(exc: Exception) -> str:

@@ -112,6 +112,8 @@ def induce(
     n_boot: int = 1000,
     num_threads: int = 1,
     progress: Callable[[str], None] | None = None,
+    judge_read: str = "form",
+    criteria: Sequence[str] | None = None,
 ) -> InducedMetric:
     """Induce a metric for ``target`` from ``dataset`` and return it (save it with ``.save(path)``).
 
@@ -132,7 +134,10 @@ def induce(
     ``test_fraction`` is the share of rows held out for Kendall's tau (its interval from ``n_boot`` bootstrap
     resamples); ``seed`` fixes the split and every sample. ``robustness`` measures sensitivity and stability
     on the held-out rows (LLM perturbations too when ``lm`` is given and ``llm_perturbations``).
-    ``progress`` is called with a line of text at each stage.
+    ``progress`` is called with a line of text at each stage. ``judge_read`` is how the judges are read:
+    ``form`` (a written rationale and score) or ``completion`` (the distribution over 1-5 after "Score: " on
+    the server's completions endpoint: a local base model such as Gemma 3 270M gives a score for every row).
+    ``criteria`` are criterion judges written by the user, used instead of LLM-proposed axes.
 
         metric = induce(load_dataset("labels.jsonl"), task="Answer customer questions", target="helpful")
         metric.save("metrics/helpful.json")
@@ -185,7 +190,7 @@ def induce(
     generation_notes: dict = {}
 
     # -- generate ---------------------------------------------------------------------------------------
-    if lm is not None and (n_criteria or n_rubrics or example_judge or optimizer):
+    if lm is not None and (n_criteria or n_rubrics or example_judge or optimizer or criteria):
         from pytest_nlgeval.induction.judge_generation import generate_judges, judge_card
         from pytest_nlgeval.induction.judges import run_judge
 
@@ -201,6 +206,8 @@ def induce(
             seed=seed,
             num_threads=num_threads,
             progress=say,
+            read=judge_read,
+            criteria=criteria,
         )
         ident = lm_identity(lm.inner)
         for i, spec in enumerate(specs, 1):

@@ -444,7 +444,8 @@ def test_completion_reading_falls_back_to_the_form_on_a_server_without_completio
 
 
 def test_completion_logprobs_are_read_in_both_server_formats():
-    from pytest_nlgeval.judged import _completion_logprobs, scale_distribution
+    from pytest_nlgeval.induction.llmcache import completion_logprobs as _completion_logprobs
+    from pytest_nlgeval.judged import scale_distribution
 
     legacy = {"choices": [{"logprobs": {"tokens": ["4"], "top_logprobs": [{"4": math.log(0.6), "3": math.log(0.2)}]}}]}
     value, distribution, _ = scale_distribution(_completion_logprobs(legacy), (1, 5))

@@ -456,3 +456,46 @@ def test_one_step_completions_give_the_library_s_distribution_from_the_new_part_
         assert all(abs(top_a[k] - top_b[k]) < 1e-4 for k in top_a)
     assert written["choices"][0]["text"].startswith(library[0]["choices"][0]["text"])
     assert llm.create_completion is not None and "one_step" not in repr(llama_cpp.Llama.create_completion)
+
+
+def test_induce_reads_gemma_s_scale_for_every_row_and_scores_with_it(gemma_server, tmp_path, capsys):
+    """nlgeval induce --judge-read completion with criteria of one's own: a base model that writes no answer
+    form gives every row a score (no parse failure), the judges carry their read mode into the artifact, and
+    the saved metric scores new outputs through the same read."""
+    from pytest_nlgeval.induction.artifact import InducedMetric
+
+    data = write_data(tmp_path / "labels.jsonl", n=24)
+    out = tmp_path / "m.json"
+    code = main(
+        [
+            "induce", str(data), "--task", "Answer questions", "--target", "label", "-o", str(out),
+            "--lm", f"openai/{GEMMA}", "--api-base", gemma_server.api_base, "--cache-dir", str(tmp_path / "c"),
+            "--threads", "1", "--timeout", "120", "--num-retries", "0", "--judge-read", "completion",
+            "--criterion", "The answer is correct.", "--criterion", "The answer is polite.",
+            "--n-rubrics", "0", "--no-example-judge", "--bank", "yes", "--metrics", "length,distinct_1",
+            "--keep", "3", "--no-robustness",
+        ]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    artifact = json.loads(out.read_text())
+    judges = [c for c in artifact["components"] if c["kind"] == "judge"]
+    given = ["The answer is correct.", "The answer is polite."]
+    assert artifact["report"]["generation"]["criteria_given"] == given
+    assert judges and all(j["judge"]["criterion"] in given and j["judge"]["read"] == "completion" for j in judges)
+    assert not any(artifact["provenance"]["judge_parse_failures"].values())
+    for example in artifact["report"]["examples"]:
+        for judge in judges:
+            value = example["components"][judge["name"]]
+            assert value is not None and 1.0 <= value <= 5.0
+    metric = InducedMetric.load(out)
+    score = metric.score("Paris is the capital of France.", input="What is the capital of France?")
+    assert math.isfinite(float(score))
+
+
+def test_induce_refuses_a_scale_read_with_an_optimiser(tmp_path, capsys):
+    data = write_data(tmp_path / "labels.jsonl", n=12)
+    args = ["induce", str(data), "--task", "t", "--target", "label", "-o", str(tmp_path / "m.json")]
+    assert main([*args, "--lm", "openai/x", "--judge-read", "completion", "--optimizer", "gepa"]) == 2
+    assert "--optimizer" in capsys.readouterr().err
+    assert main([*args, "--criterion", "The answer is correct."]) == 2
+    assert "--lm" in capsys.readouterr().err
