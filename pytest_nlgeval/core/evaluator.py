@@ -112,6 +112,7 @@ class Evaluator:
         self._fingerprint: dict | None = None
         self._fingerprint_id: str | None = None
         self._planner = None
+        self._capped: set[int] = set()  # units (in plan order) of the last call past WHOLE_SOURCE_TOKENS
         #: texts sent to the model / answered by the cache, and ONNX sessions created, by this evaluator
         self.stats = {"scored": 0, "cached": 0, "sessions": 0, "calls": 0}
 
@@ -492,14 +493,16 @@ class Evaluator:
                     unit_texts = []  # scored from the sentence encoder's cosines below, not by a graph
                 plans.append((i, dim, units, unit_texts))
                 texts.extend(unit_texts)
+        self._capped = set()
         windows = self._windows(plans, texts, per_case)
+        capped, self._capped = self._capped, set()
         text_dims = [dim for _, dim, _, unit_texts in plans for _ in unit_texts]
         if windows:
             all_texts = [t for unit_windows in windows for t in unit_windows[1]]
             text_dims = [d for d, unit_windows in zip(text_dims, windows) for _ in unit_windows[1]]
         else:
             all_texts = texts
-        results = self._scored_units(text_dims, all_texts)
+        results = self._cascade(plans, windows, text_dims, all_texts)
         related_keys = {
             p: self._related_keys(dim, units, per_case[i])
             for p, (i, dim, units, _) in enumerate(plans)
@@ -534,10 +537,22 @@ class Evaluator:
             for u, unit in enumerate(units):
                 if windows:
                     unit_windows, window_texts = windows[unit_at]
-                    scored = results[at : at + len(window_texts)]
+                    read = [(k, r) for k, r in enumerate(results[at : at + len(window_texts)]) if r is not None]
                     at += len(window_texts)
+                    scored = [r for _, r in read]
                     unit_results.append(_combine(dim, scored))
-                    supports.append(_support(dim, unit_windows, scored))
+                    supports.append(_support(dim, [unit_windows[k] for k, _ in read] if unit_windows else None, scored))
+                    if unit_at in capped:
+                        supports[-1] = {
+                            **(supports[-1] or {}),
+                            "source_read": f"aligned units only: the source is over the {WHOLE_SOURCE_TOKENS:,} tokens "
+                            "read whole",
+                        }
+                    if unit_windows and len(read) < len(window_texts):
+                        supports[-1] = {
+                            **(supports[-1] or {}),
+                            "candidates_read": f"{len(read)} of {len(window_texts)}",
+                        }
                 else:
                     unit_windows = None
                     unit_results.append(results[at])
@@ -564,6 +579,54 @@ class Evaluator:
             inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
             scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder))
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
+
+    def _cascade(self, plans, windows, text_dims, texts: list[str]) -> list:
+        """Scores of ``texts`` (the flat list of every unit's window texts, in plan order); None for a
+        candidate window that was not read.
+
+        A dimension declared with ``cascade: {"first": k, "stop": t}`` reads a unit's aligned source units
+        in two steps: first the ``k`` that share the most content words with it; only a unit whose best
+        score there stays below ``t`` reads the rest (its other aligned units and the whole source). The
+        score is the best over the windows read (``max``), so a unit that stops has found support already;
+        the evidence of its explicit fact checks is still every aligned unit.
+        """
+        if not windows:
+            return self._scored_units(text_dims, texts)
+        groups = []  # (start, end, stop or None, first-step mask)
+        start = unit_at = 0
+        for _, dim, _, unit_texts in plans:
+            cascade = self._served(dim).get("cascade")
+            for _ in unit_texts:
+                unit_windows, window_texts = windows[unit_at]
+                unit_at += 1
+                n = len(window_texts)
+                mask = [True] * n
+                if cascade and unit_windows and n > 1:
+                    first = int(cascade["first"])
+                    mask = [w.rank is not None and w.rank < first for w in unit_windows]
+                    if not any(mask):
+                        mask = [True] * n
+                groups.append((start, start + n, float(cascade["stop"]) if cascade else None, mask))
+                start += n
+        out: list = [None] * len(texts)
+        first_step = [p for s, e, _, mask in groups for p, keep in zip(range(s, e), mask) if keep]
+        for p, r in zip(
+            first_step, self._scored_units([text_dims[p] for p in first_step], [texts[p] for p in first_step])
+        ):
+            out[p] = r
+        second_step = [
+            p
+            for s, e, stop, mask in groups
+            if not all(mask) and (stop is None or max(out[q][0] for q in range(s, e) if mask[q - s]) < stop)
+            for p in range(s, e)
+            if not mask[p - s]
+        ]
+        if second_step:
+            for p, r in zip(
+                second_step, self._scored_units([text_dims[p] for p in second_step], [texts[p] for p in second_step])
+            ):
+                out[p] = r
+        return out
 
     def _read_whole(self, plans: list, by_case: list[dict], per_case: list[dict]) -> None:
         """The readings of a whole output (against its ``source`` where one is given) that a dimension's
@@ -767,11 +830,16 @@ class Evaluator:
         # special tokens) fits for sure and needs no tokenising: the common short input costs nothing here.
         room = planner.max_length - planner.special_tokens
         maybe_long = [k for k, t in enumerate(texts) if len(t) > room and len(t.encode("utf-8")) > room]
+        # a text far past the whole-source cap is not tokenised at all (it is over any budget)
+        over_cap = {k for k in maybe_long if len(texts[k].encode("utf-8")) > 8 * WHOLE_SOURCE_TOKENS and aligned}
+        maybe_long = [k for k in maybe_long if k not in over_cap]
         if not maybe_long and not aligned:
             return None
         lengths = [0] * len(texts)
         for k, n in zip(maybe_long, planner.count([texts[k] for k in maybe_long])):
             lengths[k] = n
+        for k in over_cap:
+            lengths[k] = 8 * WHOLE_SOURCE_TOKENS + 1
         if max(lengths) <= planner.max_length and not aligned:
             return None
         out: list[tuple[list[Window] | None, list[str]] | None] = []
@@ -785,7 +853,11 @@ class Evaluator:
                     out.append((None, [text]))
                     continue
                 passage = None
-                if mode != "sentences":
+                if mode == "both" and (n > WHOLE_SOURCE_TOKENS or len(text.encode("utf-8")) > 8 * WHOLE_SOURCE_TOKENS):
+                    # Past the cap the whole source is not read window by window: each claim reads its
+                    # aligned units, found lexically over all of it (a 2 MB context would be ~10,000 windows).
+                    self._capped.add(len(out))
+                elif mode != "sentences":
                     passage = (
                         self._unit_windows(dim, unit, per_case[i])
                         if n > planner.max_length
@@ -950,6 +1022,9 @@ class Evaluator:
 EVASIVE_CAP = 0.2
 #: outputs per part of a long batch that draws its progress
 PROGRESS_PART = 64
+#: the longest source (tokens, with the claim and question) that a claim of a ``both`` dimension also reads
+#: whole, window by window; past it, each claim reads only its aligned units, found over the whole source
+WHOLE_SOURCE_TOKENS = 4096
 #: the document sentences a coherence reading places summary sentences among (the lead of a long source)
 DISCOURSE_DOCUMENT_SENTENCES = 200
 

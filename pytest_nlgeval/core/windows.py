@@ -20,6 +20,8 @@ both modes.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -50,6 +52,8 @@ class Window:
     first: int
     last: int
     text: str
+    #: an aligned unit's rank by the content words it shares with the claim (0: the most), else None
+    rank: int | None = None
 
     def describe(self, score: float | None = None) -> dict:
         """JSON-ready description for :attr:`Score.details` (the supporting window)."""
@@ -153,6 +157,14 @@ def _content_words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[^\W_]{3,}|\d+(?:[.,]\d+)*", text)}
 
 
+@functools.lru_cache(maxsize=16)
+def _units_of(source: str) -> tuple[list[tuple[int, int]], list[set[str]]]:
+    """A source's sentence spans and each sentence's content words, once per source (the claims of an output,
+    and the outputs of a batch, share their source). Callers do not change what they get."""
+    spans = sentence_spans(source) or [(0, len(source))]
+    return spans, [_content_words(source[a:b]) for a, b in spans]
+
+
 def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") -> list[Window]:
     """The source units a claim is aligned with: each sentence and each pair of adjacent sentences.
 
@@ -164,19 +176,19 @@ def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") ->
         >>> [w.text for w in alignment_units("Ann won.", "Ann won. Bob lost. Rain fell.", top=2)]
         ['Ann won.', 'Ann won. Bob lost.']
     """
-    spans = sentence_spans(source) or [(0, len(source))]
+    spans, sentence_words = _units_of(source)
     bounds = [(i, i + 1) for i in range(len(spans))] + [(i, i + 2) for i in range(len(spans) - 1)]
     bounds.sort()
-    if len(bounds) > top:
-        words = _content_words(claim)
-        sentence_words = [_content_words(source[a:b]) for a, b in spans]  # a pair's words: its sentences'
+    words = _content_words(claim)
 
-        def shared(bound):
-            unit = set().union(*sentence_words[bound[0] : bound[1]])
-            return len(words & unit) / (1.0 + 0.1 * len(unit))  # a pair must add evidence, not just words
+    def shared(bound):
+        unit = set().union(*sentence_words[bound[0] : bound[1]])
+        return len(words & unit) / (1.0 + 0.1 * len(unit))  # a pair must add evidence, not just words
 
-        ranked = sorted(range(len(bounds)), key=lambda k: (-shared(bounds[k]), k))
-        bounds = [bounds[k] for k in sorted(ranked[:top])]
+    ranked = sorted(range(len(bounds)), key=lambda k: (-shared(bounds[k]), k))[:top]
+    rank_of = {bounds[k]: r for r, k in enumerate(ranked)}
+    bounds = [bounds[k] for k in sorted(ranked)]
     return [
-        Window(i, len(bounds), a, b, source[spans[a][0] : spans[b - 1][1]] + tail) for i, (a, b) in enumerate(bounds)
+        Window(i, len(bounds), a, b, source[spans[a][0] : spans[b - 1][1]] + tail, rank=rank_of[(a, b)])
+        for i, (a, b) in enumerate(bounds)
     ]

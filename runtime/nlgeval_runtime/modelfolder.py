@@ -350,6 +350,20 @@ def _validate_dimensions(declared: Any, fail) -> None:
         top = spec.get("top_units", 6)
         if isinstance(top, bool) or not isinstance(top, int) or top < 1:
             fail(f"{name!r}: 'top_units' must be a positive integer")
+        cascade = spec.get("cascade")
+        if cascade is not None:
+            first = cascade.get("first") if isinstance(cascade, dict) else None
+            if (
+                isinstance(first, bool)
+                or not isinstance(first, int)
+                or first < 1
+                or not _finite(cascade.get("stop"), 0.0, 1.0)
+                or spec.get("source_units", "windows") == "windows"
+            ):
+                fail(
+                    f"{name!r}: 'cascade' must be an object with 'first' (a positive integer: aligned units read "
+                    "first) and 'stop' in [0, 1], on a dimension whose 'source_units' are 'sentences' or 'both'"
+                )
     for name, spec in refuses.items():
         if not isinstance(spec.get("reason"), str) or not spec["reason"].strip():
             fail(f"refused dimension {name!r} needs a 'reason' (why this model cannot judge it)")
