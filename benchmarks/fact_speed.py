@@ -6,7 +6,7 @@ The outputs are the correct and damaged summaries of tests/data/fact_pairs.json 
 alternate between the dimensions so that machine load hits them alike, and the median round is reported with
 the ratio to fluency.
 
-    python benchmarks/fact_speed.py [--rounds 3] [--threads 2]
+    python benchmarks/fact_speed.py [--rounds 3] [--threads 2] [--model FOLDER]
 """
 
 from __future__ import annotations
@@ -29,8 +29,12 @@ def cases() -> list[tuple[str, str]]:
     return out
 
 
+INPUTS: dict[str, float] = {}  # model inputs per check in the last run of each dimension
+
+
 def run(evaluator, dimension: str, items, batched: bool) -> float:
     kwargs = {"task": "rag"} if dimension == "faithfulness" else {}
+    before = evaluator.stats["scored"]
     started = time.perf_counter()
     if dimension == "fluency":
         if batched:
@@ -50,6 +54,7 @@ def run(evaluator, dimension: str, items, batched: bool) -> float:
         else:
             for text, source in items:
                 evaluator.score(text, dimension, source=source)
+    INPUTS[dimension] = (evaluator.stats["scored"] - before) / len(items)
     return (time.perf_counter() - started) * 1000 / len(items)
 
 
@@ -57,11 +62,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--model", default="default", help="a model folder (default: the embedded model)")
     args = parser.parse_args(argv)
 
     from pytest_nlgeval.core.evaluator import Evaluator
 
-    evaluator = Evaluator(cache=False, threads=args.threads)
+    evaluator = Evaluator(None if args.model == "default" else args.model, cache=False, threads=args.threads)
     items = cases()
     dims = ("fluency", "consistency", "faithfulness")
     for dim in dims:  # warm-up: sessions created, tokenizers loaded
@@ -72,14 +78,17 @@ def main(argv=None) -> int:
             for dim in dims:
                 times[(dim, batched)].append(run(evaluator, dim, items, batched))
     print(f"{len(items)} outputs, {args.threads} threads, median of {args.rounds} alternating rounds, no cache\n")
-    print("| dimension | single ms/check | ratio to fluency | batched ms/check | ratio to fluency |")
-    print("|---|---|---|---|---|")
+    print("| dimension | single ms/check | ratio to fluency | batched ms/check | ratio to fluency | inputs/check |")
+    print("|---|---|---|---|---|---|")
     for dim in dims:
         single = statistics.median(times[(dim, False)])
         batch = statistics.median(times[(dim, True)])
         base_single = statistics.median(times[("fluency", False)])
         base_batch = statistics.median(times[("fluency", True)])
-        print(f"| {dim} | {single:.1f} | {single / base_single:.1f}x | {batch:.1f} | {batch / base_batch:.1f}x |")
+        print(
+            f"| {dim} | {single:.1f} | {single / base_single:.1f}x | {batch:.1f} | {batch / base_batch:.1f}x "
+            f"| {INPUTS[dim]:.1f} |"
+        )
     return 0
 
 

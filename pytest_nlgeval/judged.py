@@ -801,7 +801,23 @@ def build_judge(
             "or give lm= to the assertion"
         )
     where: Any = cache_dir if cache else False  # False: no disk cache
-    if isinstance(model, str):
+    if isinstance(model, str) and model.startswith("openai/") and settings.get("judge_api_base"):
+        # An OpenAI-compatible server (llama.cpp, vLLM, Ollama): the project's own client, which imports
+        # neither DSPy nor LiteLLM; one request, no retries, so a hung server fails within the time-out.
+        import os
+
+        from pytest_nlgeval.llm.client import OpenAIClient
+
+        client = OpenAIClient(
+            model,
+            api_base=settings["judge_api_base"],
+            api_key=os.environ.get("OPENAI_API_KEY"),
+            temperature=settings["judge_temperature"],
+            max_tokens=settings["judge_max_tokens"],
+            timeout=settings["judge_timeout"],
+        )
+        model = cached_lm(client, where, usage)
+    elif isinstance(model, str):
         # one request, no retries: a hung server fails the check within --nlgeval-judge-timeout
         model = make_lm(
             model,

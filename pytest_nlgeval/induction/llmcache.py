@@ -98,8 +98,9 @@ def _server_error(
     exc: Exception, model: str, api_base: str | None, advice: dict[type, str] | None = None
 ) -> JudgeServerError | None:
     """The named error for a DSPy LM failure that the server or the network caused; None for any other.
-    ``advice``: the advice of an error class where the caller's options differ from ``nlgeval induce``'s."""
-    error = _classify(exc, model, api_base)
+    ``advice``: the advice of an error class where the caller's options differ from ``nlgeval induce``'s.
+    The project's own client raises the named errors itself; they come back with the caller's advice."""
+    error = exc if isinstance(exc, JudgeServerError) else _classify(exc, model, api_base)
     if error is not None and advice and type(error) in advice:
         error = type(error)(model, api_base, error.detail, status=error.status, advice=advice[type(error)])
     return error
@@ -472,128 +473,143 @@ def complete_next_token(lm, prompt: str, top: int = 20, *, identity: dict | None
     return logprobs
 
 
+class AnswerCache:
+    """An LM that answers from the disk cache and otherwise asks the wrapped LM (a ``dspy.LM`` or the
+    project's own :class:`~pytest_nlgeval.llm.client.OpenAIClient`), counting calls and hits. For a DSPy LM
+    the wrapper is a ``dspy.BaseLM`` too (:func:`cached_lm` picks), so DSPy programs can use it."""
+
+    def __init__(self, inner, cache_dir: Path | Literal[False], usage: LLMUsage | None = None) -> None:
+        self._setup(inner, cache_dir, usage)
+
+    def _setup(self, inner, cache_dir: Path | Literal[False], usage: LLMUsage | None) -> None:
+        ident = lm_identity(inner)
+        self.model, self.model_type = ident["model"], ident["model_type"]
+        self.kwargs = dict(getattr(inner, "kwargs", {}) or {})
+        self.inner = inner
+        self.identity = ident
+        self.cache_dir = None if cache_dir is False else Path(cache_dir)
+        self.store = _DiskStore(self.cache_dir)
+        self.usage = usage or LLMUsage()
+        self.api_base = (getattr(inner, "kwargs", {}) or {}).get("api_base")
+        #: the first server failure; later calls that miss the cache fail at once with it, so a down or
+        #: stalled server costs one time-out per thread instead of one per row
+        self.server_error: JudgeServerError | None = None
+        #: error class -> the advice its message gives (the pytest plugin names its own options)
+        self.advice: dict[type, str] = {}
+
+    def _failed(self, exc: Exception):
+        error = _server_error(exc, self.identity["model"], self.api_base, self.advice)
+        if error is None:
+            return None
+        self.server_error = self.server_error or error
+        return error
+
+    def _request(self, kwargs: dict) -> dict:
+        # Parameters changed on this wrapper (e.g. by dspy's lm.copy(temperature=...)) travel with the call.
+        base = dict(getattr(self.inner, "kwargs", {}) or {})
+        extra = {k: v for k, v in self.kwargs.items() if base.get(k) != v}
+        return {**extra, **kwargs}
+
+    def _lookup(self, prompt, messages, call_kwargs):
+        key = request_key(self.identity, call_kwargs, prompt, messages)
+        entry = self.store.get(key)
+        if entry is not None and not _well_formed(entry):
+            # an entry this cache never writes (edited, truncated, from another tool): set aside with one
+            # warning and asked again, as the score cache does with a corrupt file
+            aside = self.store.set_aside(key)
+            warnings.warn(
+                f"the LLM answer cache entry {self.store._path(key)} is not an answer this cache writes "
+                f"(a JSON object with a list of 'outputs'); set aside as {aside} and asked again",
+                CacheWarning,
+                stacklevel=3,
+            )
+            entry = None
+        return key, entry
+
+    def forget(self, prompt=None, *, messages=None, **kwargs) -> None:
+        """Drop the cached answer of this request (an answer the caller cannot use is asked again)."""
+        key = request_key(self.identity, self._request(kwargs), prompt, messages)
+        self.store.forget(key)
+
+    def _remember(self, key: str, outputs, before: int) -> list:
+        history = getattr(self.inner, "history", None) or []
+        usage = history[-1].get("usage") if len(history) > before else None
+        self.usage.add_call(usage)
+        # Log-probabilities arrive as the client's objects: stored (and returned) as plain JSON, so an
+        # answer from the cache is the same data as the answer that was cached.
+        outputs = [
+            {**o, "logprobs": _plain_logprobs(o["logprobs"])}
+            if isinstance(o, dict) and o.get("logprobs") is not None
+            else o
+            for o in outputs
+        ]
+        self.store.put(
+            key, {"model": self.identity["model"], "outputs": list(outputs), "usage": _jsonable(usage or {})}
+        )
+        return list(outputs)
+
+    def __call__(self, prompt=None, *, messages=None, **kwargs):
+        call_kwargs = self._request(kwargs)
+        key, entry = self._lookup(prompt, messages, call_kwargs)
+        if entry is not None:
+            self.usage.add_hit()
+            return list(entry["outputs"])
+        if self.server_error is not None:
+            raise self.server_error
+        before = len(getattr(self.inner, "history", None) or [])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # messages= is DSPy 3.4's adapter path
+                outputs = self.inner(prompt, messages=messages, **call_kwargs)
+        except Exception as exc:
+            error = self._failed(exc)
+            if error is None:
+                raise
+            # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
+            # and DSPy says nothing more (kept as .original for a debugger)
+            error.original = exc
+            raise error from None
+        return self._remember(key, outputs, before)
+
+    async def acall(self, prompt=None, *, messages=None, **kwargs):
+        call_kwargs = self._request(kwargs)
+        key, entry = self._lookup(prompt, messages, call_kwargs)
+        if entry is not None:
+            self.usage.add_hit()
+            return list(entry["outputs"])
+        if self.server_error is not None:
+            raise self.server_error
+        before = len(getattr(self.inner, "history", None) or [])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                outputs = await self.inner.acall(prompt, messages=messages, **call_kwargs)
+        except Exception as exc:
+            error = self._failed(exc)
+            if error is None:
+                raise
+            # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
+            # and DSPy says nothing more (kept as .original for a debugger)
+            error.original = exc
+            raise error from None
+        return self._remember(key, outputs, before)
+
+
 def _cached_lm_class():
+    """The cache wrapper that is also a ``dspy.BaseLM`` (imports DSPy)."""
     global _CLASS
     if _CLASS is not None:
         return _CLASS
     require_dspy()
     from dspy.clients.base_lm import BaseLM
 
-    class CachedLM(BaseLM):
+    class CachedLM(AnswerCache, BaseLM):
         """A ``dspy.BaseLM`` that answers from the disk cache and otherwise asks the wrapped LM."""
 
-        def __init__(self, inner, cache_dir: Path, usage: LLMUsage | None = None) -> None:
+        def __init__(self, inner, cache_dir: Path | Literal[False], usage: LLMUsage | None = None) -> None:
             ident = lm_identity(inner)
-            super().__init__(model=ident["model"], model_type=ident["model_type"], cache=False)
-            self.kwargs = dict(getattr(inner, "kwargs", {}) or {})
-            self.inner = inner
-            self.identity = ident
-            self.cache_dir = None if cache_dir is False else Path(cache_dir)
-            self.store = _DiskStore(self.cache_dir)
-            self.usage = usage or LLMUsage()
-            self.api_base = (getattr(inner, "kwargs", {}) or {}).get("api_base")
-            #: the first server failure; later calls that miss the cache fail at once with it, so a down or
-            #: stalled server costs one time-out per thread instead of one per row
-            self.server_error: JudgeServerError | None = None
-            #: error class -> the advice its message gives (the pytest plugin names its own options)
-            self.advice: dict[type, str] = {}
-
-        def _failed(self, exc: Exception):
-            error = _server_error(exc, self.identity["model"], self.api_base, self.advice)
-            if error is None:
-                return None
-            self.server_error = self.server_error or error
-            return error
-
-        def _request(self, kwargs: dict) -> dict:
-            # Parameters changed on this wrapper (e.g. by dspy's lm.copy(temperature=...)) travel with the call.
-            base = dict(getattr(self.inner, "kwargs", {}) or {})
-            extra = {k: v for k, v in self.kwargs.items() if base.get(k) != v}
-            return {**extra, **kwargs}
-
-        def _lookup(self, prompt, messages, call_kwargs):
-            key = request_key(self.identity, call_kwargs, prompt, messages)
-            entry = self.store.get(key)
-            if entry is not None and not _well_formed(entry):
-                # an entry this cache never writes (edited, truncated, from another tool): set aside with one
-                # warning and asked again, as the score cache does with a corrupt file
-                aside = self.store.set_aside(key)
-                warnings.warn(
-                    f"the LLM answer cache entry {self.store._path(key)} is not an answer this cache writes "
-                    f"(a JSON object with a list of 'outputs'); set aside as {aside} and asked again",
-                    CacheWarning,
-                    stacklevel=3,
-                )
-                entry = None
-            return key, entry
-
-        def forget(self, prompt=None, *, messages=None, **kwargs) -> None:
-            """Drop the cached answer of this request (an answer the caller cannot use is asked again)."""
-            key = request_key(self.identity, self._request(kwargs), prompt, messages)
-            self.store.forget(key)
-
-        def _remember(self, key: str, outputs, before: int) -> list:
-            history = getattr(self.inner, "history", None) or []
-            usage = history[-1].get("usage") if len(history) > before else None
-            self.usage.add_call(usage)
-            # Log-probabilities arrive as the client's objects: stored (and returned) as plain JSON, so an
-            # answer from the cache is the same data as the answer that was cached.
-            outputs = [
-                {**o, "logprobs": _plain_logprobs(o["logprobs"])}
-                if isinstance(o, dict) and o.get("logprobs") is not None
-                else o
-                for o in outputs
-            ]
-            self.store.put(
-                key, {"model": self.identity["model"], "outputs": list(outputs), "usage": _jsonable(usage or {})}
-            )
-            return list(outputs)
-
-        def __call__(self, prompt=None, *, messages=None, **kwargs):
-            call_kwargs = self._request(kwargs)
-            key, entry = self._lookup(prompt, messages, call_kwargs)
-            if entry is not None:
-                self.usage.add_hit()
-                return list(entry["outputs"])
-            if self.server_error is not None:
-                raise self.server_error
-            before = len(getattr(self.inner, "history", None) or [])
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)  # messages= is DSPy 3.4's adapter path
-                    outputs = self.inner(prompt, messages=messages, **call_kwargs)
-            except Exception as exc:
-                error = self._failed(exc)
-                if error is None:
-                    raise
-                # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
-                # and DSPy says nothing more (kept as .original for a debugger)
-                error.original = exc
-                raise error from None
-            return self._remember(key, outputs, before)
-
-        async def acall(self, prompt=None, *, messages=None, **kwargs):
-            call_kwargs = self._request(kwargs)
-            key, entry = self._lookup(prompt, messages, call_kwargs)
-            if entry is not None:
-                self.usage.add_hit()
-                return list(entry["outputs"])
-            if self.server_error is not None:
-                raise self.server_error
-            before = len(getattr(self.inner, "history", None) or [])
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    outputs = await self.inner.acall(prompt, messages=messages, **call_kwargs)
-            except Exception as exc:
-                error = self._failed(exc)
-                if error is None:
-                    raise
-                # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
-                # and DSPy says nothing more (kept as .original for a debugger)
-                error.original = exc
-                raise error from None
-            return self._remember(key, outputs, before)
+            BaseLM.__init__(self, model=ident["model"], model_type=ident["model_type"], cache=False)
+            self._setup(inner, cache_dir, usage)
 
         def forward(self, prompt=None, messages=None, **kwargs):  # pragma: no cover - __call__ is overridden
             raise NotImplementedError("CachedLM is called through __call__/acall")
@@ -608,9 +624,12 @@ def cached_lm(lm, cache_dir: str | Path | Literal[False] | None = None, usage: L
     An LM that is already wrapped is returned as is. ``cache_dir`` defaults to :func:`default_cache_dir`;
     ``False`` reads and writes no cache (the calls are still counted).
     """
-    cls = _cached_lm_class()
-    if isinstance(lm, cls):
+    from pytest_nlgeval.llm.client import OpenAIClient
+
+    if isinstance(lm, AnswerCache):
         return lm
+    # the project's own client needs no DSPy; any other LM is a dspy.BaseLM, and so is its wrapper
+    cls = AnswerCache if isinstance(lm, OpenAIClient) else _cached_lm_class()
     if cache_dir is False:
         return cls(lm, False, usage)
     return cls(lm, Path(cache_dir) if cache_dir is not None else default_cache_dir(), usage)

@@ -516,3 +516,49 @@ def test_a_hung_server_fails_within_the_plugins_time_out_naming_its_option(tmp_p
         "-judge-timeout", ""
     )
     assert info.value.__cause__ is None and info.value.__suppress_context__  # no chain through httpx and litellm
+
+
+def test_a_judge_on_an_openai_compatible_server_imports_neither_dspy_nor_litellm(tmp_path):
+    """The first judged check does not pay seconds of imports it does not need: a judge pointed at a server
+    talks to it with the project's own client (the standard library), from a fresh interpreter."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "first_call.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, sys, threading
+            from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+            class Server(BaseHTTPRequestHandler):
+                def log_message(self, *args):
+                    pass
+
+                def do_POST(self):
+                    body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                    prompt = body["messages"][-1]["content"]
+                    text = "Score: 4\\nReason: helpful" if "Evaluation steps" in prompt else "1. Read it."
+                    answer = json.dumps({"choices": [{"message": {"content": text}}], "usage": {}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(answer)))
+                    self.end_headers()
+                    self.wfile.write(answer)
+
+            server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            from pytest_nlgeval.judged import build_judge, judge_options
+
+            base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+            judge = build_judge(judge_options({"judge_lm": "openai/judge", "judge_api_base": base}), cache=False)
+            value = judge.judge("It is helpful.", "The answer is helpful.", input="q").value
+            print(value, "dspy" in sys.modules, "litellm" in sys.modules)
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    value, dspy_loaded, litellm_loaded = done.stdout.split()
+    assert 1.0 <= float(value) <= 5.0
+    assert (dspy_loaded, litellm_loaded) == ("False", "False")
