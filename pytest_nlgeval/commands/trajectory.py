@@ -486,7 +486,8 @@ def _keep_complete(
     """Indices of the records with every field, and how many lack each field."""
     from pytest_nlgeval.trajectory.metaeval import missing_fields
 
-    keep, lacking = [], {}
+    keep: list[int] = []
+    lacking: dict[str, int] = {}
     for i, rec in enumerate(records):
         missing = missing_fields(rec, fields)
         for name in missing:
@@ -589,7 +590,7 @@ def _meta_eval(args) -> int:
                 clusters = np.array([" ".join(str(r[id_field]).split()) for r in rows])
                 records = rows
             else:
-                data = read_ratings(
+                rated = read_ratings(
                     args.data,
                     rating_field=args.rating,
                     prompt_field=args.prompt_field,
@@ -597,11 +598,11 @@ def _meta_eval(args) -> int:
                     story_field=args.story_field,
                     prompt_id_field=args.prompt_id,
                 )
-                ratings, clusters = data.ratings, data.clusters
-                records = _scored_records(args, data.prompts, data.continuations, key)
+                ratings, clusters = rated.ratings, rated.clusters
+                records = _scored_records(args, rated.prompts, rated.continuations, key)
             keep, lacking = _keep_complete(records, fields, "texts")
             kept = [records[i] for i in keep]
-            result = bootstrap_spearman(
+            spearman_result = bootstrap_spearman(
                 score_specs(kept, fields),
                 ratings[keep],
                 clusters[keep],
@@ -618,7 +619,7 @@ def _meta_eval(args) -> int:
             }
             if lacking:
                 info["without_values"] = ", ".join(f"{k} ({v})" for k, v in sorted(lacking.items()))
-            table = ratings_table(result, fields, baseline=baseline, info=info)
+            table = ratings_table(spearman_result, fields, baseline=baseline, info=info)
     except (HumanDataError, ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None
     text = render(table, args.format)

@@ -482,7 +482,9 @@ def prepare_inputs(
     prepared = prepare_fields(dimension, values, label=label)
     if dimension.unit in ("sentence", "reference_sentence"):
         if split is None:
-            from nlgeval_runtime.sentences import split_sentences as split
+            from nlgeval_runtime.sentences import split_sentences
+
+            split = split_sentences
         if dimension.unit == "reference_sentence":
             text = _check_text(_needed(dimension, values, "reference", label), _what("reference", label))
         units = split(text) or [text.strip()]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ["assert_metric", "assert_metrics", "load_metric"]
 
@@ -60,7 +60,7 @@ def load_metric(metric, *, lm=None, trust: bool = False, _caller_file: str | Non
             + "); create it with `nlgeval induce DATA --task ... --target COLUMN -o FILE`"
         )
     key = (str(path.resolve()), path.stat().st_mtime, bool(trust))
-    loaded = _LOADED.get(key)
+    loaded: Any = _LOADED.get(key)
     if loaded is None:
         loaded = InducedMetric.load(path, trust=trust)
         _LOADED[key] = loaded

@@ -18,7 +18,7 @@ import platform
 import sys
 import time
 import warnings
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from pytest_nlgeval.errors import NLGEvalError
 from pytest_nlgeval.induction.artifact import Component, InducedMetric
@@ -250,7 +250,7 @@ def induce(
         from pytest_nlgeval.induction.retrieve import RetrievedMetric, retrieve_metrics
 
         excluded = set(exclude_metrics)
-        usable: dict[str, object] = {}
+        usable: dict[str, Any] = {}
 
         def allowed(metric_name: str) -> bool:
             if metric_name in excluded:
@@ -326,7 +326,7 @@ def induce(
     candidate_tau = {n: _kendall(col, y_train) for n, col in zip(names, columns)}
 
     lo, hi = float(dataset.labels(target).min()), float(dataset.labels(target).max())
-    ident = lm_identity(lm.inner) if lm is not None else None
+    lm_ident = lm_identity(lm.inner) if lm is not None else None
     metric = InducedMetric(
         name=name or target,
         task=task,
@@ -339,7 +339,7 @@ def induce(
         weights=fit.weights,
         coefficients=fit.coefficients,
         intercept=fit.intercept,
-        lm_identity=ident,
+        lm_identity=lm_ident,
         needs_input=any(
             getattr(components[n], "kind") == "judge" and (components[n].judge or {}).get("uses_input")
             for n in fit.names

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ["QUERY_TEMPLATE", "RetrievedMetric", "retrieve_metrics", "bm25_rank", "tokenize"]
 
@@ -109,7 +109,7 @@ def llm_rerank(
     from pytest_nlgeval.induction.llmcache import require_dspy
     from pytest_nlgeval.metrics import load_card
 
-    dspy = require_dspy()
+    dspy: Any = require_dspy()
 
     class RerankMetrics(dspy.Signature):
         """Order candidate evaluation metrics by how useful they are for the task and the quality the user

@@ -131,7 +131,8 @@ def _completion_text(item: Any) -> str:
         return str(item["content"])
     if isinstance(item, (list, tuple)) and item:
         assistant = [m for m in item if isinstance(m, dict) and m.get("role") == "assistant"]
-        last = (assistant or [m for m in item if isinstance(m, dict)] or [None])[-1]
+        candidates: list[Any] = assistant or [m for m in item if isinstance(m, dict)]
+        last = candidates[-1] if candidates else None
         if last is not None and "content" in last:
             return str(last["content"])
     raise TypeError(f"cannot read a completion from {type(item).__name__}; pass strings or lists of chat messages")

@@ -28,7 +28,7 @@ import math
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 __all__ = [
     "WORSE",
@@ -248,20 +248,28 @@ def measure_robustness(
     kinds: list[str] = ["orig"] * n
     for j, kind in enumerate(worse):
         for i, out in enumerate(outputs):
-            p = perturb_worse(out, kind, seed=seed * 1000 + i * 10 + j)
-            if p != out:
-                texts.append(p), owners.append(i), kinds.append("worse:" + kind)
+            changed = perturb_worse(out, kind, seed=seed * 1000 + i * 10 + j)
+            if changed != out:
+                texts.append(changed)
+                owners.append(i)
+                kinds.append("worse:" + kind)
     for j, kind in enumerate(same):
         for i, out in enumerate(outputs):
-            p = perturb_same(out, kind, seed=seed * 1000 + i * 10 + j)
-            if p != out:
-                texts.append(p), owners.append(i), kinds.append("same:" + kind)
+            changed = perturb_same(out, kind, seed=seed * 1000 + i * 10 + j)
+            if changed != out:
+                texts.append(changed)
+                owners.append(i)
+                kinds.append("same:" + kind)
     if lm is not None:
         for i, (w, s) in enumerate(llm_perturbations(outputs, lm, task=task, target=target)):
             if w and w != outputs[i]:
-                texts.append(w), owners.append(i), kinds.append("worse:llm_worse")
+                texts.append(w)
+                owners.append(i)
+                kinds.append("worse:llm_worse")
             if s and s != outputs[i]:
-                texts.append(s), owners.append(i), kinds.append("same:llm_same")
+                texts.append(s)
+                owners.append(i)
+                kinds.append("same:llm_same")
     scores = list(score_batch(texts, [inputs[i] for i in owners], [references[i] for i in owners]))
     orig = scores[:n]
     finite = [v for v in orig if math.isfinite(v)]
@@ -275,11 +283,13 @@ def measure_robustness(
         p = [scores[k] for k in idx]
         if kind.startswith("worse:"):
             per[kind] = {"sensitivity": sensitivity(o, p), "n": len(idx)}
-            all_worse[0].extend(o), all_worse[1].extend(p)
+            all_worse[0].extend(o)
+            all_worse[1].extend(p)
         else:
             on, pn = _normalise(o, lo, hi), _normalise(p, lo, hi)
             per[kind] = {"stability": stability(on, pn), "n": len(idx)}
-            all_same[0].extend(on), all_same[1].extend(pn)
+            all_same[0].extend(on)
+            all_same[1].extend(pn)
     return RobustnessReport(
         sensitivity=sensitivity(*all_worse),
         stability=stability(*all_same),
@@ -293,7 +303,7 @@ def llm_perturbations(outputs: Sequence[str], lm, *, task: str, target: str) -> 
     """For each output, an LLM-degraded version (worse on ``target``) and a same-quality rewrite."""
     from pytest_nlgeval.induction.llmcache import JudgeServerError, require_dspy
 
-    dspy = require_dspy()
+    dspy: Any = require_dspy()
 
     class DegradeOutput(dspy.Signature):
         """Rewrite the output of a text-generation task so that it is clearly worse on the named quality,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from pytest_nlgeval.metaeval.records import MetaEvalError, Record, _rwhere, parse_records
 from pytest_nlgeval.metaeval.statistics import COEFFICIENTS, LEVELS, Correlation, correlate
@@ -178,7 +178,7 @@ def meta_evaluate(
         raise MetaEvalError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
     if jobs < 1:
         raise MetaEvalError(f"jobs must be >= 1, got {jobs}")
-    recs = list(records)
+    recs: list[Any] = list(records)
     if recs and not isinstance(recs[0], Record):
         recs = parse_records(recs)
     if not recs:

@@ -190,9 +190,10 @@ def correlate(
         rows = _summary_per_doc(x, y, doc_index, n_docs)
         used = np.isfinite(rows[:, 0])
         if not used.any():
-            point = (math.nan,) * 3
+            point = (math.nan, math.nan, math.nan)
         else:
-            point = tuple(float(v) for v in rows[used].mean(axis=0))
+            a, b, c = (float(v) for v in rows[used].mean(axis=0))
+            point = (a, b, c)
         result = Correlation(metric, dimension, level, int(used.sum()), int(n_docs - used.sum()), *point)
         if draws is not None:
             # a document's correlation does not depend on the other documents: resample the rows
@@ -217,7 +218,7 @@ def correlate(
         return result
 
     # system level
-    sys_names, sys_index = _groups(list(system_ids))
+    sys_names, sys_index = _groups(list(system_ids or []))
     n_sys = len(sys_names)
     mx, _ = _system_means(x, sys_index, n_sys)
     my, _ = _system_means(y, sys_index, n_sys)

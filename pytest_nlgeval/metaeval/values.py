@@ -70,13 +70,17 @@ class MetricValues:
         return self.values
 
 
+def _scores(record: Record) -> Any:
+    return record.predict_scores
+
+
 def _precomputed(records: Sequence[Record], key: str | None) -> MetricValues:
     import numpy as np
 
     label = PRECOMPUTED if key is None else f"{PRECOMPUTED}.{key}"
-    first = records[0].predict_scores
+    first: Any = records[0].predict_scores
     for r in records:
-        p = r.predict_scores
+        p: Any = r.predict_scores
         if p is None:
             raise MetaEvalError(f"{_rwhere(r)}: missing field {PRECOMPUTED!r}, needed by --metric {label}")
         if key is not None and (not isinstance(p, Mapping) or key not in p):
@@ -87,15 +91,16 @@ def _precomputed(records: Sequence[Record], key: str | None) -> MetricValues:
                 f"here but a{'n object' if isinstance(first, Mapping) else ' number'} in record 0; "
                 "use one form throughout"
             )
+    values: Any
     if key is not None:
-        values = np.array([r.predict_scores[key] for r in records], dtype=float)
+        values = np.array([_scores(r)[key] for r in records], dtype=float)
     elif isinstance(first, Mapping):
         dims = set(first)
         for r in records:
-            missing = dims - set(r.predict_scores)
+            missing = dims - set(_scores(r))
             if missing:
                 raise MetaEvalError(f"{_rwhere(r)}: field '{PRECOMPUTED}' lacks {sorted(missing)} (record 0 has them)")
-        values = {d: np.array([r.predict_scores[d] for r in records], dtype=float) for d in sorted(dims)}
+        values = {d: np.array([_scores(r)[d] for r in records], dtype=float) for d in sorted(dims)}
     else:
         values = np.array([r.predict_scores for r in records], dtype=float)
     return MetricValues(label, "precomputed:" + label, True, values)

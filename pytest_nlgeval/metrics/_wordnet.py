@@ -135,7 +135,7 @@ class WordNetDB:
     def synsets(self, word: str) -> list[_Synset]:
         """All synsets of ``word`` in every part of speech (lowercased, spaces as underscores)."""
         w = word.lower().replace(" ", "_")
-        out = []
+        out: list[_Synset] = []
         for pos in POS_FILES:
             for base in self.morphy(w, pos):
                 out.extend(self._synset(pos, off) for off in self._index[pos][base])

@@ -22,6 +22,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from functools import lru_cache
 
 from pytest_nlgeval.metrics.base import Metric, MetricInputError, package_version
@@ -109,8 +111,8 @@ class Rouge(Metric):
         if multi_ref == "pooled" and self.impl != "fast":
             raise ValueError("multi_ref='pooled' needs the match counts of the fast path (impl='fast', not rougeLsum)")
         self._scorer = None
-        self._tokenizer = None
-        self._features = None
+        self._tokenizer: Any = None
+        self._features: Any = None
 
     def _get_scorer(self):
         if self._scorer is None:

@@ -181,7 +181,8 @@ class _BatchScorer:
     def __call__(self, batch: dict) -> dict:
         import numpy as np
 
-        indices, scores = [], []
+        indices: list[int] = []
+        scores: list[float] = []
         for group_indices, group_texts in zip(batch["indices"], batch["texts"]):
             result = self.scorer.score([str(t) for t in group_texts])
             indices.extend(int(i) for i in group_indices)
@@ -221,7 +222,8 @@ class _BatchEmbedder:
     def __call__(self, batch: dict) -> dict:
         import numpy as np
 
-        indices, vectors = [], []
+        indices: list[int] = []
+        vectors: list = []
         for chunk_indices, chunk_texts in zip(batch["indices"], batch["texts"]):
             rows = self.embedder.embed([str(t) for t in chunk_texts])
             indices.extend(int(i) for i in chunk_indices)
@@ -517,7 +519,7 @@ class RayEmbedder:
 
 def _cause(exc: BaseException) -> str:
     """The innermost message of a Ray error chain (the worker's own exception), on one line."""
-    seen = exc
+    seen: Any = exc
     while getattr(seen, "cause", None) is not None and seen.cause is not seen:
         seen = seen.cause
     text = " ".join(str(seen).split())

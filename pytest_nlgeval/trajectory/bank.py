@@ -314,7 +314,7 @@ class ReferenceBank:
             "n_references": self.n_references,
             "info": self.meta,
         }
-        arrays: dict[str, np.ndarray] = {
+        arrays: dict[str, Any] = {
             "meta": np.array(json.dumps(meta, sort_keys=True)),
             "prompts": np.array(self.prompts, dtype=str) if self.prompts else np.zeros(0, dtype="<U1"),
             "lengths": self.lengths,

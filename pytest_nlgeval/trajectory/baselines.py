@@ -35,9 +35,9 @@ positive so that the sign is reproducible, which says nothing about which direct
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pytest_nlgeval.trajectory.signals import FEATURE_NAMES
 
@@ -93,7 +93,7 @@ class QText:
     high: np.ndarray
 
     @classmethod
-    def fit(cls, perplexity: Sequence[float], coherence: Sequence[float], diversity: Sequence[float]) -> "QText":
+    def fit(cls, perplexity: ArrayLike, coherence: ArrayLike, diversity: ArrayLike) -> "QText":
         """Min-max ranges of the reference texts' endpoint perplexity, coherence and diversity."""
         x = np.column_stack([np.asarray(v, np.float64).ravel() for v in (perplexity, coherence, diversity)])
         if x.shape[0] < 2:
@@ -107,7 +107,7 @@ class QText:
         return cls(x.min(axis=0), x.max(axis=0))
 
     @classmethod
-    def fit_endpoints(cls, coherence_end: Sequence[float], diversity_end: Sequence[float]) -> "QText":
+    def fit_endpoints(cls, coherence_end: ArrayLike, diversity_end: ArrayLike) -> "QText":
         """:meth:`fit` from endpoint coherence and diversity (perplexity is ``exp(-coherence_end)``)."""
         coh = np.asarray(coherence_end, np.float64)
         return cls.fit(endpoint_perplexity(coh), coh, diversity_end)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["dtw_distance", "dtw_distances", "mean_dtw_score", "backend"]
 
@@ -130,7 +131,7 @@ def _numpy_many(a: np.ndarray, refs: list[np.ndarray]) -> np.ndarray:
     return prev[np.arange(len(refs)), lengths - 1] / (n + lengths)
 
 
-def dtw_distances(a: Sequence[float], references: Sequence[Sequence[float]]) -> np.ndarray:
+def dtw_distances(a: ArrayLike, references: Sequence[ArrayLike] | np.ndarray) -> np.ndarray:
     """Normalised symmetric2 DTW distances of ``a`` to each of ``references`` (float64 array).
 
     >>> dtw_distances([1.0, 1.0], [[1.0], [0.0, 0.0]]).round(6).tolist()

@@ -65,7 +65,7 @@ def load_trajectory_lm(
     if is_gguf(ref):
         from pytest_nlgeval.trajectory.gguf_lm import load_gguf_lm
 
-        lm = load_gguf_lm(gguf_path(ref), n_ctx=n_ctx or DEFAULT_N_CTX, threads=threads)
+        lm: Any = load_gguf_lm(gguf_path(ref or ""), n_ctx=n_ctx or DEFAULT_N_CTX, threads=threads)
     else:
         from nlgeval_runtime.causal_lm import load_causal_lm
 
@@ -123,7 +123,7 @@ class CachedLM:
         return f"{_KEY_PREFIX}{self.lm.fingerprint_id}:{hashlib.sha256(payload.encode('utf-8')).hexdigest()}"
 
     @staticmethod
-    def _read(record: dict | None):
+    def _read(record: Any):
         try:
             ids = np.asarray(record["token_ids"], dtype=np.int64)
             lp = np.asarray(record["logprobs"], dtype=np.float64)
@@ -164,8 +164,8 @@ class CachedLM:
             # scored and stored a chunk at a time: an interrupted fit keeps what it measured
             part = todo[start : start + _CHUNK]
 
-            def step(k: int, total: int, before: int = done) -> None:
-                progress(before + k, len(keys))
+            def step(k: int, total: int, before: int = done, report: Any = progress) -> None:
+                report(before + k, len(keys))
 
             res = self.lm.score(
                 [continuations[i] for i in part],

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pytest_nlgeval.trajectory.baselines import QText
 from pytest_nlgeval.trajectory.scoring import SCORE_NAMES
@@ -101,19 +102,19 @@ def rankdata(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+def spearman(x: ArrayLike, y: ArrayLike) -> float:
     """Spearman's rho (Pearson correlation of average ranks); NaN when either side is constant.
 
     >>> round(spearman([1, 2, 3, 4], [1, 3, 2, 4]), 3)
     0.8
     """
-    x = np.asarray(x, np.float64)
-    y = np.asarray(y, np.float64)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"spearman needs two 1-D arrays of the same length, got {x.shape} and {y.shape}")
-    if x.size < 2:
+    xa = np.asarray(x, np.float64)
+    ya = np.asarray(y, np.float64)
+    if xa.shape != ya.shape or xa.ndim != 1:
+        raise ValueError(f"spearman needs two 1-D arrays of the same length, got {xa.shape} and {ya.shape}")
+    if xa.size < 2:
         return float("nan")
-    rx, ry = rankdata(x), rankdata(y)
+    rx, ry = rankdata(xa), rankdata(ya)
     rx -= rx.mean()
     ry -= ry.mean()
     denom = np.sqrt((rx * rx).sum() * (ry * ry).sum())
@@ -201,7 +202,7 @@ def missing_fields(record: Mapping[str, Any], fields: Sequence[str]) -> list[str
     return out
 
 
-def cluster_resamples(clusters: Sequence, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+def cluster_resamples(clusters: Sequence | np.ndarray, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Row indices of each prompt-cluster replicate: as many prompts as there are, drawn with replacement.
 
     Every sampled prompt contributes all of its rows (in input order); a prompt drawn twice contributes
@@ -276,8 +277,8 @@ class BootstrapResult:
 
 def bootstrap_spearman(
     scores: Mapping[str, object],
-    ratings: Sequence[float],
-    clusters: Sequence,
+    ratings: ArrayLike,
+    clusters: Sequence | np.ndarray,
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pytest_nlgeval.trajectory.metaeval import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapResult, cluster_resamples
 
@@ -81,9 +82,9 @@ class PairwiseResult:
 
 def pairwise_agreement(
     scores: Mapping[str, object],
-    votes_a: Sequence[int],
-    votes_b: Sequence[int],
-    clusters: Sequence,
+    votes_a: ArrayLike,
+    votes_b: ArrayLike,
+    clusters: Sequence | np.ndarray,
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,

@@ -120,7 +120,7 @@ def score_trajectory(
         )
         z = bank.standardizer.transform(comps)
         for which in ("mean", "var", "all"):
-            values[f"summary_{which}"] = composite(z, which)
+            values[f"summary_{which}"] = float(composite(z, which))  # one text: a number
     else:
         for name in ("diversity_dtw_paired", "coherence_dtw_paired", "summary_mean", "summary_var", "summary_all"):
             values[name] = None

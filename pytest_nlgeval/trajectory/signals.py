@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "Trajectory",
@@ -38,9 +39,10 @@ DEFAULT_HORIZON = 128
 FEATURE_NAMES = ("coherence_mean", "diversity_mean", "coherence_var", "diversity_var")
 
 
-def diversity_trajectory(token_ids: Sequence[int], horizon: int | None = None) -> np.ndarray:
+def diversity_trajectory(token_ids: ArrayLike, horizon: int | None = None) -> np.ndarray:
     """Diversity of every prefix of ``token_ids`` (first ``horizon`` tokens), float64, one value per token."""
-    ids = [int(t) for t in (token_ids if horizon is None else list(token_ids)[:horizon])]
+    every = np.asarray(token_ids).ravel()
+    ids = [int(t) for t in (every if horizon is None else every[:horizon])]
     out = np.empty(len(ids), dtype=np.float64)
     seen: list[set] = [set(), set(), set()]
     for t in range(len(ids)):
@@ -55,7 +57,7 @@ def diversity_trajectory(token_ids: Sequence[int], horizon: int | None = None) -
     return out
 
 
-def coherence_trajectory(logprobs: Sequence[float], horizon: int | None = None) -> np.ndarray:
+def coherence_trajectory(logprobs: ArrayLike, horizon: int | None = None) -> np.ndarray:
     """Cumulative mean of next-token log-probabilities (first ``horizon`` of them), float64."""
     lp = np.asarray(logprobs, dtype=np.float64)
     if horizon is not None:

@@ -298,7 +298,7 @@ def write_card(
     manifest = json.loads((folder / "nlgeval.json").read_text(encoding="utf-8"))
     manifest.pop("files", None)
     graphs = list(manifest.get("variants", {}).values())
-    card = {
+    card: dict[str, Any] = {
         "file_sizes": {g: (folder / g).stat().st_size for g in graphs if (folder / g).is_file()},
         "held_out": {
             "n": evaluation["n"],

@@ -116,7 +116,8 @@ def load_dialogues(
     for lineno, obj in enumerate(read_jsonl(path, limit), start=1):
         if turns_field not in obj or not isinstance(obj[turns_field], list):
             raise DataError(f"{path}:{lineno} has no list field {turns_field!r}; pass turns_field=...")
-        turns, knowledge = [], []
+        turns: list = []
+        knowledge: list = []
         for turn in obj[turns_field]:
             if isinstance(turn, str):
                 turns.append(turn.strip())
@@ -203,13 +204,14 @@ def excluded_prompts(path: str | Path, story_field: str = "story", prompt_field:
     return prompts
 
 
-def split_stories(path: str | Path, exclude: set[str] = frozenset()) -> tuple[list[dict], list[dict]]:
+def split_stories(path: str | Path, exclude: set[str] | frozenset[str] = frozenset()) -> tuple[list[dict], list[dict]]:
     """``(train, unseen)`` halves of a file of human stories (``{"prompt", "continuation"}`` rows).
 
     A story is trained on when the sha256 of its normalised prompt is even and the prompt is not in
     ``exclude``; every story of one prompt goes to the same half. The unseen half keeps the rows as read.
     """
-    train, unseen = [], []
+    train: list[dict] = []
+    unseen: list[dict] = []
     for n, row in enumerate(read_jsonl(path), start=1):
         if not isinstance(row.get("prompt"), str) or not isinstance(row.get("continuation"), str):
             raise DataError(f"{path} row {n}: a story row needs string fields 'prompt' and 'continuation'")

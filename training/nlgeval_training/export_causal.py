@@ -60,6 +60,7 @@ def _load(model: Any, tokenizer: Any, revision: str | None):
         raise ExportError("export_causal_lm needs a tokenizer when the model is passed as an object")
     from tokenizers import Tokenizer
 
+    backend: Any
     if isinstance(hf_tok, Tokenizer):
         backend = hf_tok
         bos = eos = None

@@ -38,6 +38,8 @@ recomputed, not copied)::
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import math
 import random
@@ -217,7 +219,7 @@ def train_default_lm(
     tok = train_tokenizer(texts + story_texts, vocab_size)
     stream = _token_stream(tok, texts)
     data = _blocks(stream, block)
-    story_data = _blocks(_token_stream(tok, story_texts), block) if story_texts else None
+    story_data: Any = _blocks(_token_stream(tok, story_texts), block) if story_texts else None
     n_story = int(round(batch_size * story_share)) if story_data is not None and len(story_data) else 0
     log(
         f"tokenizer: {tok.get_vocab_size()} tokens; training tokens: {len(stream)} in {len(data)} blocks of {block}"
@@ -273,7 +275,7 @@ def train_default_lm(
     logprob_fn = _torch_logprob_fn(model)
     ppl, n_tokens = heldout_perplexity(logprob_fn, tok, [t for _, _, t in heldout_docs], block)
     log(f"held-out perplexity {ppl:.2f} on {n_tokens} tokens")
-    report = {
+    report: dict[str, Any] = {
         "parameters": n_params,
         "steps": steps,
         "batch_size": batch_size,
@@ -299,7 +301,7 @@ def train_default_lm(
     }
     if story_train:
         report["stories"] = {
-            "file": Path(stories).name,
+            "file": Path(str(stories)).name,
             "exclude_prompts": Path(exclude_prompts).name if exclude_prompts else None,
             "trained": len(story_train),
             "unseen": len(story_unseen),

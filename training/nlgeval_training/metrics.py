@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections import defaultdict
 
 
@@ -43,11 +45,15 @@ def per_dimension(records: list[dict], scores: list[float]) -> dict[str, dict[st
         key = f"{rec['task']}/{rec['dimension']}"
         groups[key][0].append(float(s))
         groups[key][1].append(int(rec["label"]))
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for key in sorted(groups):
-        s, y = groups[key]
-        auc = roc_auc(s, y)
-        out[key] = {"accuracy": round(accuracy(s, y), 4), "auc": None if auc is None else round(auc, 4), "n": len(s)}
+        values, y = groups[key]
+        auc = roc_auc(values, y)
+        out[key] = {
+            "accuracy": round(accuracy(values, y), 4),
+            "auc": None if auc is None else round(auc, 4),
+            "n": len(values),
+        }
     if out:
         aucs = [v["auc"] for v in out.values() if v["auc"] is not None]
         out["mean"] = {

@@ -11,6 +11,8 @@ contract. The default encoder is all-MiniLM-L6-v2 (Wang et al., 2020; sentence-t
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import os
 from pathlib import Path
@@ -42,8 +44,8 @@ class EncoderClassifier(nn.Module):
 
     def __init__(self, encoder: nn.Module):
         super().__init__()
-        self.encoder = encoder
-        self.head = nn.Linear(encoder.config.hidden_size, 2)
+        self.encoder: Any = encoder
+        self.head = nn.Linear(int(getattr(encoder, "config").hidden_size), 2)
 
     @classmethod
     def from_pretrained_encoder(cls, path: str | Path) -> "EncoderClassifier":
@@ -68,7 +70,7 @@ class EncoderClassifier(nn.Module):
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            encoder = AutoModel.from_pretrained(str(path), local_files_only=True, **kwargs)
+            encoder = AutoModel.from_pretrained(str(path), local_files_only=True, **kwargs)  # type: ignore[arg-type]
         return cls(encoder)
 
     @classmethod

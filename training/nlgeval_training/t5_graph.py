@@ -91,6 +91,10 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Te
 class _Encoder(torch.nn.Module):
     """The encoder stack; its own module so that exported node names start with ``/encoder/``."""
 
+    # registered buffers and the model's blocks: attributes torch's Module types as Tensor | Module
+    bias_table: torch.Tensor
+    blocks: Any
+
     def __init__(self, model: Any, *, max_length: int, fused_attention: bool) -> None:
         super().__init__()
         from transformers.models.t5.modeling_t5 import T5Attention
@@ -150,6 +154,10 @@ class T5ScoringGraph(torch.nn.Module):
     is meant for ``torch.onnx.export`` with ``dynamo=False`` (and ``custom_opsets=CONTRIB_OPSET`` when
     ``fused_attention``). Exported encoder nodes are named ``/encoder/...``.
     """
+
+    head: torch.Tensor
+    decoder_start: torch.Tensor
+    decoder_blocks: Any
 
     def __init__(self, model: Any, *, yes_id: int, no_id: int, max_length: int, fused_attention: bool = True) -> None:
         super().__init__()

@@ -147,6 +147,8 @@ def _t5_scoring_module(model: Any, yes_id: int, no_id: int) -> Any:
     head = model.lm_head.weight.detach()[[yes_id, no_id]].clone()  # (2, d_model)
 
     class T5BoolQA(torch.nn.Module):
+        head: torch.Tensor  # a registered buffer
+
         def __init__(self) -> None:
             super().__init__()
             self.encoder = model.get_encoder()
@@ -228,7 +230,7 @@ def trace_in_child(
     env = dict(os.environ)
     # The child imports exactly the modules this process imports (a source checkout on sys.path included).
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    child = subprocess.Popen(
+    child: Any = subprocess.Popen(
         [sys.executable, "-m", "nlgeval_training.t5_trace", str(raw / REQUEST)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -156,7 +156,7 @@ def length_batches(lengths: list[int], batch_size: int, seed: int, window: int =
     rng = random.Random(seed)
     order = list(range(len(lengths)))
     rng.shuffle(order)
-    batches = []
+    batches: list[list[int]] = []
     span = batch_size * window
     for start in range(0, len(order), span):
         chunk = sorted(order[start : start + span], key=lambda i: lengths[i])

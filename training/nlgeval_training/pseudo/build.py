@@ -16,7 +16,7 @@ from nlgeval_training.pseudo import dialogue as dlg_gen
 from nlgeval_training.pseudo import summarization as sum_gen
 
 #: data2text generators draw on the summarization corpora (their sentences as utterances)
-D2T_GENERATORS = {"naturalness": sum_gen.utterance_naturalness}
+D2T_GENERATORS: dict[str, Any] = {"naturalness": sum_gen.utterance_naturalness}
 ALL_DIMENSIONS = (
     [f"summarization/{d}" for d in sum_gen.GENERATORS]
     + [f"dialogue/{d}" for d in dlg_gen.GENERATORS]

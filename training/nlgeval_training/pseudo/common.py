@@ -33,7 +33,9 @@ def poisson(rng: random.Random, lam: float) -> int:
         k += 1
 
 
-def span_perturb(text: str, rng: random.Random, lam: float, op: str | None = None) -> tuple[str, str] | None:
+def span_perturb(
+    text: str, rng: random.Random, lam: float, op: str | tuple[str, ...] | None = None
+) -> tuple[str, str] | None:
     """Repeat, delete or shuffle a span of max(1, Poisson(lam)) words; ``None`` if no op can change ``text``.
 
     Returns ``(new_text, op)``. Deletion keeps at least two words; shuffling needs two distinct words.
@@ -166,7 +168,8 @@ def is_held_out(group: str, fraction: float) -> bool:
 
 def split_records(records: list[dict], fraction: float = 0.1) -> tuple[list[dict], list[dict]]:
     """(train, held_out): records whose ``group`` hashes below ``fraction`` are held out."""
-    train, test = [], []
+    train: list[dict] = []
+    test: list[dict] = []
     for rec in records:
         (test if is_held_out(rec["group"], fraction) else train).append(rec)
     return train, test

@@ -24,6 +24,8 @@ fact ending in ``"\\n"``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import random
 import re
 
@@ -279,7 +281,7 @@ def _grounded_turns(
     dlg: Dialogue, dialogues: list[Dialogue], rng: random.Random, n: int, fact_sentences: int | None
 ) -> list[dict]:
     """Groundedness pairs of real replies (see :func:`groundedness`)."""
-    out = []
+    out: list[dict] = []
     cands = [t for t in range(len(dlg.turns)) if t < len(dlg.knowledge) and dlg.knowledge[t]]
     rng.shuffle(cands)
     for t in cands:
@@ -305,7 +307,7 @@ def _content(text: str) -> set[str]:
     return {w for w in tokenize(text) if len(w) > 3}
 
 
-GENERATORS = {
+GENERATORS: dict[str, Any] = {
     "coherence": coherence,
     "naturalness": naturalness,
     "groundedness": groundedness,

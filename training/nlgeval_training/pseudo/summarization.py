@@ -26,6 +26,8 @@ encoders can see the evidence inside their context.
 
 from __future__ import annotations
 
+from typing import Any
+
 import random
 import re
 from pathlib import Path
@@ -214,7 +216,7 @@ def _negation_edit(sentence: str, rng: random.Random) -> str | None:
 
 def entities(texts: list[str]) -> list[str]:
     """Capitalised multi- or single-word names that do not start a sentence (a cheap NER substitute)."""
-    found = []
+    found: list[str] = []
     for text in texts:
         found.extend(m.group(0) for m in _ENTITY.finditer(text) if m.start() > 0 and len(m.group(0)) > 3)
     return sorted(set(found))
@@ -451,4 +453,9 @@ def relevance(
     return finalize(records, seed, limit)
 
 
-GENERATORS = {"coherence": coherence, "consistency": consistency, "fluency": fluency, "relevance": relevance}
+GENERATORS: dict[str, Any] = {
+    "coherence": coherence,
+    "consistency": consistency,
+    "fluency": fluency,
+    "relevance": relevance,
+}
