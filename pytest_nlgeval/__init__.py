@@ -29,9 +29,9 @@ _LAZY = {
     "assert_metrics": "pytest_nlgeval.induction.assertions",
     "assert_trajectory": "pytest_nlgeval.trajectory.assertions",
     "assert_judged": "pytest_nlgeval.assertions",
-    "JudgedParseError": "pytest_nlgeval.judged",
-    "samples": "pytest_nlgeval.sampling",
-    "Samples": "pytest_nlgeval.sampling",
+    "JudgedParseError": "pytest_nlgeval.judges.criterion",
+    "samples": "pytest_nlgeval.core.sampling",
+    "Samples": "pytest_nlgeval.core.sampling",
 }
 
 __all__ = [  # every lazy name, spelled out for readers and linters (a test keeps the two equal)
@@ -61,8 +61,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_nlgeval.core.evaluator import Evaluator
     from pytest_nlgeval.core.score import Score, ScoreList
     from pytest_nlgeval.assertions import assert_judged
-    from pytest_nlgeval.judged import JudgedParseError
-    from pytest_nlgeval.sampling import Samples, samples
+    from pytest_nlgeval.judges.criterion import JudgedParseError
+    from pytest_nlgeval.core.sampling import Samples, samples
 
 
 def __getattr__(name: str):

@@ -156,7 +156,7 @@ def assert_judged(
     """Judge ``output`` on ``criterion`` with the configured LLM judge; compare the result with a threshold.
 
     ``criterion``: a sentence saying what a good output does, or a built-in criterion of
-    :data:`pytest_nlgeval.judged.RAG_CRITERIA` (``"rag/faithfulness"``, ``"rag/answer_relevance"``,
+    :data:`pytest_nlgeval.judges.criterion.RAG_CRITERIA` (``"rag/faithfulness"``, ``"rag/answer_relevance"``,
     ``"rag/context_relevance"``, ``"rag/context_recall"``). ``input``: what the application was asked; ``context``: the
     retrieved passages (a string or a list); ``reference``: a reference answer. ``scale``: the integer scale
     ``(low, high)``. ``lm``: a ``dspy`` LM or a model id instead of the configured judge
@@ -169,7 +169,9 @@ def assert_judged(
     """
     __tracebackhide__ = True
     run = _run.active()
-    judge = run.judge(lm)
+    from pytest_nlgeval.judges.session import run_judge
+
+    judge = run_judge(run, lm)
     recorder = run.recorder
     if isinstance(output, (list, tuple)):
         from pytest_nlgeval.core.score import ScoreList

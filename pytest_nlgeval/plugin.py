@@ -20,7 +20,7 @@ Options (each has an ini key of the same name with ``_`` for ``-``, e.g. ``nlgev
                                  on-parse-failure} (docs/judges.md)
 
 Fixture ``nlgeval`` (session): the :class:`~pytest_nlgeval.core.evaluator.Evaluator`; fixture ``judged``
-(session): the criterion judge (:class:`~pytest_nlgeval.judged.CriterionJudge`). Marker
+(session): the criterion judge (:class:`~pytest_nlgeval.judges.criterion.CriterionJudge`). Marker
 ``@pytest.mark.nlgeval(task=..., model=..., tolerance=...)``: the default task and model of a test's
 assertions, and the tolerance recorded with its checks for the baseline comparison.
 
@@ -217,7 +217,7 @@ def _options(config) -> dict[str, Any]:
     options["cache"] = not options.pop("no_cache")
     if any(options[name] is not None for name in options if name.startswith("judge_")):
         from pytest_nlgeval.errors import NLGEvalError
-        from pytest_nlgeval.judged import judge_options
+        from pytest_nlgeval.judges.criterion import judge_options
 
         try:
             judge_options(options)
@@ -294,13 +294,15 @@ def nlgeval(request):
 
 @pytest.fixture(scope="session")
 def judged(request):
-    """The session's criterion judge (:class:`pytest_nlgeval.judged.CriterionJudge`, configured by
+    """The session's criterion judge (:class:`pytest_nlgeval.judges.criterion.CriterionJudge`, configured by
     ``--nlgeval-judge-lm`` and friends); calling it is ``assert_judged`` without the import.
 
         def test_answer(judged, bot):
             assert judged(bot("Where is my parcel?"), "The reply asks for the order number.") >= 4
     """
-    return request.config.stash[_state_key].run.judge()
+    from pytest_nlgeval.judges.session import run_judge
+
+    return run_judge(request.config.stash[_state_key].run)
 
 
 def pytest_assertrepr_compare(config, op, left, right):
@@ -428,7 +430,9 @@ class NLGEvalSession:
             "evaluators": dict(self.recorder.evaluators),
             "scoring": stats,
         }
-        judges = self.run.judge_report()
+        from pytest_nlgeval.judges.session import judge_report
+
+        judges = judge_report(self.run)
         if judges is not None:
             data["judges"] = judges
         return data
@@ -535,7 +539,7 @@ def write_results(results: dict[str, Any], path: str) -> None:
     """Write ``results`` as sorted JSON, atomically (a reader never sees half a file)."""
     import json
 
-    from pytest_nlgeval._files import write_text_atomic
+    from pytest_nlgeval.util.files import write_text_atomic
 
     write_text_atomic(path, json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n")
 

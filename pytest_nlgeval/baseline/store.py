@@ -517,6 +517,6 @@ def write_baseline(baseline: Baseline, path: str | os.PathLike) -> None:
     in one :func:`os.replace` (atomic on POSIX and Windows): after an interrupt or a crash at any point the
     file is either the old baseline or the new one, never half of each.
     """
-    from pytest_nlgeval._files import write_text_atomic
+    from pytest_nlgeval.util.files import write_text_atomic
 
     write_text_atomic(path, baseline.dumps())

@@ -51,7 +51,7 @@ def run_export(args) -> int:
     from pathlib import Path
 
     from pytest_nlgeval.errors import UsageError
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     export_model = require("nlgeval_training.export", "exporting a model (nlgeval export)").export_model
     from nlgeval_training.t5_trace import ExportProcessError

@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from pytest_nlgeval.errors import UsageError
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     require("nlgeval_training", "the fact-checks fit (pseudo-labelled claims)")
     from nlgeval_training.data import read_jsonl

@@ -116,7 +116,7 @@ def run(args) -> int:
 
     from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.induction.dataset import DatasetError, load_dataset
-    from pytest_nlgeval.induction.llmcache import JudgeServerError
+    from pytest_nlgeval.llm.cache import JudgeServerError
     from pytest_nlgeval.induction.pipeline import InductionError, InductionWarning, induce
     from pytest_nlgeval.induction.report_card import render_report_card
 
@@ -136,7 +136,7 @@ def run(args) -> int:
     )
     lm = None
     if args.lm:
-        from pytest_nlgeval.induction.llmcache import JudgesUnavailable, make_lm
+        from pytest_nlgeval.llm.cache import JudgesUnavailable, make_lm
 
         api_key = None
         if args.api_key_env:

@@ -74,8 +74,8 @@ def run(args) -> int:
     import os
 
     from pytest_nlgeval.errors import NLGEvalError, UsageError
-    from pytest_nlgeval.induction.llmcache import JudgeServerError, LLMUsage
-    from pytest_nlgeval.judged import JudgedParseError, JudgeStats, build_judge, judge_options
+    from pytest_nlgeval.llm.cache import JudgeServerError, LLMUsage
+    from pytest_nlgeval.judges.criterion import JudgedParseError, JudgeStats, build_judge, judge_options
 
     try:
         low, high = (int(v) for v in args.scale.split(","))
@@ -142,7 +142,7 @@ def run(args) -> int:
     )
     print(f"LLM: {usage.summary()}")
     if args.json:
-        from pytest_nlgeval._files import write_text_atomic
+        from pytest_nlgeval.util.files import write_text_atomic
 
         first = next((r for r in results if r["score"] is not None), None)
         steps = judge.steps(_criterion_text(args.criterion), (low, high)) if first is not None else None
@@ -161,6 +161,6 @@ def run(args) -> int:
 
 
 def _criterion_text(criterion: str) -> str:
-    from pytest_nlgeval.judged import RAG_CRITERIA
+    from pytest_nlgeval.judges.criterion import RAG_CRITERIA
 
     return RAG_CRITERIA[criterion][0] if criterion in RAG_CRITERIA else criterion

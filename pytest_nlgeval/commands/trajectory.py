@@ -420,7 +420,7 @@ def _scored_records(args, prompts: list[str], conts: list[str], key: dict) -> li
 
     from nlgeval_runtime.errors import NLGEvalRuntimeError
 
-    from pytest_nlgeval._files import write_text_atomic
+    from pytest_nlgeval.util.files import write_text_atomic
     from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.bank import BankError, ReferenceBank
     from pytest_nlgeval.trajectory.scoring import SCORE_NAMES, score_continuations
@@ -510,7 +510,7 @@ def _meta_eval(args) -> int:
 
     import numpy as np
 
-    from pytest_nlgeval._files import write_text_atomic
+    from pytest_nlgeval.util.files import write_text_atomic
     from pytest_nlgeval.errors import UsageError
     from pytest_nlgeval.trajectory.humandata import HumanDataError, mean_rating, read_jsonl, read_pairwise, read_ratings
     from pytest_nlgeval.trajectory.metaeval import bootstrap_spearman, score_specs

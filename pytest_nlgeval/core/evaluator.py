@@ -780,9 +780,9 @@ class Evaluator:
 
     @staticmethod
     def samples(fn, *args, n: int = 5, **kwargs):
-        """``fn(*args, **kwargs)`` called ``n`` times: :func:`pytest_nlgeval.sampling.samples`, offered on the
+        """``fn(*args, **kwargs)`` called ``n`` times: :func:`pytest_nlgeval.core.sampling.samples`, offered on the
         ``nlgeval`` fixture (``nlgeval.samples(app, question, n=5)``)."""
-        from pytest_nlgeval.sampling import samples
+        from pytest_nlgeval.core.sampling import samples
 
         return samples(fn, *args, n=n, **kwargs)
 

@@ -54,9 +54,6 @@ class Run:
         self._cache = None
         self._recorders: list[Any] = [recorder]
         self._resources: dict[tuple, Any] = {}
-        self._judges: dict[Any, Any] = {}
-        self._judge_stats = None
-        self._judge_usage = None
 
     @property
     def recorder(self):
@@ -138,39 +135,9 @@ class Run:
     def evaluators(self) -> list:
         return list(self._evaluators.values())
 
-    # -- criterion judges ----------------------------------------------------------------------------------
-    def judge(self, lm=None):
-        """The criterion judge (:class:`~pytest_nlgeval.judged.CriterionJudge`) of the configured judge LM,
-        or of ``lm`` (a model id or a ``dspy`` LM); created on first use. Every judge of the run counts its
-        calls, tokens, retries and parse failures together (:meth:`judge_report`)."""
-        key = lm if isinstance(lm, str) or lm is None else id(lm)
-        judge = self._judges.get(key)
-        if judge is None:
-            from pytest_nlgeval.induction.llmcache import LLMUsage
-            from pytest_nlgeval.judged import JudgeStats, build_judge, judge_options
-
-            if self._judge_stats is None:
-                self._judge_stats, self._judge_usage = JudgeStats(), LLMUsage()
-            settings = judge_options(self.options)
-            cache = bool(self.options.get("cache", True))
-            cache_dir = self.options.get("judge_cache_dir")
-            if cache_dir is None:
-                from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR
-
-                cache_dir = os.path.join(os.fspath(self.options.get("cache_dir") or DEFAULT_CACHE_DIR), "llm")
-            judge = build_judge(
-                settings, lm=lm, cache_dir=cache_dir, cache=cache, stats=self._judge_stats, usage=self._judge_usage
-            )
-            judge.recorder = lambda: self.recorder  # the judged fixture's scores are this run's checks
-            self._judges[key] = judge
-        return judge
-
-    def judge_report(self) -> dict | None:
-        """LLM calls, cache hits, tokens, judgments, retries and parse failures of this run's judges; None
-        when nothing was judged."""
-        if self._judge_stats is None:
-            return None
-        return {**self._judge_usage.to_dict(), **self._judge_stats.to_dict()}
+    def has_resource(self, key: tuple) -> bool:
+        """Whether :meth:`resource` made ``key`` in this run."""
+        return key in self._resources
 
     def close(self) -> None:
         """Release every evaluator's model session and the run's other resources, and close the cache."""

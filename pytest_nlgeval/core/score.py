@@ -346,7 +346,7 @@ class ScoreList(Sequence[Score]):
         first = self._scores[0]
         details = {"aggregate": func, "n": len(self), "cases": [self._case(i) for i in range(len(self))]}
         if self.samples:
-            from pytest_nlgeval.sampling import spread
+            from pytest_nlgeval.core.sampling import spread
 
             details["samples"] = {**self.samples, **spread(self.values)}
         details.update(extra or {})

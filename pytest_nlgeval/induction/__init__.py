@@ -2,8 +2,8 @@
 its use as a test threshold and as a reward.
 
 The pipeline: :mod:`.dataset` (labelled outputs) -> :mod:`.judge_generation` (LLM judges generated with
-DSPy, run by :mod:`.judges`, cached by :mod:`.llmcache`) and :mod:`.retrieve` (bank metrics by their cards) ->
-:mod:`.regress` (PLS selection and composition) -> :mod:`.robustness` (sensitivity, stability) -> :mod:`.artifact` (the
+DSPy, run by :mod:`.judges` through the LLM layer :mod:`pytest_nlgeval.llm`) and :mod:`.retrieve` (bank
+metrics by their cards) -> :mod:`.regress` (PLS selection and composition) -> :mod:`.robustness` (sensitivity, stability) -> :mod:`.artifact` (the
 JSON file) -> :mod:`.assertions`, :mod:`.rewards`, :mod:`.report_card`, :mod:`.plugin` (the report section).
 
 Example::
@@ -44,12 +44,12 @@ _WHERE = {
     "induce": "pipeline",
     "InducedMetric": "artifact",
     "ArtifactError": "artifact",
-    "JudgeParseError": "artifact",
+    "JudgeParseError": "pytest_nlgeval.llm.errors",
     "as_dspy_metric": "rewards",
     "as_reward_fn": "rewards",
     "assert_metric": "assertions",
-    "make_lm": "llmcache",
-    "cached_lm": "llmcache",
+    "make_lm": "pytest_nlgeval.llm.cache",
+    "cached_lm": "pytest_nlgeval.llm.cache",
     "render_report_card": "report_card",
 }
 
@@ -58,6 +58,7 @@ def __getattr__(name: str):
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    where = module if module.startswith("pytest_nlgeval.") else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(where), name)
     globals()[name] = value
     return value

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Sequence
 
 from pytest_nlgeval.errors import NLGEvalError
+from pytest_nlgeval.llm.errors import JudgeParseError
 
 __all__ = [
     "ARTIFACT_SCHEMA",
@@ -77,10 +78,6 @@ class ArtifactIntegrityError(ArtifactError):
             f"or, after reviewing a deliberate edit, re-seal it with `nlgeval metrics seal {path}` "
             "(or load it with trust=True: InducedMetric.load(path, trust=True), assert_metric(..., trust=True))"
         )
-
-
-class JudgeParseError(NLGEvalError, RuntimeError):
-    """A judge's output could not be parsed into a score (after one retry), so the output has no score."""
 
 
 @dataclass
@@ -207,13 +204,13 @@ class InducedMetric:
 
     def set_lm(self, lm) -> None:
         """Use ``lm`` (any ``dspy.BaseLM``; wrapped in the disk cache) for the judge components."""
-        from pytest_nlgeval.induction.llmcache import cached_lm
+        from pytest_nlgeval.llm.cache import cached_lm
 
         self._lm = cached_lm(lm) if lm is not None else None
 
     def _judge_lm(self):
         if self._lm is None:
-            from pytest_nlgeval.induction.llmcache import make_lm
+            from pytest_nlgeval.llm.cache import make_lm
 
             ident = self.lm_identity or {}
             if not ident.get("model"):

@@ -32,7 +32,7 @@ from pytest_nlgeval.induction.judges import (
     short_error,
     signatures,
 )
-from pytest_nlgeval.induction.llmcache import require_dspy
+from pytest_nlgeval.llm.cache import require_dspy
 
 __all__ = [
     "ExampleSelection",

@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Sequence  # Literal: resolved by name in the signatures below
 
-from pytest_nlgeval.induction.llmcache import require_dspy
+from pytest_nlgeval.llm.cache import require_dspy
+from pytest_nlgeval.llm.prompts import NONE, clip
 
 __all__ = [
     "JudgeResult",
@@ -40,9 +41,6 @@ __all__ = [
     "short_error",
     "signatures",
 ]
-
-_MAX_TEXT = 1500  # characters of one example shown in a generation prompt
-NONE = "(none)"
 
 
 @dataclass
@@ -180,13 +178,6 @@ def parse_errors():
 # -- running a judge -------------------------------------------------------------------------------------
 
 
-def clip(text: str | None, limit: int = _MAX_TEXT) -> str:
-    if text is None:
-        return NONE
-    text = str(text).strip()
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _format_rubric(rubric: dict[str, str] | None) -> str:
     if not rubric:
         return NONE
@@ -306,7 +297,7 @@ def run_judge(
     order = sorted(range(n), key=lambda i: (str(inputs[i]) if inputs[i] is not None else "", i))
 
     def read(i: int) -> JudgeResult:
-        from pytest_nlgeval.induction.llmcache import complete_next_token, scale_distribution
+        from pytest_nlgeval.llm.cache import complete_next_token, scale_distribution
 
         prompt = completion_prompt(spec, outputs[i], inputs[i], references[i])
         found = scale_distribution(complete_next_token(lm, prompt), (1, 5))

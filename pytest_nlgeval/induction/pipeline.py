@@ -76,7 +76,7 @@ def _bank_values(metric, dataset: LabelledDataset) -> list[float]:
 def _kendall(x, y) -> float | None:
     import numpy as np
 
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     kendalltau = require("scipy.stats", "inducing a metric (Kendall tau)").kendalltau
 
@@ -158,7 +158,7 @@ def induce(
     notes: list[str] = []
     usage = None
     if lm is not None:
-        from pytest_nlgeval.induction.llmcache import cached_lm, lm_identity
+        from pytest_nlgeval.llm.cache import cached_lm, lm_identity
 
         lm = cached_lm(lm)
         usage = lm.usage

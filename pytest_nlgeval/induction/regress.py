@@ -106,7 +106,7 @@ def _pls1(Z, y):
     """One-component PLS on z-scored ``Z``; returns (weights, coefficients, intercept) as float lists."""
     import numpy as np
 
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     PLSRegression = require("sklearn.cross_decomposition", "inducing a metric (PLS regression)").PLSRegression
 
@@ -263,7 +263,7 @@ def kendall_agreement(y_true, y_pred, *, n_boot: int = 1000, confidence: float =
     """
     import numpy as np
 
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     kendalltau = require("scipy.stats", "inducing a metric (Kendall tau)").kendalltau
 

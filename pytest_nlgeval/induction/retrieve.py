@@ -48,7 +48,7 @@ class RetrievedMetric:
 
 def bm25_rank(query: str, documents: dict[str, str]) -> list[tuple[str, float]]:
     """Rank ``documents`` (name -> text) for ``query`` by BM25 Okapi; ties keep the given order."""
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     BM25Okapi = require("rank_bm25", "retrieving judge examples (BM25)").BM25Okapi
 
@@ -106,7 +106,7 @@ def llm_rerank(
     task: str, target: str, hits: list[RetrievedMetric], docs: dict[str, str], lm, keep: int
 ) -> list[RetrievedMetric]:
     """Ask the LLM to order the candidates by usefulness; names it does not return keep their BM25 order."""
-    from pytest_nlgeval.induction.llmcache import require_dspy
+    from pytest_nlgeval.llm.cache import require_dspy
     from pytest_nlgeval.metrics import load_card
 
     dspy: Any = require_dspy()

@@ -80,7 +80,7 @@ def as_dspy_metric(
         gepa_metric = as_dspy_metric("metrics/helpful.json", output_field="answer", input_field="question")
     """
     from pytest_nlgeval.induction.artifact import JudgeParseError
-    from pytest_nlgeval.induction.llmcache import require_dspy
+    from pytest_nlgeval.llm.cache import require_dspy
 
     dspy = require_dspy()
     induced = _metric(metric, lm)

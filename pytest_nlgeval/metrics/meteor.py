@@ -86,7 +86,7 @@ class Meteor(Metric):
         return self._wn
 
     def _score(self, output, input, references):
-        from pytest_nlgeval.extras import require
+        from pytest_nlgeval.util.extras import require
 
         meteor_score = require("nltk.translate.meteor_score", "metric 'meteor'").meteor_score
         hyp = [w.lower() for w in words(output)]

@@ -133,7 +133,7 @@ _RESERVED_IDS = {
 def write_html(results: Mapping[str, Any], path: str | os.PathLike, **kwargs: Any) -> Path:
     """Render and write the report atomically (a reader never sees half a page); returns the path."""
     html = render_html(results, **kwargs)
-    from pytest_nlgeval._files import write_text_atomic
+    from pytest_nlgeval.util.files import write_text_atomic
 
     target = Path(path)
     write_text_atomic(target, html)

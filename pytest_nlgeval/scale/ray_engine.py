@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 from pytest_nlgeval.core.evaluator import Evaluator
 from pytest_nlgeval.errors import UsageError
-from pytest_nlgeval.extras import MissingExtraError
+from pytest_nlgeval.util.extras import MissingExtraError
 
 __all__ = [
     "RayEvaluator",

@@ -95,7 +95,7 @@ def log_softmax_at(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
 
 
 def _llama_cpp():
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     return require("llama_cpp", _FEATURE)
 

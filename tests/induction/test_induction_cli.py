@@ -69,7 +69,7 @@ def test_without_dspy_bank_induction_works_and_judges_say_how_to_install(tmp_pat
 import sys
 sys.modules['dspy'] = None  # as if DSPy were not installed
 from pytest_nlgeval.induction import load_dataset, induce
-from pytest_nlgeval.induction.llmcache import JudgesUnavailable, make_lm
+from pytest_nlgeval.llm.cache import JudgesUnavailable, make_lm
 m = induce(load_dataset({str(data)!r}, target='label'), task='t', target='label', metrics=['length'],
            robustness=False, n_boot=20)
 print('induced', len(m.components))
@@ -87,7 +87,7 @@ except JudgesUnavailable as exc:
 def test_induce_command_with_an_lm_shows_llm_usage(tmp_path, capsys, monkeypatch):
     from induction_fakes import RuleLM
 
-    from pytest_nlgeval.induction import llmcache
+    from pytest_nlgeval.llm import cache as llmcache
 
     made = {}
 

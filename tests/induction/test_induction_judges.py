@@ -17,7 +17,7 @@ from pytest_nlgeval.induction.judge_generation import (
     rubric_judges,
 )
 from pytest_nlgeval.induction.judges import JudgeSpec, run_judge
-from pytest_nlgeval.induction.llmcache import cached_lm, request_key
+from pytest_nlgeval.llm.cache import cached_lm, request_key
 
 
 @pytest.fixture
@@ -153,7 +153,7 @@ def test_gepa_optimised_judge_keeps_the_optimised_instructions(data, cache):
 
 
 def test_make_lm_builds_a_cached_lm_without_writing_the_key(tmp_path):
-    from pytest_nlgeval.induction.llmcache import make_lm
+    from pytest_nlgeval.llm.cache import make_lm
 
     lm = make_lm(
         "openai/some-model",

@@ -4,7 +4,7 @@ import dspy
 import pytest
 from induction_fakes import RuleLM
 
-from pytest_nlgeval.induction.llmcache import cached_lm
+from pytest_nlgeval.llm.cache import cached_lm
 from pytest_nlgeval.induction.retrieve import QUERY_TEMPLATE, bm25_rank, retrieve_metrics, tokenize
 
 

@@ -25,7 +25,7 @@ def private_cache(tmp_path, monkeypatch):
 def judged(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
     lm = RuleLM()
-    from pytest_nlgeval.induction.llmcache import cached_lm
+    from pytest_nlgeval.llm.cache import cached_lm
 
     metric = induce(
         build_dataset(synthetic_rows(40), target="label"),

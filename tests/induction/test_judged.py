@@ -22,7 +22,7 @@ pytest.importorskip("litellm", reason="the judges extra (litellm, via dspy) is n
 from openai_stub import OpenAIStub, free_port  # noqa: E402
 
 from pytest_nlgeval.errors import NLGEvalError  # noqa: E402
-from pytest_nlgeval.judged import (  # noqa: E402
+from pytest_nlgeval.judges.criterion import (  # noqa: E402
     JudgedParseError,
     build_judge,
     judge_options,
@@ -244,7 +244,7 @@ def test_server_failures_are_named_errors(tmp_path):
     settings = judge_options(
         {"judge_lm": "openai/stub", "judge_api_base": f"http://127.0.0.1:{free_port()}/v1", "judge_timeout": "5"}
     )
-    from pytest_nlgeval.induction.llmcache import JudgeServerError
+    from pytest_nlgeval.llm.cache import JudgeServerError
 
     with pytest.raises(JudgeServerError, match="JudgeServerUnreachable"):
         build_judge(settings, cache_dir=tmp_path).score("x", "The reply is polite.", recorder=None)
@@ -360,7 +360,7 @@ def test_judge_command_on_a_file(tmp_path, capsys):
 
 def test_no_weight_repacking_changes_the_defaults_inside_the_block_only():
     low = pytest.importorskip("llama_cpp.llama_cpp", reason="llama-cpp-python is not installed")
-    from pytest_nlgeval.llamacpp import no_weight_repacking
+    from pytest_nlgeval.llm.llamacpp import no_weight_repacking
 
     assert low.llama_model_default_params().use_extra_bufts is True
     with no_weight_repacking():
@@ -409,7 +409,7 @@ def test_reading_the_scale_scores_a_model_that_never_fills_the_form(pytester):
 
 
 def test_scale_distribution_ignores_tokens_outside_the_scale_and_bad_logprobs():
-    from pytest_nlgeval.judged import scale_distribution
+    from pytest_nlgeval.judges.criterion import scale_distribution
 
     position = {
         "token": "\n",
@@ -444,8 +444,8 @@ def test_completion_reading_falls_back_to_the_form_on_a_server_without_completio
 
 
 def test_completion_logprobs_are_read_in_both_server_formats():
-    from pytest_nlgeval.induction.llmcache import completion_logprobs as _completion_logprobs
-    from pytest_nlgeval.judged import scale_distribution
+    from pytest_nlgeval.llm.cache import completion_logprobs as _completion_logprobs
+    from pytest_nlgeval.judges.criterion import scale_distribution
 
     legacy = {"choices": [{"logprobs": {"tokens": ["4"], "top_logprobs": [{"4": math.log(0.6), "3": math.log(0.2)}]}}]}
     value, distribution, _ = scale_distribution(_completion_logprobs(legacy), (1, 5))
@@ -506,7 +506,7 @@ def test_a_hung_server_fails_within_the_plugins_time_out_naming_its_option(tmp_p
     with OpenAIStub("slow", delay=30, responder=responder) as server:
         settings = judge_options({"judge_lm": "openai/stub", "judge_api_base": server.api_base, "judge_timeout": "1"})
         started = time.perf_counter()
-        from pytest_nlgeval.induction.llmcache import JudgeServerTimeout
+        from pytest_nlgeval.llm.cache import JudgeServerTimeout
 
         with pytest.raises(JudgeServerTimeout) as info:
             build_judge(settings, cache_dir=tmp_path).judge("x", "The reply is polite.")
@@ -547,7 +547,7 @@ def test_a_judge_on_an_openai_compatible_server_imports_neither_dspy_nor_litellm
 
             server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
             threading.Thread(target=server.serve_forever, daemon=True).start()
-            from pytest_nlgeval.judged import build_judge, judge_options
+            from pytest_nlgeval.judges.criterion import build_judge, judge_options
 
             base = f"http://127.0.0.1:{server.server_address[1]}/v1"
             judge = build_judge(judge_options({"judge_lm": "openai/judge", "judge_api_base": base}), cache=False)

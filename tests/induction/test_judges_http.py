@@ -139,7 +139,7 @@ def test_a_server_answering_500_gives_a_named_error_after_bounded_retries(tmp_pa
 
 
 def test_the_cache_key_ignores_transport_settings(tmp_path):
-    from pytest_nlgeval.induction.llmcache import lm_identity, make_lm, request_key
+    from pytest_nlgeval.llm.cache import lm_identity, make_lm, request_key
 
     a = make_lm("openai/x", api_base="http://127.0.0.1:9/v1", timeout=5, num_retries=0, cache_dir=tmp_path)
     b = make_lm("openai/x", api_base="http://127.0.0.1:9/v1", timeout=500, num_retries=4, cache_dir=tmp_path)

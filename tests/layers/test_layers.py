@@ -212,3 +212,71 @@ def test_layer_check_sees_lazy_and_type_only_imports(tmp_path, monkeypatch):
         "nlgeval_runtime.lazy:2 imports nlgeval_training.export",
         "nlgeval_runtime.typed:3 imports pytest_nlgeval",
     ]
+
+
+# The floors of pytest_nlgeval, lowest first: a module imports only modules of its own floor or below.
+# The face (the package root's __init__, plugin, cli, assertions) may import anything; nothing below imports
+# it. The root's other two modules are at the bottom: the errors every layer raises and the hook
+# specifications (an interface, importing nothing of the project). core never imports an LLM or a judge;
+# llm imports no feature package.
+ROOT_MODULES = ("errors", "hookspecs", "plugin", "cli", "assertions")
+FLOORS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("pytest_nlgeval.errors", "pytest_nlgeval.hookspecs", "pytest_nlgeval.util")),
+    ("core", ("pytest_nlgeval.core",)),
+    ("llm", ("pytest_nlgeval.llm",)),
+    (
+        "features",
+        (
+            "pytest_nlgeval.judges",
+            "pytest_nlgeval.induction",
+            "pytest_nlgeval.trajectory",
+            "pytest_nlgeval.metrics",
+            "pytest_nlgeval.metaeval",
+            "pytest_nlgeval.baseline",
+            "pytest_nlgeval.report",
+            "pytest_nlgeval.scale",
+        ),
+    ),
+    ("commands", ("pytest_nlgeval.commands",)),
+    (
+        "face",
+        (
+            "pytest_nlgeval",
+            "pytest_nlgeval.plugin",
+            "pytest_nlgeval.cli",
+            "pytest_nlgeval.assertions",
+        ),
+    ),
+]
+
+
+def floor_of(module: str) -> int | None:
+    """The floor of a pytest_nlgeval module (the longest prefix that names one); None outside the package."""
+    best, level = -1, None
+    for number, (_, prefixes) in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, level = len(prefix), number
+    return level
+
+
+def test_every_module_of_the_package_has_a_floor():
+    lost = [m for m in module_files() if _top(m) == "pytest_nlgeval" and floor_of(m) is None]
+    assert not lost
+    # the root holds the face and the two base modules; every other module lives in the package whose
+    # concept it is
+    root = [m.split(".")[1] for m in module_files() if m.count(".") == 1 and _top(m) == "pytest_nlgeval"]
+    packages = {m.split(".")[1] for m in module_files() if m.count(".") >= 2 and _top(m) == "pytest_nlgeval"}
+    assert sorted(set(root) - packages) == sorted(ROOT_MODULES)
+
+
+def test_no_arrow_runs_up_a_floor():
+    graph = import_graph()
+    up = [
+        f"{source} ({FLOORS[floor_of(source)][0]}) imports {target} ({FLOORS[floor_of(target)][0]})"
+        for source, targets in graph.items()
+        if _top(source) == "pytest_nlgeval"
+        for target in targets
+        if _top(target) == "pytest_nlgeval" and floor_of(target) > floor_of(source)  # type: ignore[operator]
+    ]
+    assert not up, "imports that run up a floor (move the code up, or inject it):\n  " + "\n  ".join(sorted(up))

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from pytest_nlgeval.errors import UsageError
-from pytest_nlgeval.extras import EXTRAS, MissingExtraError, named_extras, require
+from pytest_nlgeval.util.extras import EXTRAS, MissingExtraError, named_extras, require
 from paths import REPO
 
 # comparisons made here land in a recorder of the test's own, not in the session running these tests
@@ -50,7 +50,7 @@ def test_induced_metric_without_the_metrics_extra(monkeypatch):
 
 
 def test_embeddings_judges_ray_and_induction_name_their_extra(monkeypatch):
-    from pytest_nlgeval.induction.llmcache import JudgesUnavailable, require_dspy
+    from pytest_nlgeval.llm.cache import JudgesUnavailable, require_dspy
     from pytest_nlgeval.metrics.embedding import load_encoder
     from pytest_nlgeval.scale.ray_engine import RayUnavailable, require_ray
 

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from pytest_nlgeval.extras import MissingExtraError
+from pytest_nlgeval.util.extras import MissingExtraError
 from pytest_nlgeval.trajectory.gguf_lm import GGUFError, load_gguf_lm, log_softmax_at
 
 PAIRS = [

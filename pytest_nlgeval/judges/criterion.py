@@ -23,9 +23,9 @@ second answer does not parse either, the check is a :class:`JudgedParseError`, o
 ``--nlgeval-judge-on-parse-failure skip``. It is never a number. Parse failures and retries are counted
 per run; the terminal summary and the results file show them with the LLM calls and tokens.
 
-Every request goes through :func:`pytest_nlgeval.induction.llmcache.cached_lm`: the disk cache keyed on the
+Every request goes through :func:`pytest_nlgeval.llm.cache.cached_lm`: the disk cache keyed on the
 model, every request parameter and the full prompt, with the named server errors of
-:mod:`~pytest_nlgeval.induction.llmcache`. The judge's identity (model and parameters, criterion, steps,
+:mod:`~pytest_nlgeval.llm.cache`. The judge's identity (model and parameters, criterion, steps,
 scale, samples, prompt version) is the check's evaluator fingerprint, so a baseline never compares two
 different judges.
 
@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pytest_nlgeval.errors import NLGEvalError
-from pytest_nlgeval.induction.artifact import JudgeParseError
-from pytest_nlgeval.induction.judges import clip
-from pytest_nlgeval.induction.llmcache import SCALE_TOKENS, _over_scale, _plain, scale_distribution
+from pytest_nlgeval.llm.errors import JudgeParseError
+from pytest_nlgeval.llm.prompts import clip
+from pytest_nlgeval.llm.cache import SCALE_TOKENS, _over_scale, _plain, scale_distribution
 
 __all__ = [
     "CriterionJudge",
@@ -387,7 +387,7 @@ class CriterionJudge:
         #: decoding steps); ``completion``: from the one token after "Score: " on the server's completions
         #: endpoint. Both fall back to the written form where no scale token is among the alternatives.
         self.read = read
-        from pytest_nlgeval.induction.llmcache import cached_lm
+        from pytest_nlgeval.llm.cache import cached_lm
 
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -421,7 +421,7 @@ class CriterionJudge:
         return getattr(self.lm, "usage", None)
 
     def _identity(self) -> dict:
-        from pytest_nlgeval.induction.llmcache import lm_identity
+        from pytest_nlgeval.llm.cache import lm_identity
 
         inner = getattr(self.lm, "inner", self.lm)
         return lm_identity(inner)
@@ -473,8 +473,8 @@ class CriterionJudge:
 
     def _complete(self, prompt: str) -> dict | None:
         """Top log-probabilities of the one token after ``prompt`` (see
-        :func:`~pytest_nlgeval.induction.llmcache.complete_next_token`)."""
-        from pytest_nlgeval.induction.llmcache import complete_next_token
+        :func:`~pytest_nlgeval.llm.cache.complete_next_token`)."""
+        from pytest_nlgeval.llm.cache import complete_next_token
 
         return complete_next_token(self.lm, prompt, TOP_LOGPROBS, identity=self._identity())
 
@@ -790,7 +790,7 @@ def build_judge(
 ) -> CriterionJudge:
     """A :class:`CriterionJudge` from checked settings (:func:`judge_options`); ``lm`` (a model id or a
     ``dspy.BaseLM``) replaces the configured one."""
-    from pytest_nlgeval.induction.llmcache import JudgeServerTimeout, JudgeServerUnreachable, cached_lm, make_lm
+    from pytest_nlgeval.llm.cache import JudgeServerTimeout, JudgeServerUnreachable, cached_lm, make_lm
 
     model = lm if lm is not None else settings.get("judge_lm")
     if model is None:

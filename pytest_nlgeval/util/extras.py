@@ -5,7 +5,7 @@ used, through :func:`require` or inside :func:`named_extras`, so a missing one i
 :class:`MissingExtraError` that names the feature, the package and the ``pip install`` line, instead of a
 ``ModuleNotFoundError`` from deep inside a metric::
 
-    >>> from pytest_nlgeval.extras import require
+    >>> from pytest_nlgeval.util.extras import require
     >>> require("rapidfuzz.distance", "metric 'levenshtein'")     # doctest: +SKIP
     MissingExtraError: metric 'levenshtein' needs rapidfuzz, which is not installed (No module named
     'rapidfuzz'): pip install "pytest-nlgeval[metrics]"

@@ -10,7 +10,7 @@ the crash, at some speed on those CPUs. ``llama_cpp.Llama`` builds its model par
     with no_weight_repacking():
         llm = llama_cpp.Llama(model_path=path, n_ctx=512)
 
-and ``python -m pytest_nlgeval.llamacpp ARGS`` is ``python -m llama_cpp.server ARGS`` with the repacking off:
+and ``python -m pytest_nlgeval.llm.llamacpp ARGS`` is ``python -m llama_cpp.server ARGS`` with the repacking off:
 an OpenAI-compatible server for ``assert_judged`` (``--nlgeval-judge-lm openai/ALIAS
 --nlgeval-judge-api-base http://127.0.0.1:PORT/v1``).
 
@@ -39,7 +39,7 @@ __all__ = ["no_weight_repacking", "one_step_completions", "serve"]
 @contextlib.contextmanager
 def no_weight_repacking() -> Iterator[None]:
     """Inside the block, llama.cpp models are loaded with ``use_extra_bufts = False`` (no CPU repacking)."""
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     low = require("llama_cpp.llama_cpp", "a llama.cpp model")
     original = low.llama_model_default_params
@@ -150,7 +150,7 @@ def one_step_completions() -> Iterator[None]:
     log-probabilities by :func:`one_step_logprobs` (one decoding step over the new part of the prompt);
     every other request goes the library's own way, after a reset where the fast path left rows of logits
     unwritten."""
-    from pytest_nlgeval.extras import require
+    from pytest_nlgeval.util.extras import require
 
     llama = require("llama_cpp", "a llama.cpp model")
     original = llama.Llama.create_completion
