@@ -3,8 +3,9 @@ its use as a test threshold and as a reward.
 
 The pipeline: :mod:`.dataset` (labelled outputs) -> :mod:`.judge_generation` (LLM judges generated with
 DSPy, run by :mod:`.judges` through the LLM layer :mod:`pytest_nlgeval.llm`) and :mod:`.retrieve` (bank
-metrics by their cards) -> :mod:`.regress` (PLS selection and composition) -> :mod:`.robustness` (sensitivity, stability) -> :mod:`.artifact` (the
-JSON file) -> :mod:`.assertions`, :mod:`.rewards`, :mod:`.report_card`, :mod:`.plugin` (the report section).
+metrics by their cards) -> :mod:`.regress` (PLS selection and composition) -> :mod:`.robustness`
+(sensitivity, stability) -> :mod:`.artifact` (the JSON file) -> :mod:`.assertions`, :mod:`.rewards`,
+:mod:`.report_card`, :mod:`.plugin` (the report section).
 
 Example::
 
