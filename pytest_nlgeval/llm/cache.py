@@ -478,50 +478,49 @@ class AnswerCache:
         )
         return list(outputs)
 
-    def __call__(self, prompt=None, *, messages=None, **kwargs):
+    def _begin(self, prompt, messages, kwargs) -> tuple[str, dict, list | None, int]:
+        """``(cache key, request parameters, the cached answer or None, length of the LM's history)``; a miss
+        after a server failure of this run raises that failure at once."""
         call_kwargs = self._request(kwargs)
         key, entry = self._lookup(prompt, messages, call_kwargs)
         if entry is not None:
             self.usage.add_hit()
-            return list(entry["outputs"])
+            return key, call_kwargs, list(entry["outputs"]), 0
         if self.server_error is not None:
             raise self.server_error
-        before = len(getattr(self.inner, "history", None) or [])
+        return key, call_kwargs, None, len(getattr(self.inner, "history", None) or [])
+
+    def _reraise(self, exc: Exception):
+        error = self._failed(exc)
+        if error is None:
+            raise exc
+        # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM and
+        # DSPy says nothing more (kept as .original for a debugger)
+        error.original = exc
+        raise error from None
+
+    def __call__(self, prompt=None, *, messages=None, **kwargs):
+        key, call_kwargs, cached, before = self._begin(prompt, messages, kwargs)
+        if cached is not None:
+            return cached
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)  # messages= is DSPy 3.4's adapter path
                 outputs = self.inner(prompt, messages=messages, **call_kwargs)
         except Exception as exc:
-            error = self._failed(exc)
-            if error is None:
-                raise
-            # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
-            # and DSPy says nothing more (kept as .original for a debugger)
-            error.original = exc
-            raise error from None
+            self._reraise(exc)
         return self._remember(key, outputs, before)
 
     async def acall(self, prompt=None, *, messages=None, **kwargs):
-        call_kwargs = self._request(kwargs)
-        key, entry = self._lookup(prompt, messages, call_kwargs)
-        if entry is not None:
-            self.usage.add_hit()
-            return list(entry["outputs"])
-        if self.server_error is not None:
-            raise self.server_error
-        before = len(getattr(self.inner, "history", None) or [])
+        key, call_kwargs, cached, before = self._begin(prompt, messages, kwargs)
+        if cached is not None:
+            return cached
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 outputs = await self.inner.acall(prompt, messages=messages, **call_kwargs)
         except Exception as exc:
-            error = self._failed(exc)
-            if error is None:
-                raise
-            # the named error says what failed and what to do; the chain through the HTTP client, LiteLLM
-            # and DSPy says nothing more (kept as .original for a debugger)
-            error.original = exc
-            raise error from None
+            self._reraise(exc)
         return self._remember(key, outputs, before)
 
 
