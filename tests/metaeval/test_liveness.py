@@ -147,6 +147,14 @@ def test_an_undeclared_dimension_is_refused_and_the_declaration_is_in_the_finger
         ),
         ({"serves": {"data2text/informativeness": {"slots": {"cap": "low"}}}}, "'slots' must be an object"),
         ({"serves": {"summarization/fluency": {"form": {"penalty": 2}}}}, "'form' must be an object"),
+        (
+            {"serves": {"summarization/consistency": {"source_units": "both", "cascade": {"first": 0, "stop": 0.9}}}},
+            "'cascade' must be an object",
+        ),
+        (
+            {"serves": {"summarization/consistency": {"cascade": {"first": 1, "stop": 0.9}}}},
+            "'sentences' or 'both'",
+        ),
     ],
 )
 def test_a_malformed_declaration_is_a_format_error(tmp_path, declaration, message):
