@@ -107,6 +107,9 @@ def ship_folder(folder, precision: str) -> dict[str, Any]:
     from nlgeval_runtime.modelfolder import MANIFEST
 
     names = sorted(folder.files_for(precision))
+    # the manifests of the sub-folders the declaration routes dimensions to: they are part of the folder's
+    # fingerprint (each sub-folder's own graph travels with its own scorer)
+    names += [f"{sub}/{MANIFEST}" for sub in folder.subfolders if (folder.path / sub / MANIFEST).is_file()]
     manifest = (folder.path / MANIFEST).read_bytes()
     digest = hashlib.sha256(manifest + "\n".join(names).encode()).hexdigest()[:24]
     return {"digest": digest, "manifest": manifest, "files": {n: (folder.path / n).read_bytes() for n in names}}
@@ -127,6 +130,7 @@ def materialise(payload: dict[str, Any], root: str | os.PathLike | None = None) 
     base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{payload['digest']}-", dir=base))
     for name, blob in payload["files"].items():
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp / name).write_bytes(blob)
     (tmp / MANIFEST).write_bytes(payload["manifest"])  # last: its presence marks a complete folder
     try:

@@ -147,19 +147,19 @@ def test_device_auto_must_be_plannable(ray_cluster, tiny_t5_model, monkeypatch):
 
 def test_every_served_dimension_of_the_embedded_model_scores_the_same_on_ray(ray_cluster):
     """The sub-folder models (text/) and the sentence encoder (embed/) run on the cluster too, with the
-    scores of the local path: the probe's first pairs of every served dimension, both sides."""
+    scores of the local path: the first probe pair of every served dimension, both sides."""
     from pytest_nlgeval.metaeval.liveness import _PLURAL, build_pairs
     from pytest_nlgeval.scale.ray_engine import RayBoolQAScorer, RayEmbedder
 
     local = Evaluator(cache=False, threads=1, device="cpu")
-    ray_ev = RayEvaluator(workers=2, cache=False, threads=1, progress=False)
+    ray_ev = RayEvaluator(workers=1, cache=False, threads=1, progress=False)
     served = sorted(local.folder.dimensions["serves"])
     pairs = build_pairs()
     assert set(served) <= set(pairs), f"no probe pairs for {set(served) - set(pairs)}"
     try:
         for key in served:
             task, name = key.split("/")
-            cases = [side for pair in pairs[key][:2] for side in (pair.good, pair.bad)]
+            cases = [side for pair in pairs[key][:1] for side in (pair.good, pair.bad)]
             inputs = {}
             for argument, plural in _PLURAL.items():
                 values = [c.get(argument) for c in cases]
