@@ -73,6 +73,26 @@ def _bank_values(metric, dataset: LabelledDataset) -> list[float]:
     return [float(v) for v in metric.score_batch(dataset.outputs, inputs, refs)]
 
 
+def _drop_identical(names: list[str], generated: list[bool], columns: list[list[float]], notes: list[str]) -> None:
+    """Leave out a candidate whose values equal an earlier candidate's on every training row (in place).
+
+    Two bank metrics can be one signal under two names (a model folder may serve one dimension for two
+    tasks); kept twice, the pair would take two of the ``n_keep`` places and double its weight in the fit.
+    """
+    import numpy as np
+
+    seen: dict[bytes, str] = {}
+    j = 0
+    while j < len(names):
+        key = np.nan_to_num(np.asarray(columns[j], dtype=float), nan=np.inf).tobytes()
+        if key in seen:
+            notes.append(f"{names[j]} gives the same value as {seen[key]} on every training output; left out")
+            del names[j], generated[j], columns[j]
+            continue
+        seen[key] = names[j]
+        j += 1
+
+
 def _kendall(x, y) -> float | None:
     import numpy as np
 
@@ -313,6 +333,7 @@ def induce(
             "fit so that enough rows have every candidate scored"
         )
         del names[j], generated[j], columns[j]
+    _drop_identical(names, generated, columns, notes)
     X = np.array(columns, dtype=float).T
     say(f"regressing {len(names)} candidates (PLS, 1 component, keep {n_keep})")
     try:

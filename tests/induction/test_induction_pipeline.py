@@ -213,3 +213,17 @@ def test_card_appears_in_the_plugin_report(bank_metric, tmp_path):
     sections = collect_sections(results, plugins=["pytest_nlgeval.induction.plugin"], autoload=False)
     html = render_html(results, sections=sections)
     assert "Induced metric <code>label</code>" in html and "held-out Kendall" in html
+
+
+def test_a_candidate_identical_to_an_earlier_one_is_left_out_with_a_note():
+    from pytest_nlgeval.induction.pipeline import _drop_identical
+
+    names = ["consistency", "judge", "fact_consistency", "other"]
+    generated = [False, True, False, False]
+    nan = float("nan")
+    columns = [[0.1, nan, 0.3], [1.0, 2.0, 3.0], [0.1, nan, 0.3], [0.1, 0.2, 0.3]]
+    notes: list[str] = []
+    _drop_identical(names, generated, columns, notes)
+    assert names == ["consistency", "judge", "other"] and generated == [False, True, False]
+    assert columns[2] == [0.1, 0.2, 0.3]
+    assert notes == ["fact_consistency gives the same value as consistency on every training output; left out"]
