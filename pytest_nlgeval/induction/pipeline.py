@@ -93,6 +93,13 @@ def _drop_identical(names: list[str], generated: list[bool], columns: list[list[
         j += 1
 
 
+def _needs(component: Component, metric, what: str) -> bool:
+    """Whether a kept component reads the row's ``what`` ("input" or "references") to score an output."""
+    if component.kind == "judge":
+        return bool((component.judge or {}).get(f"uses_{what}"))
+    return bool(getattr(metric, f"needs_{what}", False))
+
+
 def _kendall(x, y) -> float | None:
     import numpy as np
 
@@ -203,6 +210,7 @@ def induce(
     generated: list[bool] = []
     columns: list[list[float]] = []
     components: dict[str, Component] = {}
+    bank_metrics: dict[str, object] = {}  # bank component name -> its metric (what it reads)
     judge_runs: dict[str, object] = {}
     retrieved_report: list[dict] = []
     failures: dict[str, int] = {}
@@ -310,6 +318,7 @@ def induce(
             generated.append(False)
             columns.append(values)
             components[h.name] = Component(kind="bank", name=h.name, params={}, signature=metric.signature)
+            bank_metrics[h.name] = metric
 
     if not names:
         raise InductionError(
@@ -361,13 +370,8 @@ def induce(
         coefficients=fit.coefficients,
         intercept=fit.intercept,
         lm_identity=lm_ident,
-        needs_input=any(
-            getattr(components[n], "kind") == "judge" and (components[n].judge or {}).get("uses_input")
-            for n in fit.names
-        ),
-        needs_references=any(
-            (components[n].judge or {}).get("uses_references") for n in fit.names if components[n].kind == "judge"
-        ),
+        needs_input=any(_needs(components[n], bank_metrics.get(n), "input") for n in fit.names),
+        needs_references=any(_needs(components[n], bank_metrics.get(n), "references") for n in fit.names),
     )
     if lm is not None:
         metric._lm = lm

@@ -41,6 +41,7 @@ def test_offline_induction_from_bank_metrics_alone(bank_metric):
     prov = m.provenance
     assert prov["dataset"]["rows"] == 60 and prov["dataset"]["train"] == 42 and len(prov["dataset"]["sha256"]) == 64
     assert prov["seed"] == 0 and "scikit-learn" in prov["packages"]
+    assert [c.name for c in m.components] == ["length", "distinct_1"] and not m.needs_references
 
 
 def test_artifact_round_trip_reproduces_the_fit_exactly(bank_metric, data, tmp_path):
@@ -227,3 +228,9 @@ def test_a_candidate_identical_to_an_earlier_one_is_left_out_with_a_note():
     assert names == ["consistency", "judge", "other"] and generated == [False, True, False]
     assert columns[2] == [0.1, 0.2, 0.3]
     assert notes == ["fact_consistency gives the same value as consistency on every training output; left out"]
+
+
+def test_what_the_metric_reads_comes_from_its_kept_bank_metrics(data):
+    m = induce(data, task="Answer questions", target="label", metrics=["rouge1", "length"], n_keep=2, n_boot=50)
+    assert {c.name for c in m.components} == {"rouge1", "length"}
+    assert m.needs_references and not m.needs_input  # rouge1 reads the references
