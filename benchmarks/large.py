@@ -69,15 +69,11 @@ def _rss_bytes(pid: int) -> int:
     return total
 
 
-def measured_export(checkpoint: Path, out: Path, extra: list[str], log) -> dict:
-    """``nlgeval export CHECKPOINT OUT EXTRA...`` in a child process: time, peak memory, peak per stage."""
-    import shutil
-
-    shutil.rmtree(out, ignore_errors=True)
-    command = [sys.executable, "-m", "pytest_nlgeval.cli", "export", str(checkpoint), str(out), *extra]
-    log(f"$ nlgeval export {checkpoint.name} {out.name} {' '.join(extra)}".rstrip())
+def measured_run(command: list[str], log, env: dict | None = None) -> dict:
+    """Run ``command`` in a child process: wall time, peak memory (``wait4``), sampled peak per stage (the
+    child's ``[...]`` progress lines on stderr). Exits naming the command when it fails."""
     started = time.monotonic()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     stage = {"name": "starting"}
     stages: dict[str, int] = {}
     lines: list[str] = []
@@ -106,17 +102,29 @@ def measured_export(checkpoint: Path, out: Path, extra: list[str], log) -> dict:
     reader.join(timeout=5)
     stdout = child.stdout.read()
     if child.returncode != 0:
-        raise SystemExit(f"export failed (exit {child.returncode}):\n" + "\n".join(lines[-30:]) + stdout)
+        raise SystemExit(f"{shlex.join(command)} failed (exit {child.returncode}):\n" + "\n".join(lines[-30:]) + stdout)
+    return {"seconds": seconds, "peak": peak, "stages": stages}
+
+
+def folder_figures(out: Path) -> dict:
+    """Size, parity figures and variants of an exported model folder."""
     manifest = json.loads((out / "nlgeval.json").read_text())
     size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     return {
-        "seconds": seconds,
-        "peak": peak,
-        "stages": stages,
         "size": size,
         "parity": manifest["export"].get("parity", {}),
         "variants": manifest["variants"],
     }
+
+
+def measured_export(checkpoint: Path, out: Path, extra: list[str], log) -> dict:
+    """``nlgeval export CHECKPOINT OUT EXTRA...`` in a child process: time, peak memory, peak per stage."""
+    import shutil
+
+    shutil.rmtree(out, ignore_errors=True)
+    command = [sys.executable, "-m", "pytest_nlgeval.cli", "export", str(checkpoint), str(out), *extra]
+    log(f"$ nlgeval export {checkpoint.name} {out.name} {' '.join(extra)}".rstrip())
+    return {**measured_run(command, log), **folder_figures(out)}
 
 
 def _build_only(ckpt: Path, data: Path, arch: str) -> None:
