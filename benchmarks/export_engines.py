@@ -56,8 +56,16 @@ def checkpoint_for(arch: str, work: Path, data: Path, log) -> Path:
     if not (ckpt / "config.json").is_file():
         log(f"building the random-weight t5-v1_1-{arch} in {ckpt}")
         subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "large.py"), "--build-only", str(ckpt), "--data", str(data),
-             "--arch", arch],
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "large.py"),
+                "--build-only",
+                str(ckpt),
+                "--data",
+                str(data),
+                "--arch",
+                arch,
+            ],
             check=True,
         )
     return ckpt
@@ -178,7 +186,6 @@ def run_arch(arch: str, args, log) -> None:
         steps = ", ".join(f"{k} {v:.0f} s" for k, v in results[name]["steps"].items())
         print(f"{name}: {steps}")
     sys.stdout.flush()
-    del scorers, model
 
 
 def main() -> int:

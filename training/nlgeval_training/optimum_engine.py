@@ -72,7 +72,9 @@ def optimum_raw_export(
     return written
 
 
-def compose_boolqa(encoder: str | Path, decoder: str | Path, out: str | Path, *, yes_id: int, no_id: int, start_id: int) -> None:
+def compose_boolqa(
+    encoder: str | Path, decoder: str | Path, out: str | Path, *, yes_id: int, no_id: int, start_id: int
+) -> None:
     """Write one graph ``out`` (inputs input_ids, attention_mask; output p_yes [batch]) from Optimum's encoder
     and decoder graphs. ``out`` must be in the same folder as both inputs: tensors stored as external data keep
     pointing at their files (copy them into a model folder with
