@@ -29,9 +29,7 @@ import numpy as np
 
 ENCODER = "encoder_model.onnx"
 DECODER = "decoder_model.onnx"
-EXTRA_HINT = (
-    'pip install "nlgeval-training[optimum]" (optimum-onnx[onnxruntime]; it requires transformers<4.58)'
-)
+EXTRA_HINT = 'pip install "nlgeval-training[optimum]" (optimum-onnx[onnxruntime]; it requires transformers<4.58)'
 
 
 class OptimumMissing(ImportError):
