@@ -80,14 +80,22 @@ def _optimum_shaped_graphs(checkpoint, raw):
     return model, tok
 
 
-def test_optimum_graphs_composed_into_a_folder_score_what_pytorch_scores(tiny_t5_checkpoint, tmp_path):
+@pytest.mark.parametrize("inline_limit", [None, 0], ids=["inline", "past-the-inline-limit"])
+def test_optimum_graphs_composed_into_a_folder_score_what_pytorch_scores(
+    tiny_t5_checkpoint, tmp_path, monkeypatch, inline_limit
+):
+    from nlgeval_training import optimum_engine
     from nlgeval_training.optimum_engine import folder_from_optimum
     from nlgeval_training.t5_trace import t5_reference_scores
 
+    if inline_limit is not None:  # as for t5-v1_1-large, whose two graphs together pass protobuf's 2 GB
+        monkeypatch.setattr(optimum_engine, "INLINE_LIMIT", inline_limit)
     raw, out = tmp_path / "raw", tmp_path / "folder"
     model, tok = _optimum_shaped_graphs(tiny_t5_checkpoint, raw)
     manifest = folder_from_optimum(tiny_t5_checkpoint, raw, out, max_length=48)
     assert manifest["variants"] == {"fp32": "model.onnx"} and manifest["export"]["graph"] == "optimum"
+    assert manifest["external_data"] == ({} if inline_limit is None else {"model.onnx": ["model.onnx.data"]})
+    assert sorted(p.name for p in raw.iterdir()) == ["decoder_model.onnx", "encoder_model.onnx"]  # no leftovers
     assert manifest["export"]["parity"]["fp32"]["max_abs_diff"] < 1e-5
     assert json.loads((out / "nlgeval.json").read_text())["files"]["model.onnx"]
 

@@ -29,6 +29,7 @@ import numpy as np
 
 ENCODER = "encoder_model.onnx"
 DECODER = "decoder_model.onnx"
+INLINE_LIMIT = 1_500_000_000  # bytes of weights a composed graph may hold inline (protobuf's limit is 2 GB)
 EXTRA_HINT = 'pip install "nlgeval-training[optimum]" (optimum-onnx[onnxruntime]; it requires transformers<4.58)'
 
 
@@ -146,6 +147,13 @@ def compose_boolqa(
             opsets[op.domain] = max(opsets.get(op.domain, 0), op.version)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()])
     model.ir_version = max(enc.ir_version, dec.ir_version)
+    # Optimum writes each graph of a large model inline when it stays under protobuf's 2 GB; together they may
+    # not, so the weights held inline go to a data file beside the composed graph.
+    inline = sum(len(t.raw_data) for t in model.graph.initializer if t.HasField("raw_data"))
+    if inline > INLINE_LIMIT:
+        from onnx.external_data_helper import convert_model_to_external_data
+
+        convert_model_to_external_data(model, all_tensors_to_one_file=True, location=out.name + ".data")
     onnx.save_model(model, str(out))
 
 
@@ -195,7 +203,8 @@ def folder_from_optimum(
         composed = where / ("boolqa." + name)
         compose_boolqa(enc, dec, composed, yes_id=yes_id, no_id=no_id, start_id=start_id)
         external[name] = gather_onnx(composed, out / name)
-        composed.unlink()
+        for path in (composed, composed.with_name(composed.name + ".data")):
+            path.unlink(missing_ok=True)
         variants[precision] = name
     if not variants:
         raise FileNotFoundError(f"{raw}: no {ENCODER} and {DECODER} from Optimum's export")
