@@ -69,11 +69,27 @@ def _rss_bytes(pid: int) -> int:
     return total
 
 
+# Linux carries a process's memory high-water mark across exec: a child spawned straight from this script
+# (which may hold a PyTorch model and several graphs by then) would report at least this script's own peak
+# as its ru_maxrss. A small launcher spawns the measured command instead and reports the command's peak,
+# read by wait4 in the launcher, through a file.
+_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def measured_run(command: list[str], log, env: dict | None = None) -> dict:
-    """Run ``command`` in a child process: wall time, peak memory (``wait4``), sampled peak per stage (the
-    child's ``[...]`` progress lines on stderr). Exits naming the command when it fails."""
+    """Run ``command`` in a child process: wall time, peak memory (``wait4`` in a small launcher), sampled peak
+    per stage (the child's ``[...]`` progress lines on stderr). Exits naming the command when it fails."""
     started = time.monotonic()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    peak_file = Path(tempfile.mkstemp(prefix="nlgeval-peak-")[1])
+    launched = [sys.executable, "-c", _LAUNCHER, str(peak_file), *command]
+    child = subprocess.Popen(launched, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     stage = {"name": "starting"}
     stages: dict[str, int] = {}
     lines: list[str] = []
@@ -90,14 +106,14 @@ def measured_run(command: list[str], log, env: dict | None = None) -> dict:
     while True:
         rss = _rss_bytes(child.pid)
         stages[stage["name"]] = max(stages.get(stage["name"], 0), rss)
-        # wait4 reaps the child with its own resource usage: ru_maxrss is the kernel's high-water mark of the
-        # export process (and of any process it waited for), not of other children of this script.
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            child.returncode = os.waitstatus_to_exitcode(status)
+        if child.poll() is not None:
             break
         time.sleep(SAMPLE_SECONDS)
-    peak = usage.ru_maxrss * 1024
+    # ru_maxrss of the command: the kernel's high-water mark of the command's process (and of any process it
+    # waited for), measured from a launcher small enough not to raise it.
+    text = peak_file.read_text().strip()
+    peak_file.unlink()
+    peak = int(text) * 1024 if text else 0
     seconds = time.monotonic() - started
     reader.join(timeout=5)
     stdout = child.stdout.read()
