@@ -11,10 +11,10 @@ does) this script exports the same checkpoint four times, each in child processe
 - ``optimum int8``: the same plus Optimum's ``ORTQuantizer`` dynamic int8 of both graphs (its CPU recipe).
 
 For each export it prints the wall time (all its processes), the peak resident memory of its largest process
-(``wait4``), the size of the shipped graph (with its external data), and parity with UniEval's PyTorch
-computation: max |P(Yes) difference| on the scoring inputs. Then it scores ``--inputs`` news inputs of about
-400 tokens with every graph through the project's runtime (``load_boolqa``) and with PyTorch, in alternating
-rounds, and prints ms per input.
+(``wait4`` in a small launcher), the size of the shipped graph (with its external data), and parity with
+UniEval's PyTorch computation: max |P(Yes) difference| on the scoring inputs. Then it scores ``--inputs``
+news inputs of about 400 tokens with every graph through the project's runtime (``load_boolqa``) and with
+PyTorch, in alternating rounds, and prints ms per input.
 
 Optimum 2.x's ONNX exporter (``optimum-onnx`` 0.1) requires ``transformers<4.58``, so it usually lives in an
 environment of its own::
