@@ -108,7 +108,7 @@ def optimum_export(ckpt4: Path, ckpt: Path, work: Path, name: str, int8: bool, o
     return {
         "seconds": first["seconds"] + second["seconds"],
         "peak": max(first["peak"], second["peak"]),
-        "steps": {"Optimum export": first["seconds"], "compose, parity": second["seconds"]},
+        "steps": {"Optimum export": first, "compose, parity": second},
         **folder_figures(out),
     }
 
@@ -183,7 +183,9 @@ def run_arch(arch: str, args, log) -> None:
             f"{ms['pytorch'] / ms[name]:.2f}x |"
         )
     for name in ("optimum fp32", "optimum int8"):
-        steps = ", ".join(f"{k} {v:.0f} s" for k, v in results[name]["steps"].items())
+        steps = ", ".join(
+            f"{k} {v['seconds']:.0f} s (peak {v['peak'] / GB:.2f} GB)" for k, v in results[name]["steps"].items()
+        )
         print(f"{name}: {steps}")
     sys.stdout.flush()
 

@@ -109,8 +109,6 @@ def measured_run(command: list[str], log, env: dict | None = None) -> dict:
         if child.poll() is not None:
             break
         time.sleep(SAMPLE_SECONDS)
-    # ru_maxrss of the command: the kernel's high-water mark of the command's process (and of any process it
-    # waited for), measured from a launcher small enough not to raise it.
     text = peak_file.read_text().strip()
     peak_file.unlink()
     peak = int(text) * 1024 if text else 0
