@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_nlgeval.errors import NLGEvalError
 
-__all__ = ["BaselineError", "BaselineFormatError", "EvaluatorMismatchError", "KeyMismatchError"]
+__all__ = ["BaselineError", "BaselineFormatError", "BaselineLockError", "EvaluatorMismatchError", "KeyMismatchError"]
 
 
 class BaselineError(NLGEvalError):
@@ -29,6 +29,14 @@ class BaselineFormatError(BaselineError):
         if fix:
             message += f". {fix}"
         super().__init__(message)
+
+
+class BaselineLockError(BaselineError):
+    """Another process kept the baseline file locked (it was updating it) for longer than this one waits."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        super().__init__(f"could not update the baseline {path}: {reason}")
 
 
 class EvaluatorMismatchError(BaselineError):

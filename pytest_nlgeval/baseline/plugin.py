@@ -23,7 +23,9 @@ not line up (no check has an entry, or most are new and as many entries did not 
 Flow: the baseline is read and validated at configure time on the controller (an invalid or missing file is
 a usage error before any test runs); the plugin core calls ``pytest_nlgeval_results_ready`` with the merged
 results on the controller only, where this module compares (adding ``results["baseline"]``) or writes the
-updated baseline; ``pytest_sessionfinish`` turns a regression into exit status 1 even when every absolute
+updated baseline (under a lock, merged with the file as it is at that moment, so concurrent runs that record
+different checks keep each other's entries: :func:`~pytest_nlgeval.baseline.store.update_baseline_file`);
+``pytest_sessionfinish`` turns a regression into exit status 1 even when every absolute
 threshold passed. xdist workers never read or write the baseline. Example::
 
     pytest --nlgeval-baseline tests/nlgeval-baseline.json --nlgeval-baseline-update   # on main: record
@@ -33,7 +35,7 @@ threshold passed. xdist workers never read or write the baseline. Example::
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -209,7 +211,7 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         return
     state.done = True
     from pytest_nlgeval.baseline.errors import BaselineError
-    from pytest_nlgeval.baseline.store import Baseline, resolve_root, root_for, write_baseline
+    from pytest_nlgeval.baseline.store import Baseline, resolve_root, update_baseline_file
 
     try:
         head = Baseline.from_results(results, source="this run")
@@ -217,9 +219,6 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         state.error = f"the session's results cannot be compared: {exc}"
         results["baseline"] = {"status": "error", "path": state.path, "error": state.error}
         return
-    root = resolve_root(state.baseline, state.path) if state.baseline is not None else None
-    if root is not None and os.path.isdir(root):
-        head = head.rebased(state.rootdir, root)  # keys as the baseline has them, whatever the rootdir now
     if state.update:
         if state.session is not None and state.session.exitstatus == pytest.ExitCode.INTERRUPTED:
             state.notice = f"baseline {state.path} not updated: the session was interrupted"
@@ -229,14 +228,14 @@ def pytest_nlgeval_results_ready(config, results) -> None:
             state.notice = f"baseline {state.path} not updated: no nlgeval check ran"
             results["baseline"] = {"status": "not updated", "path": state.path, "reason": "no checks"}
             return
-        old = state.baseline or Baseline(source=state.path)
-        if old.root is None or root is None or not os.path.isdir(root):
-            # First recording, a baseline without root (its keys are taken as relative to this rootdir),
-            # or a recorded root that no longer exists: the keys are this run's, relative to its rootdir.
-            old = replace(old, root=root_for(state.path, state.rootdir))
-        new, summary = old.updated(head)
+        # Merged under a lock with the file as it is now: another run may have recorded other checks since
+        # this one read it at configure time.
         try:
-            write_baseline(new, state.path)
+            new, summary = update_baseline_file(state.path, head, rootdir=state.rootdir)
+        except BaselineError as exc:
+            state.error = str(exc)
+            results["baseline"] = {"status": "error", "path": state.path, "error": state.error}
+            return
         except OSError as exc:
             state.error = f"could not write the baseline {state.path}: {exc}"
             results["baseline"] = {"status": "error", "path": state.path, "error": state.error}
@@ -261,6 +260,9 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         return
     from pytest_nlgeval.baseline.compare import compare
 
+    root = resolve_root(state.baseline, state.path) if state.baseline is not None else None
+    if root is not None and os.path.isdir(root):
+        head = head.rebased(state.rootdir, root)  # keys as the baseline has them, whatever the rootdir now
     try:
         state.comparison = compare(
             state.baseline,

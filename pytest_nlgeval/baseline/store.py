@@ -36,9 +36,16 @@ or an older version) is compared with keys as they are.
 
 Reading validates everything and reports the line of the first problem (:class:`BaselineFormatError`);
 writing goes through a temporary file in the same folder and :func:`os.replace`, so an interrupted update
-leaves the old file intact. Example::
+leaves the old file intact. :func:`update_baseline_file` is the safe way to record: it holds an exclusive lock
+(the file ``NAME.lock`` beside the baseline) while it reads the baseline as it is on disk at that moment,
+merges this run's checks into it and replaces the file, so two runs that record different checks of one
+baseline at the same time (``pytest -k a`` and ``pytest -k b``) both keep theirs. Example::
 
     head = Baseline.from_results(results)            # a results dict (docs/results-schema.md)
+    new, summary = update_baseline_file("nlgeval-baseline.json", head)
+
+which, by hand and without the lock, is::
+
     old = load_baseline("nlgeval-baseline.json")
     new, summary = old.updated(head)
     write_baseline(new, "nlgeval-baseline.json")
@@ -54,7 +61,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from pytest_nlgeval.baseline.errors import BaselineFormatError
+from pytest_nlgeval.baseline.errors import BaselineFormatError, BaselineLockError
 from pytest_nlgeval.baseline.jsontext import (
     DuplicateKey,
     NonFiniteNumber,
@@ -78,10 +85,12 @@ __all__ = [
     "inputs_digest",
     "load_baseline",
     "load_snapshot",
+    "lock_path",
     "parse_snapshot",
     "rebase_nodeid",
     "resolve_root",
     "root_for",
+    "update_baseline_file",
     "write_baseline",
 ]
 
@@ -520,3 +529,49 @@ def write_baseline(baseline: Baseline, path: str | os.PathLike) -> None:
     from pytest_nlgeval.util.files import write_text_atomic
 
     write_text_atomic(path, baseline.dumps())
+
+
+def lock_path(path: str | os.PathLike) -> str:
+    """The lock file of the baseline ``path``: ``NAME.lock`` in the same folder (present only during an update)."""
+    return os.fspath(path) + ".lock"
+
+
+def update_baseline_file(
+    path: str | os.PathLike,
+    head: Baseline,
+    *,
+    prune: bool = False,
+    rootdir: str | os.PathLike | None = None,
+    timeout: float | None = None,
+) -> tuple[Baseline, UpdateSummary]:
+    """Record the checks of ``head`` into the baseline file ``path``, merged with what the file holds now.
+
+    Under an exclusive lock on :func:`lock_path` (waiting at most ``timeout`` seconds for another update, then
+    :class:`BaselineLockError`), the file is read as it is on disk at this moment (not as it was when the run
+    started: another run may have recorded other checks meanwhile), ``head`` is merged in
+    (:meth:`Baseline.updated`, with ``prune``) and the result replaces the file atomically.
+
+    ``rootdir`` is the folder the node ids of ``head`` are relative to (pytest's rootdir): they are rewritten
+    relative to the baseline's recorded ``root`` before merging, and a baseline without a usable ``root``
+    records ``rootdir`` as its root. Without ``rootdir`` the keys are merged as they are.
+    """
+    from pytest_nlgeval.util.locks import DEFAULT_TIMEOUT_S, LockTimeout, exclusive_lock
+
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    try:
+        with exclusive_lock(lock_path(path), timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout):
+            old = load_baseline(path) if os.path.exists(path) else Baseline(source=path)
+            if rootdir is not None:
+                root = resolve_root(old, path)
+                if root is not None and os.path.isdir(root):
+                    head = head.rebased(rootdir, root)  # keys as the baseline has them, whatever the rootdir now
+                else:
+                    # First recording, a baseline without root (its keys are taken as relative to this
+                    # rootdir), or a recorded root that no longer exists: the keys are relative to ``rootdir``.
+                    old = replace(old, root=root_for(path, rootdir))
+            new, summary = old.updated(head, prune=prune)
+            write_baseline(new, path)
+    except LockTimeout as exc:
+        raise BaselineLockError(path, f"{exc} (another run is updating it)") from None
+    return new, summary

@@ -1,7 +1,8 @@
 """``nlgeval baseline update|validate``: manage a baseline file outside pytest.
 
 ``update RESULTS.json -o BASELINE.json`` records a results file's checks into the baseline (creating it if
-needed; entries of checks that are not in the results are kept unless ``--prune``), writing atomically.
+needed; entries of checks that are not in the results are kept unless ``--prune``), writing atomically under
+the baseline's lock, as ``pytest --nlgeval-baseline-update`` does.
 ``validate BASELINE.json`` exits 2 with the line of the first problem. Example::
 
     nlgeval baseline update results.json -o tests/nlgeval-baseline.json
@@ -29,19 +30,15 @@ def register(subparsers) -> None:
 
 
 def _update(args) -> int:
-    import os
-
     from pytest_nlgeval.baseline.errors import BaselineError
-    from pytest_nlgeval.baseline.store import Baseline, load_baseline, load_snapshot, write_baseline
+    from pytest_nlgeval.baseline.store import load_snapshot, update_baseline_file
     from pytest_nlgeval.errors import UsageError
 
     try:
         head = load_snapshot(args.results)
         if head.origin != "results":
             raise UsageError(f"{args.results} is a baseline file; pass a results file (pytest --nlgeval-json)")
-        old = load_baseline(args.output) if os.path.exists(args.output) else Baseline(source=args.output)
-        new, summary = old.updated(head, prune=args.prune)
-        write_baseline(new, args.output)
+        new, summary = update_baseline_file(args.output, head, prune=args.prune)
     except BaselineError as exc:
         raise UsageError(str(exc)) from None
     print(f"{args.output}: {summary.describe()}; {len(new.entries)} entries")

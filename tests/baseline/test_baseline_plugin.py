@@ -377,3 +377,87 @@ def test_a_baseline_whose_keys_match_nothing_fails(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json", "test_plain.py")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*no nlgeval check ran, so none of the 6 entries*"])
+
+
+PAIR_SUITE = '''
+import os
+import time
+
+import pytest
+from pytest_nlgeval import assert_score
+
+
+def _both_sessions_started():
+    # Neither run records before both have read the baseline: the race of two CI jobs, made certain.
+    folder = os.environ["NLGEVAL_TEST_BARRIER"]
+    deadline = time.monotonic() + 120
+    while not all(os.path.exists(os.path.join(folder, f"started-{k}")) for k in ("first", "second")):
+        assert time.monotonic() < deadline, "the other session never started"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_first(i):
+    _both_sessions_started()
+    assert assert_score(float(i + 1), "length") > 0
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_second(i):
+    _both_sessions_started()
+    assert assert_score(float(i + 10), "length") > 0
+'''
+
+PAIR_CONFTEST = '''
+import os
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the controller, after the baseline was read
+        name = os.environ["NLGEVAL_TEST_RUN"]
+        open(os.path.join(os.environ["NLGEVAL_TEST_BARRIER"], f"started-{name}"), "w").close()
+'''
+
+
+def test_concurrent_updates_of_one_baseline_keep_both_runs_entries(pytester):
+    import os
+    import subprocess
+    import sys
+
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_pair=PAIR_SUITE)
+    pytester.makeconftest(PAIR_CONFTEST)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env["NLGEVAL_TEST_BARRIER"] = str(pytester.path)
+    runs = {}
+    for name in ("first", "second"):
+        runs[name] = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-n",
+                "2",
+                "--nlgeval-baseline=base.json",
+                "--nlgeval-baseline-update",
+                "-k",
+                name,
+            ],
+            cwd=pytester.path,
+            env={**env, "NLGEVAL_TEST_RUN": name},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    outputs = {name: run.communicate(timeout=300)[0] for name, run in runs.items()}
+    for name, run in runs.items():
+        assert run.returncode == 0, outputs[name]
+        assert "nlgeval baseline updated" in outputs[name], outputs[name]
+    checks = json.loads((pytester.path / "base.json").read_text())["checks"]
+    assert sorted(checks) == sorted(
+        [f"test_pair.py::test_first[{i}]::length::0" for i in range(3)]
+        + [f"test_pair.py::test_second[{i}]::length::0" for i in range(3)]
+    )
+    assert not (pytester.path / "base.json.lock").exists()

@@ -261,3 +261,116 @@ def test_temporary_files_of_a_killed_update_are_removed_by_the_next_write(tmp_pa
     write_baseline(baseline, path)
     assert not killed.exists() and recent.exists() and other.exists()
     assert load_baseline(path).entries == baseline.entries
+
+
+def test_update_merges_with_the_file_as_it_is_at_write_time(tmp_path):
+    # Two runs read the same (empty) baseline; each records its own checks. The second must keep the first's.
+    path = str(tmp_path / "nlgeval-baseline.json")
+    first = Baseline.from_results(make_results({("summarization", "fluency"): [0.4, 0.5]}))
+    second = Baseline.from_results(make_results({("summarization", "coherence"): [0.6]}))
+    store.update_baseline_file(path, first)
+    new, summary = store.update_baseline_file(path, second)
+    assert sorted(load_baseline(path).entries) == sorted([*first.entries, *second.entries])
+    assert summary.added == tuple(second.entries) and len(summary.kept) == 2
+    assert new.entries == load_baseline(path).entries
+    assert os.listdir(tmp_path) == ["nlgeval-baseline.json"]  # the lock file is gone after the update
+
+
+def test_update_records_the_root_and_rebases_onto_it(tmp_path):
+    (tmp_path / "proj").mkdir()
+    path = str(tmp_path / "bl" / "b.json")
+    run = Baseline.from_results(make_results({("summarization", "fluency"): [0.4]}))
+    store.update_baseline_file(path, run, rootdir=tmp_path / "proj")
+    assert load_baseline(path).root == "../proj"
+    # The same check from a run whose rootdir is the folder above: the key stays the recorded one.
+    wide = run.rebased(tmp_path / "proj", tmp_path)
+    _, summary = store.update_baseline_file(path, wide, rootdir=tmp_path)
+    assert summary.unchanged == tuple(run.entries) and not summary.added
+
+
+def test_a_held_lock_makes_an_update_wait_then_fail_naming_the_lock(tmp_path):
+    import threading
+
+    from pytest_nlgeval.baseline.errors import BaselineLockError
+    from pytest_nlgeval.util.locks import exclusive_lock
+
+    path = str(tmp_path / "nlgeval-baseline.json")
+    run = Baseline.from_results(make_results({("summarization", "fluency"): [0.4]}))
+    lock = store.lock_path(path)
+    assert lock == path + ".lock"
+    with exclusive_lock(lock):
+        with pytest.raises(
+            BaselineLockError, match=r"could not update the baseline .*: could not lock .*\.lock within"
+        ):
+            store.update_baseline_file(path, run, timeout=0.2)
+        assert not os.path.exists(path)
+        # An update waiting for the lock goes ahead once it is released, and reads what was written meanwhile.
+        waiting = threading.Thread(target=store.update_baseline_file, args=(path, run), kwargs={"timeout": 30})
+        waiting.start()
+        other = Baseline.from_results(make_results({("summarization", "coherence"): [0.6]}))
+        write_baseline(other, path)
+    waiting.join(30)
+    assert not waiting.is_alive()
+    assert sorted(load_baseline(path).entries) == sorted([*run.entries, *other.entries])
+
+
+class _RefusingFcntl:
+    """fcntl on a file system that does not support flock (some network file systems)."""
+
+    LOCK_EX, LOCK_NB = 2, 4
+
+    @staticmethod
+    def flock(fd, operation):
+        import errno
+
+        raise OSError(errno.ENOLCK, "No locks available")
+
+
+@pytest.mark.parametrize("kind", ["flock", "exclusive-file", "flock-refused"])
+def test_the_lock_is_exclusive_between_threads(tmp_path, monkeypatch, kind):
+    import threading
+    import time
+
+    from pytest_nlgeval.util import locks
+
+    if kind == "exclusive-file":
+        monkeypatch.setattr(locks, "fcntl", None)  # what Windows has
+    elif kind == "flock-refused":
+        monkeypatch.setattr(locks, "fcntl", _RefusingFcntl)
+    elif locks.fcntl is None:
+        pytest.skip("no fcntl on this platform")
+    lock = str(tmp_path / "f.lock")
+    inside, overlaps = [], []
+
+    def worker():
+        for _ in range(20):
+            with locks.exclusive_lock(lock, timeout=30, poll=0.001):
+                if inside:
+                    overlaps.append(1)
+                inside.append(1)
+                time.sleep(0.001)
+                inside.pop()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not overlaps and os.listdir(tmp_path) == []
+
+
+def test_a_lock_file_left_by_a_killed_process_is_named_in_the_error(tmp_path, monkeypatch):
+    from pytest_nlgeval.util import locks
+
+    monkeypatch.setattr(locks, "fcntl", None)  # the exclusive-file lock: a killed holder leaves its file
+    lock = tmp_path / "nlgeval-baseline.json.lock"
+    lock.write_text("pid 4242 on ci-runner\n")
+    with pytest.raises(locks.LockTimeout) as info:
+        with locks.exclusive_lock(lock, timeout=0.1):
+            pass
+    message = str(info.value)
+    assert "held by pid 4242 on ci-runner" in message and f"delete {lock} and run again" in message
+    lock.unlink()
+    with locks.exclusive_lock(lock, timeout=0.1):
+        assert lock.exists()
+    assert not lock.exists()
