@@ -102,9 +102,16 @@ class ModelFolder:
 
     @property
     def subfolders(self) -> list[str]:
-        """The sub-folder models that the declaration names (each a model folder of its own)."""
+        """The sub-folder models that the declaration names (each a model folder of its own), those of
+        ``discourse`` readings included."""
         serves = (self.manifest.get("dimensions") or {}).get("serves", {})
-        return sorted({spec["folder"] for spec in serves.values() if spec.get("folder")})
+        names = {spec["folder"] for spec in serves.values() if spec.get("folder")}
+        names |= {
+            spec["discourse"]["folder"]
+            for spec in serves.values()
+            if isinstance(spec.get("discourse"), dict) and spec["discourse"].get("folder")
+        }
+        return sorted(names)
 
     @property
     def dimensions_digest(self) -> str | None:
@@ -248,6 +255,39 @@ def _finite(value: Any, low: float, high: float) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _plain_name(name: Any) -> bool:
+    """Whether ``name`` names an entry of the model folder itself: no separator, no ``..``, not hidden."""
+    return isinstance(name, str) and bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+
+
+def _validate_checks(name: str, checks: Any, fail) -> None:
+    """A fact dimension's ``checks`` (runtime/nlgeval_runtime/factcheck.py ``FactChecks``), key by key."""
+    if not isinstance(checks, dict):
+        fail(f"{name!r}: 'checks' must be an object (intercept, weights, cap, form_floor), got {checks!r}")
+    if not _number(checks.get("intercept")):
+        fail(f"{name!r}: 'checks.intercept' must be a finite number, got {checks.get('intercept')!r}")
+    weights = checks.get("weights")
+    if not isinstance(weights, dict) or not weights:
+        fail(f"{name!r}: 'checks.weights' must map feature names to finite numbers, got {weights!r}")
+    for feature, weight in weights.items():
+        if not _number(weight):
+            fail(f"{name!r}: 'checks.weights.{feature}' must be a finite number, got {weight!r}")
+    for key, default, meaning in (
+        ("cap", 0.2, "the most a claim with a failed explicit check scores"),
+        ("form_floor", 0.1, "the form score below which a claim is not a statement"),
+    ):
+        value = checks.get(key, default)
+        if not _finite(value, 0.0, 1.0):
+            fail(f"{name!r}: 'checks.{key}' ({meaning}) must be a finite number in [0, 1], got {value!r}")
+    version = checks.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        fail(f"{name!r}: 'checks.version' must be a positive integer, got {version!r}")
+
+
 def _validate_dimensions(declared: Any, fail) -> None:
     if not isinstance(declared, dict):
         fail("'dimensions' must be an object with 'serves' (and optionally 'refuses', 'zero_shot')")
@@ -271,10 +311,8 @@ def _validate_dimensions(declared: Any, fail) -> None:
         fail(f"{both} are both served and refused")
     for name, spec in serves.items():
         sub = spec.get("folder")
-        if sub is not None and (
-            not isinstance(sub, str) or not sub or "/" in sub or "\\" in sub or sub.startswith(".")
-        ):
-            fail(f"{name!r}: 'folder' must name a sub-folder of the model folder (a plain name)")
+        if sub is not None and not _plain_name(sub):
+            fail(f"{name!r}: 'folder' must name a sub-folder of the model folder (a plain name), got {sub!r}")
         fields = spec.get("fields")
         if fields is not None and (
             not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields)
@@ -285,15 +323,8 @@ def _validate_dimensions(declared: Any, fail) -> None:
         if spec.get("aggregation", "mean") not in ("mean", "sum", "min", "mean_min"):
             fail(f"{name!r}: 'aggregation' must be one of mean, sum, min, mean_min")
         checks = spec.get("checks")
-        if checks is not None and (
-            not isinstance(checks, dict)
-            or not isinstance(checks.get("weights"), dict)
-            or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                for v in [checks.get("intercept"), checks.get("cap", 0.2), *checks["weights"].values()]
-            )
-        ):
-            fail(f"{name!r}: 'checks' must hold a finite 'intercept', 'cap' and numeric 'weights'")
+        if checks is not None:
+            _validate_checks(name, checks, fail)
         if checks is not None and spec.get("unit") != "claim":
             fail(f"{name!r}: 'checks' judge claims: declare 'unit': 'claim' with them")
         if spec.get("scorer", "boolqa") not in SCORERS:
@@ -322,6 +353,15 @@ def _validate_dimensions(declared: Any, fail) -> None:
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
                 fail(f"{name!r}: 'calibration' must hold a finite 'scale' and 'offset'")
         discourse = spec.get("discourse")
+        if (
+            isinstance(discourse, dict)
+            and isinstance(discourse.get("folder"), str)
+            and not _plain_name(discourse["folder"])
+        ):
+            fail(
+                f"{name!r}: 'discourse.folder' must name a sub-folder of the model folder (a plain name), "
+                f"got {discourse['folder']!r}"
+            )
         if discourse is not None and (
             not isinstance(discourse, dict)
             or not isinstance(discourse.get("folder"), str)
@@ -352,18 +392,19 @@ def _validate_dimensions(declared: Any, fail) -> None:
             fail(f"{name!r}: 'top_units' must be a positive integer")
         cascade = spec.get("cascade")
         if cascade is not None:
-            first = cascade.get("first") if isinstance(cascade, dict) else None
-            if (
-                isinstance(first, bool)
-                or not isinstance(first, int)
-                or first < 1
-                or not _finite(cascade.get("stop"), 0.0, 1.0)
-                or spec.get("source_units", "windows") == "windows"
-            ):
-                fail(
-                    f"{name!r}: 'cascade' must be an object with 'first' (a positive integer: aligned units read "
-                    "first) and 'stop' in [0, 1], on a dimension whose 'source_units' are 'sentences' or 'both'"
-                )
+            what = (
+                "'cascade' must be an object with 'first' (a positive integer: aligned units read first) and "
+                "'stop' in [0, 1], on a dimension whose 'source_units' are 'sentences' or 'both'"
+            )
+            if not isinstance(cascade, dict):
+                fail(f"{name!r}: {what}, got {cascade!r}")
+            first = cascade.get("first")
+            if isinstance(first, bool) or not isinstance(first, int) or first < 1:
+                fail(f"{name!r}: 'cascade.first' must be a positive integer, got {first!r}; {what}")
+            if not _finite(cascade.get("stop"), 0.0, 1.0):
+                fail(f"{name!r}: 'cascade.stop' must be a finite number in [0, 1], got {cascade.get('stop')!r}; {what}")
+            if spec.get("source_units", "windows") == "windows":
+                fail(f"{name!r}: {what}; this dimension's 'source_units' are 'windows'")
     for name, spec in refuses.items():
         if not isinstance(spec.get("reason"), str) or not spec["reason"].strip():
             fail(f"refused dimension {name!r} needs a 'reason' (why this model cannot judge it)")
