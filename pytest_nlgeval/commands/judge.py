@@ -6,9 +6,11 @@
 The file is JSON Lines (or a JSON list, gzip or not), one object per output: ``output`` (required), ``input``,
 ``context`` (a string or a list of retrieved passages) and ``reference`` (optional). The built-in criteria
 ``rag/faithfulness``, ``rag/answer_relevance``, ``rag/context_relevance`` and ``rag/context_recall`` are accepted by
-name. Each row's score and rationale are printed; a row whose answer held no score (asked twice) is listed as a parse
-failure and left unscored. Exit status 0 when every row was judged, 1 when a row was not, 2 on a usage or
-server error.
+name. ``--judge-read completion`` reads the score off the one token after "Score: " on the server's
+completions endpoint (a base model that never fills the answer form still gives a score), as
+``--nlgeval-judge-read`` does in the plugin. Each row's score and rationale are printed; a row whose answer held
+no score (asked twice) is listed as a parse failure and left unscored. Exit status 0 when every row was judged,
+1 when a row was not, 2 on a usage or server error.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from __future__ import annotations
 import json
 import math
 import sys
+
+#: the readings of ``--judge-read``, those of the plugin's ``--nlgeval-judge-read``
+#: (``pytest_nlgeval.judges.criterion.READ_MODES``, not imported here: the command line starts fast)
+READ_MODES = ("form", "scale", "completion")
 
 
 def register(subparsers) -> None:
@@ -45,6 +51,15 @@ def register(subparsers) -> None:
     p.add_argument("--max-tokens", default=None, help="most tokens of one answer (default 256)")
     p.add_argument("--timeout", default=None, help="seconds one request may take (default 120)")
     p.add_argument("--no-logprobs", action="store_true", help="use the written score, never log-probabilities")
+    p.add_argument(
+        "--judge-read",
+        choices=READ_MODES,
+        default=None,
+        help="how an answer becomes a score, as --nlgeval-judge-read: form (default): the judge writes 'Score: N' "
+        "and a reason; scale: the first two tokens' distribution over the scale; completion: the one token after "
+        "'Score: ' on the server's completions endpoint (llama.cpp, vLLM), for base models that never fill the form "
+        "(env NLGEVAL_JUDGE_READ)",
+    )
     p.add_argument(
         "--cache-dir", default=None, help="LLM answer cache (default: the user cache dir, or $NLGEVAL_LLM_CACHE)"
     )
@@ -89,6 +104,7 @@ def run(args) -> int:
         "judge_max_tokens": args.max_tokens,
         "judge_timeout": args.timeout,
         "judge_logprobs": "off" if args.no_logprobs else None,
+        "judge_read": args.judge_read or os.environ.get("NLGEVAL_JUDGE_READ"),
     }
     rows = _rows(args.data)
     usage, stats = LLMUsage(), JudgeStats()

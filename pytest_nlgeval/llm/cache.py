@@ -9,6 +9,12 @@ temperature-0.0 answer to a temperature-1.0 request, or one server's answer to a
 Calls that reach the model and calls answered from the cache are counted, with the tokens the model
 reported, so the command line and the report can show what an induction cost.
 
+Only answers that were read successfully are cached: an answer with no choice or with log-probabilities
+that are not in OpenAI's form is a :class:`JudgeServerAnswerError` and leaves nothing on disk. A cache file
+that is not such an answer (truncated, binary, edited by hand) is set aside as ``<file>.corrupt-<time>-<pid>``
+with a :class:`CacheWarning` and the request is asked again; a folder that cannot be written (read-only, full)
+warns once and keeps the run's answers in memory.
+
 Example::
 
     >>> import dspy                                                                 # doctest: +SKIP
@@ -29,12 +35,17 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pytest_nlgeval.core.cache import CacheWarning
+from pytest_nlgeval.llm.client import _answer_error, _Shape, logprobs_problem, post_json, read_usage
 from pytest_nlgeval.llm.errors import (
+    JudgeServerAnswerError,
+    JudgeServerAnswerTooLarge,
     JudgeServerError,
     JudgeServerHTTPError,
+    JudgeServerRateLimited,
+    JudgeServerRedirect,
     JudgeServerTimeout,
     JudgeServerUnreachable,
     JudgesUnavailable,
@@ -42,6 +53,7 @@ from pytest_nlgeval.llm.errors import (
 )
 
 __all__ = [
+    "CacheWarning",
     "LLMUsage",
     "cached_lm",
     "default_cache_dir",
@@ -53,6 +65,10 @@ __all__ = [
     "JudgeServerUnreachable",
     "JudgeServerTimeout",
     "JudgeServerHTTPError",
+    "JudgeServerAnswerError",
+    "JudgeServerAnswerTooLarge",
+    "JudgeServerRedirect",
+    "JudgeServerRateLimited",
 ]
 
 _SECRET_PARAMS = {"api_key", "api_token", "azure_ad_token"}
@@ -93,11 +109,13 @@ class LLMUsage:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add_call(self, usage: dict | None) -> None:
+        """Count one request that reached the model, with the tokens of its ``usage`` (counts that are not
+        non-negative whole numbers count as 0)."""
+        usage = usage if isinstance(usage, dict) else {}
         with self._lock:
             self.calls += 1
-            usage = usage or {}
-            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+            self.prompt_tokens += _count(usage.get("prompt_tokens"))
+            self.completion_tokens += _count(usage.get("completion_tokens"))
 
     def add_hit(self) -> None:
         with self._lock:
@@ -116,6 +134,14 @@ class LLMUsage:
             f"{self.calls + self.cache_hits} LLM calls ({self.cache_hits} from cache), "
             f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens"
         )
+
+
+def _count(value) -> int:
+    try:
+        number = int(value or 0)
+    except (TypeError, ValueError, OverflowError):  # a string, NaN, 1e400
+        return 0
+    return max(number, 0)
 
 
 def lm_identity(lm) -> dict:
@@ -164,11 +190,37 @@ def _plain_logprobs(value):
     return json.loads(json.dumps(value, default=plain))
 
 
+class _Unreadable:
+    """What :meth:`_DiskStore.get` returns for a file that is not JSON (truncated, binary)."""
+
+    def __repr__(self) -> str:
+        return "<unreadable cache entry>"
+
+
+UNREADABLE = _Unreadable()
+
+
+def _describe(exc: OSError) -> str:
+    return f"{type(exc).__name__}: {exc.strerror or exc}" if exc.strerror else f"{type(exc).__name__}: {exc}"
+
+
 class _DiskStore:
-    """One JSON file per key under ``root/ab/abcdef....json``; written atomically (safe under xdist)."""
+    """One JSON file per key under ``root/ab/abcdef....json``; written atomically (safe under xdist).
+
+    A folder that cannot be written (read-only, full, a file in the way) warns once with a
+    :class:`CacheWarning` and keeps this run's answers in memory, as the score cache does: the checks are
+    still judged. A file that is not JSON is returned as :data:`UNREADABLE` for the caller to set aside."""
 
     def __init__(self, root: Path | None) -> None:
         self.root = None if root is None else Path(root)  # None: reads nothing, writes nothing
+        self._lock = threading.Lock()
+        #: answers of this run that the folder could not take
+        self._memory: dict[str, dict] = {}
+        #: keys whose file must not be read again this run (forgotten, or set aside without success)
+        self._dropped: set[str] = set()
+        #: why the folder is not written this run (None: it is); warned once
+        self.failed: str | None = None
+        self._unread_warned = False
 
     def _path(self, key: str) -> Path:
         if self.root is None:
@@ -176,55 +228,160 @@ class _DiskStore:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str):
+        """The entry of ``key``; None when there is none; :data:`UNREADABLE` when its file is not JSON."""
         if self.root is None:
             return None
-        path = self._path(key)
+        with self._lock:
+            if key in self._memory:
+                return self._memory[key]
+            if key in self._dropped:
+                return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            blob = self._path(key).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as exc:
+            if not self._unread_warned:
+                self._unread_warned = True
+                warnings.warn(
+                    f"the LLM answer cache {str(self.root)!r} cannot be read ({_describe(exc)}); its answers are "
+                    "asked again",
+                    CacheWarning,
+                    stacklevel=4,
+                )
+            return None
+        try:
+            return json.loads(blob.decode("utf-8"))
+        except (ValueError, RecursionError):  # also UnicodeDecodeError: a binary file
+            return UNREADABLE
 
     def forget(self, key: str) -> None:
         """Remove the entry of ``key`` (an answer that must be asked again), if there is one."""
         if self.root is None:
             return
+        with self._lock:
+            self._memory.pop(key, None)
+            self._dropped.add(key)
         try:
             self._path(key).unlink()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             pass
+        except OSError as exc:
+            self._cannot_write(exc)
 
-    def set_aside(self, key: str) -> Path | None:
-        """Rename the entry of ``key`` to ``<key>.corrupt-<time>-<pid>`` (kept for inspection, never read)."""
+    def set_aside(self, key: str) -> Path | str | None:
+        """Rename the entry of ``key`` to ``<key>.corrupt-<time>-<pid>`` (kept for inspection, never read):
+        the new path, or why it could not be renamed (it is then not read again this run)."""
         if self.root is None:
             return None
         path = self._path(key)
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}-{os.getpid()}")
+        with self._lock:
+            self._memory.pop(key, None)
         try:
             os.replace(path, aside)
-        except OSError:
-            return None
+        except FileNotFoundError:
+            return "another process set it aside first"
+        except OSError as exc:
+            with self._lock:
+                self._dropped.add(key)
+            return _describe(exc)
+        with self._lock:
+            self._dropped.discard(key)
         return aside
 
     def put(self, key: str, entry: dict) -> None:
         if self.root is None:
             return
-        path = self._path(key)
         try:
             blob = json.dumps(entry, ensure_ascii=False)
         except (TypeError, ValueError):
             return  # outputs that are not plain JSON (tool objects) are not cached
+        with self._lock:
+            self._dropped.discard(key)
+            in_memory = self.failed is not None
+            if in_memory:
+                self._memory[key] = json.loads(blob)
+        if in_memory:
+            return
+        try:
+            self._write(self._path(key), blob)
+        except OSError as exc:
+            with self._lock:
+                self._memory[key] = json.loads(blob)
+            self._cannot_write(exc)
+
+    def _write(self, path: Path, blob: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(blob)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(blob)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _cannot_write(self, exc: OSError) -> None:
+        """Stop writing the folder for the rest of the run; warn once. The folder is left as it is."""
+        with self._lock:
+            first = self.failed is None
+            self.failed = _describe(exc)
+        if first:
+            warnings.warn(
+                f"the LLM answer cache {str(self.root)!r} cannot be written ({self.failed}); this run keeps its "
+                "answers in memory and the checks are still judged, the folder is left as it is",
+                CacheWarning,
+                stacklevel=4,
+            )
+
+
+def _outputs_problem(outputs, where: str = "outputs") -> tuple[str, str] | None:
+    """``(field, what is wrong)`` when ``outputs`` are not answers this cache keeps (a non-empty list of
+    texts or ``{"text": str, "logprobs": OpenAI's form}``); None when they are."""
+    if not isinstance(outputs, list):
+        return where, "is not a list"
+    if not outputs:
+        return where, "is an empty list: no answer"
+    for i, output in enumerate(outputs):
+        if isinstance(output, str):
+            continue
+        if not isinstance(output, dict):
+            return f"{where}[{i}]", "is neither a text nor an object"
+        if not isinstance(output.get("text", ""), str):
+            return f"{where}[{i}].text", "is not a string"
+        problem = logprobs_problem(output.get("logprobs"), f"{where}[{i}].logprobs")
+        if problem is not None:
+            return problem
+    return None
+
+
+def _entry_problem(entry) -> str | None:
+    """What makes ``entry`` something :class:`AnswerCache` never writes; None when it is one."""
+    if not isinstance(entry, dict):
+        return "the entry is not a JSON object"
+    problem = _outputs_problem(entry.get("outputs"))
+    return None if problem is None else " ".join(problem)
 
 
 def _well_formed(entry) -> bool:
-    """Whether ``entry`` is what :class:`CachedLM` writes: ``{"outputs": [text or {"text": ...}, ...]}``."""
-    outputs = entry.get("outputs") if isinstance(entry, dict) else None
-    return isinstance(outputs, list) and all(
-        isinstance(o, str) or (isinstance(o, dict) and isinstance(o.get("text", ""), str)) for o in outputs
+    """Whether ``entry`` is what :class:`AnswerCache` writes: ``{"outputs": [text or {"text": ..., "logprobs":
+    ...}, ...]}`` with at least one answer and log-probabilities in OpenAI's form."""
+    return _entry_problem(entry) is None
+
+
+def _set_aside_with_warning(store: _DiskStore, key: str, problem: str) -> None:
+    """Move an entry that cannot be read out of the way, with one :class:`CacheWarning` naming it."""
+    aside = store.set_aside(key)
+    where = f"set aside as {aside}" if isinstance(aside, Path) else f"left in place ({aside}), not read again"
+    warnings.warn(
+        f"the LLM answer cache entry {store._path(key)} is not an answer this cache writes ({problem}); "
+        f"{where}, and the request is asked again",
+        CacheWarning,
+        stacklevel=4,
     )
 
 
@@ -250,17 +407,24 @@ def _over_scale(position: dict, scale: tuple[int, int]) -> tuple[float, dict[str
     when no alternative is a digit of the scale. Log-probabilities that are not finite numbers <= 0 (a
     string that is no number, 1000, NaN) are not probabilities and are skipped."""
     lo, hi = scale
+    if not isinstance(position, dict):
+        return None
     alternatives = position.get("top_logprobs") or [
         {"token": position.get("token"), "logprob": position.get("logprob")}
     ]
+    if not isinstance(alternatives, list):
+        return None
     probs: dict[int, float] = {}
     for alt in alternatives:
+        if not isinstance(alt, dict):
+            continue
         token = str(alt.get("token") or "").strip()
+        raw: Any = alt.get("logprob")
         try:
-            logprob = float(alt.get("logprob"))
+            logprob = float(raw)
         except (TypeError, ValueError):
             continue
-        if not token.isdigit() or not math.isfinite(logprob) or logprob > 0:
+        if not (token.isascii() and token.isdigit()) or not math.isfinite(logprob) or logprob > 0:
             continue
         if lo <= int(token) <= hi:
             probs[int(token)] = probs.get(int(token), 0.0) + math.exp(logprob)
@@ -288,8 +452,9 @@ def scale_distribution(logprobs, scale: tuple[int, int]) -> tuple[float, dict[st
     lo, hi = scale
     if lo < 0 or hi > 9:
         return None
-    content = (_plain(logprobs) or {}).get("content") if logprobs else None
-    for position in content or []:
+    plain = _plain(logprobs) if logprobs else None
+    content = plain.get("content") if isinstance(plain, dict) else None
+    for position in content if isinstance(content, list) else []:
         read = _over_scale(position, scale)
         if read is not None:
             return read
@@ -303,26 +468,33 @@ COMPLETION_BODY_LIMIT = 1_000_000
 def completion_logprobs(answer) -> dict | None:
     """A completions answer's log-probabilities in the chat form (``{"content": [{"token", "top_logprobs":
     [{"token", "logprob"}]}]}``), from OpenAI's legacy ``{"top_logprobs": [{token: logprob}]}`` or a
-    ``content`` list; None when the answer holds no digit among its alternatives (nothing a scale can read)."""
+    ``content`` list; None when the answer holds no digit among its alternatives (nothing a scale can read)
+    or is not of either form."""
     try:
         logprobs = answer["choices"][0].get("logprobs") or {}
     except (KeyError, IndexError, TypeError, AttributeError):
         return None
+    if not isinstance(logprobs, dict):
+        return None
     if isinstance(logprobs.get("content"), list):
         content = logprobs["content"]
+        if logprobs_problem({"content": content}) is not None:
+            return None
     else:
         tops = logprobs.get("top_logprobs") or []
         tokens = logprobs.get("tokens") or [""] * len(tops)
+        if not isinstance(tops, list) or not isinstance(tokens, list):
+            return None
         content = []
         for token, top in zip(tokens, tops):
             if not isinstance(top, dict):
                 return None
-            content.append({"token": token, "top_logprobs": [{"token": t, "logprob": v} for t, v in top.items()]})
+            content.append(
+                {"token": str(token), "top_logprobs": [{"token": str(t), "logprob": v} for t, v in top.items()]}
+            )
     for position in content[:2]:  # a first token may be a space or a line break
-        if not isinstance(position, dict):
-            return None
         for alt in position.get("top_logprobs") or [position]:
-            if isinstance(alt, dict) and str(alt.get("token") or "").strip().isdigit():
+            if str(alt.get("token") or "").strip().isdigit():
                 try:
                     logprob = float(alt["logprob"])
                 except (KeyError, TypeError, ValueError):
@@ -332,71 +504,100 @@ def completion_logprobs(answer) -> dict | None:
     return None
 
 
+def _completion_problem(answer) -> tuple[str, str] | None:
+    """``(field, what is wrong)`` when a completions answer is not of OpenAI's form where the project reads
+    it (the first choice's log-probabilities, ``usage``); None when it is."""
+    if not isinstance(answer, dict):
+        return "body", "is not a JSON object"
+    choices = answer.get("choices")
+    if not isinstance(choices, list):
+        return "choices", "is not a list of answers"
+    if not choices:
+        return "choices", "is an empty list: the server gave no answer"
+    if not isinstance(choices[0], dict):
+        return "choices[0]", "is not an object"
+    logprobs = choices[0].get("logprobs")
+    if logprobs is None:
+        return None
+    if not isinstance(logprobs, dict):
+        return "choices[0].logprobs", "is not an object"
+    if logprobs.get("content") is not None:
+        return logprobs_problem(logprobs, "choices[0].logprobs")
+    for name in ("tokens", "top_logprobs"):
+        if logprobs.get(name) is not None and not isinstance(logprobs[name], list):
+            return f"choices[0].logprobs.{name}", "is not a list"
+    for i, top in enumerate(logprobs.get("top_logprobs") or []):
+        if top is not None and not isinstance(top, dict):
+            return f"choices[0].logprobs.top_logprobs[{i}]", "is not an object of token: log-probability"
+    return None
+
+
+def _completion_entry_problem(entry) -> str | None:
+    """What makes a cached completions entry something :func:`complete_next_token` never writes."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("logprobs"), dict):
+        return "not an object with the 'logprobs' of a completion"
+    if not isinstance(entry["logprobs"].get("content"), list):
+        return "logprobs.content is not a list"
+    problem = logprobs_problem(entry["logprobs"])
+    return None if problem is None else " ".join(problem)
+
+
 def complete_next_token(lm, prompt: str, top: int = 20, *, identity: dict | None = None) -> dict | None:
     """Top ``top`` log-probabilities of the one token after ``prompt``, from the completions endpoint of the
     OpenAI-compatible server behind ``lm`` (a :func:`cached_lm`, or a ``dspy.LM`` with an ``api_base``), in
     the chat form of :func:`completion_logprobs`. None when the LM is a hosted API (no ``api_base``), the
     server has no completions endpoint, or its answer holds no digit. Cached on disk with the chat answers
-    (only answers that hold a distribution over some digits); server failures are the named
-    :class:`JudgeServerError` subclasses."""
-
-    import json as _json
-    import socket
-    import urllib.error
-    import urllib.request
-
+    (only answers that hold a distribution over some digits); server failures, answers of the wrong shape
+    included, are the named :class:`JudgeServerError` subclasses. The request follows the trust rules of
+    :func:`pytest_nlgeval.llm.client.post_json`."""
     identity = getattr(lm, "identity", None) or identity or lm_identity(getattr(lm, "inner", lm))
     inner_kwargs = dict(getattr(getattr(lm, "inner", lm), "kwargs", {}) or {})
     api_base = inner_kwargs.get("api_base")
     if not api_base:
         return None  # a hosted API: no raw completions to ask
+    api_base = str(api_base).rstrip("/")
     params = {"endpoint": "completions", "max_tokens": 1, "temperature": 0.0, "logprobs": top}
     key = request_key(identity, params, prompt, None)
     store = getattr(lm, "store", None)
     usage = getattr(lm, "usage", None)
     entry = store.get(key) if store is not None else None
-    if isinstance(entry, dict) and isinstance(entry.get("logprobs"), dict):
+    if entry is not None and store is not None:
+        unusable = "the file is not JSON" if entry is UNREADABLE else _completion_entry_problem(entry)
+        if unusable is not None:
+            _set_aside_with_warning(store, key, unusable)
+            entry = None
+    if entry is not None:
         if usage is not None:
             usage.add_hit()
         return entry["logprobs"]
     model = str(identity["model"]).split("/", 1)[-1]
     body = {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": top}
-    request = urllib.request.Request(
-        api_base.rstrip("/") + "/completions",
-        data=_json.dumps(body).encode("utf-8"),
-        headers={
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {inner_kwargs.get('api_key', 'no-key')}",
-        },
-    )
     timeout = float(inner_kwargs.get("timeout") or 60.0)
-    advice = getattr(lm, "advice", None) or {}
     model_id = identity["model"]
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read(COMPLETION_BODY_LIMIT + 1)
-    except urllib.error.HTTPError as exc:
-        if exc.code in (404, 405, 501):
+        answer = post_json(
+            api_base + "/completions",
+            body,
+            api_key=inner_kwargs.get("api_key"),
+            timeout=timeout,
+            model=model_id,
+            api_base=api_base,
+            limit=COMPLETION_BODY_LIMIT,
+            advice=getattr(lm, "advice", None) or {},
+        )
+    except JudgeServerHTTPError as exc:
+        if type(exc) is JudgeServerHTTPError and exc.status in (404, 405, 501):
             return None  # no completions endpoint: the answer form it is
-        raise JudgeServerHTTPError(model_id, api_base, f"HTTP {exc.code} from /completions", status=exc.code) from None
-    except (socket.timeout, TimeoutError):
-        raise JudgeServerTimeout(
-            model_id, api_base, f"no answer within {timeout:g} s", advice=advice.get(JudgeServerTimeout)
-        ) from None
-    except (urllib.error.URLError, ConnectionError) as exc:
-        raise JudgeServerUnreachable(
-            model_id, api_base, f"/completions: {exc}", advice=advice.get(JudgeServerUnreachable)
-        ) from None
+        raise
     try:
-        if len(body) > COMPLETION_BODY_LIMIT:
-            raise ValueError(f"longer than {COMPLETION_BODY_LIMIT:,} bytes")
-        answer = _json.loads(body)
-    except ValueError as exc:  # also UnicodeDecodeError
-        raise JudgeServerHTTPError(
-            model_id, api_base, f"/completions answered with a body that is not an OpenAI completion ({exc})"
-        ) from None
+        problem = _completion_problem(answer)
+        if problem is not None:
+            raise _Shape(*problem)
+        counts = read_usage(answer.get("usage"))
+    except _Shape as exc:
+        raise _answer_error(model_id, api_base, "/completions", exc) from None
     if usage is not None:
-        usage.add_call(answer.get("usage") if isinstance(answer, dict) else None)
+        usage.add_call(counts)
     logprobs = completion_logprobs(answer)
     if logprobs is not None and store is not None:
         store.put(key, {"logprobs": logprobs})
@@ -443,17 +644,13 @@ class AnswerCache:
     def _lookup(self, prompt, messages, call_kwargs):
         key = request_key(self.identity, call_kwargs, prompt, messages)
         entry = self.store.get(key)
-        if entry is not None and not _well_formed(entry):
-            # an entry this cache never writes (edited, truncated, from another tool): set aside with one
-            # warning and asked again, as the score cache does with a corrupt file
-            aside = self.store.set_aside(key)
-            warnings.warn(
-                f"the LLM answer cache entry {self.store._path(key)} is not an answer this cache writes "
-                f"(a JSON object with a list of 'outputs'); set aside as {aside} and asked again",
-                CacheWarning,
-                stacklevel=3,
-            )
-            entry = None
+        if entry is not None:
+            # an entry this cache never writes (edited by hand, truncated, binary, from another tool): set
+            # aside with one warning and asked again, as the score cache does with a corrupt file
+            problem = "the file is not JSON" if entry is UNREADABLE else _entry_problem(entry)
+            if problem is not None:
+                _set_aside_with_warning(self.store, key, problem)
+                entry = None
         return key, entry
 
     def forget(self, prompt=None, *, messages=None, **kwargs) -> None:
@@ -461,18 +658,33 @@ class AnswerCache:
         key = request_key(self.identity, self._request(kwargs), prompt, messages)
         self.store.forget(key)
 
-    def _remember(self, key: str, outputs, before: int) -> list:
+    def _readable(self, outputs) -> list:
+        """The LM's outputs as plain JSON, or :class:`JudgeServerAnswerError` naming the field when they are
+        not answers this cache keeps (no answer, log-probabilities of the wrong shape): nothing unreadable
+        is cached."""
+        if not isinstance(outputs, list):
+            outputs = list(outputs) if isinstance(outputs, tuple) else outputs
+        # Log-probabilities arrive as the client's objects: stored (and returned) as plain JSON, so an
+        # answer from the cache is the same data as the answer that was cached.
+        if isinstance(outputs, list):
+            outputs = [
+                {**o, "logprobs": _plain_logprobs(o["logprobs"])}
+                if isinstance(o, dict) and o.get("logprobs") is not None
+                else o
+                for o in outputs
+            ]
+        problem = _outputs_problem(outputs, "choices")
+        if problem is not None:
+            field, what = problem
+            raise JudgeServerAnswerError(
+                self.identity["model"], self.api_base, f"the answer has {field} that {what}", field=field
+            )
+        return outputs
+
+    def _remember(self, key: str, outputs: list, before: int) -> list:
         history = getattr(self.inner, "history", None) or []
         usage = history[-1].get("usage") if len(history) > before else None
         self.usage.add_call(usage)
-        # Log-probabilities arrive as the client's objects: stored (and returned) as plain JSON, so an
-        # answer from the cache is the same data as the answer that was cached.
-        outputs = [
-            {**o, "logprobs": _plain_logprobs(o["logprobs"])}
-            if isinstance(o, dict) and o.get("logprobs") is not None
-            else o
-            for o in outputs
-        ]
         self.store.put(
             key, {"model": self.identity["model"], "outputs": list(outputs), "usage": _jsonable(usage or {})}
         )
@@ -507,6 +719,7 @@ class AnswerCache:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)  # messages= is DSPy 3.4's adapter path
                 outputs = self.inner(prompt, messages=messages, **call_kwargs)
+            outputs = self._readable(outputs)
         except Exception as exc:
             self._reraise(exc)
         return self._remember(key, outputs, before)
@@ -519,6 +732,7 @@ class AnswerCache:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 outputs = await self.inner.acall(prompt, messages=messages, **call_kwargs)
+            outputs = self._readable(outputs)
         except Exception as exc:
             self._reraise(exc)
         return self._remember(key, outputs, before)

@@ -2,7 +2,11 @@
 
 Every failure of a judge LM's server is one of the :class:`JudgeServerError` subclasses, naming the model,
 the server and what to check; an answer from which no score can be read after a retry is a
-:class:`JudgeParseError`.
+:class:`JudgeParseError`. The project's own client (:mod:`pytest_nlgeval.llm.client`) raises the finer
+subclasses of :class:`JudgeServerHTTPError`: a body that is not an OpenAI answer
+(:class:`JudgeServerAnswerError`, naming the field), one over the size limit
+(:class:`JudgeServerAnswerTooLarge`), a redirect to another origin (:class:`JudgeServerRedirect`) and a
+server that still refuses with HTTP 429 after the bounded retries (:class:`JudgeServerRateLimited`).
 """
 
 from __future__ import annotations
@@ -12,8 +16,12 @@ from pytest_nlgeval.util.extras import MissingExtraError
 
 __all__ = [
     "JudgeParseError",
+    "JudgeServerAnswerError",
+    "JudgeServerAnswerTooLarge",
     "JudgeServerError",
     "JudgeServerHTTPError",
+    "JudgeServerRateLimited",
+    "JudgeServerRedirect",
     "JudgeServerTimeout",
     "JudgeServerUnreachable",
     "JudgesUnavailable",
@@ -63,6 +71,60 @@ class JudgeServerHTTPError(JudgeServerError):
     advice = "the server could not serve the request; see its log (is the model loaded, does it fit the context?)"
 
 
+class JudgeServerAnswerError(JudgeServerHTTPError):
+    """The server answered, but not with an OpenAI answer: no JSON, or a field of the wrong type or value.
+    ``field`` names it (``choices[0].message``, ``usage.prompt_tokens``; ``body`` for the whole answer).
+    Nothing of such an answer is cached."""
+
+    what = "answered with a body that is not an OpenAI answer"
+    advice = (
+        "is the API base an OpenAI-compatible server's /v1 (llama.cpp, vLLM, Ollama) and not a proxy or a web "
+        "page? If it is, its log or version is to blame: update or report it"
+    )
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None,
+        detail: str,
+        *,
+        status: int | None = None,
+        advice: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.field = field
+        super().__init__(model, api_base, detail, status=status, advice=advice)
+
+
+class JudgeServerAnswerTooLarge(JudgeServerAnswerError):
+    """The answer's body is larger than the client reads (``BODY_LIMIT``); it was not read to its end."""
+
+    what = "answered with a body larger than the client reads"
+    advice = "lower the judge's max tokens; a chat answer with log-probabilities needs far less than the limit"
+
+
+class JudgeServerRedirect(JudgeServerHTTPError):
+    """The server redirected the request to another origin: the client sends the API key to the API base's
+    origin only, so it refused to follow (nothing was sent there)."""
+
+    what = "redirected the request to another origin, which the client does not follow"
+    advice = (
+        "the API key goes to the API base's own scheme, host and port only; if you trust the address it "
+        "redirects to, give that address as the API base"
+    )
+
+
+class JudgeServerRateLimited(JudgeServerHTTPError):
+    """HTTP 429 after the client's bounded retries (each after the server's ``Retry-After``, within the
+    time-out)."""
+
+    what = "rate limited the requests (HTTP 429)"
+    advice = (
+        "send fewer requests at once (fewer threads or xdist workers), raise the time-out so that the "
+        "server's Retry-After fits in it, or raise the server's rate limit"
+    )
+
+
 def _server_error(
     exc: Exception, model: str, api_base: str | None, advice: dict[type, str] | None = None
 ) -> JudgeServerError | None:
@@ -71,7 +133,10 @@ def _server_error(
     The project's own client raises the named errors itself; they come back with the caller's advice."""
     error = exc if isinstance(exc, JudgeServerError) else _classify(exc, model, api_base)
     if error is not None and advice and type(error) in advice:
-        error = type(error)(model, api_base, error.detail, status=error.status, advice=advice[type(error)])
+        fresh = type(error)(model, api_base, error.detail, status=error.status, advice=advice[type(error)])
+        for name, value in vars(error).items():  # what a subclass adds (the field of an answer error)
+            fresh.__dict__.setdefault(name, value)
+        error = fresh
     return error
 
 
