@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pytest_nlgeval.scale.options import add_engine_arguments
 
-_FIELDS = ("source", "reference", "context", "fact")
+_FIELDS = ("source", "reference", "context", "fact", "question")
 
 
 def register(subparsers) -> None:
@@ -32,7 +32,12 @@ def register(subparsers) -> None:
         required=True,
         help="dimension to score (repeatable), e.g. consistency, fluency, overall",
     )
-    p.add_argument("--task", default="summarization", help="summarization, dialogue, data2text or fact")
+    p.add_argument(
+        "--task",
+        default="summarization",
+        help="summarization, dialogue, data2text, fact or rag (rag rows: question, context = the list of retrieved "
+        "passages, or contexts, and reference for context_recall)",
+    )
     p.add_argument("--output-field", default="output", help="field holding the generated text (default output)")
     for name in _FIELDS:
         p.add_argument(f"--{name}-field", default=name, help=f"field holding the {name} (default {name})")
@@ -109,6 +114,8 @@ def run_score(args) -> int:
             chunk = rows[start : start + args.chunk]
             inputs = {}
             for name, column in columns.items():
+                if name == "context" and args.context_field == "context" and not any("context" in r for r in chunk):
+                    column = "contexts"  # rag rows often name the retrieved passages so
                 if any(column in row for row in chunk):
                     inputs[f"{name}s"] = [row.get(column) for row in chunk]
             try:

@@ -245,8 +245,8 @@ class Score:
             if output is not None:
                 lines.append(f"output: {_clip(output)!r}")
             window = self.details.get("window")
-        for unit in units:
-            verdict = (unit.get("window") or {}).get("claim") or {}
+        for part in units or [{"window": window}]:
+            verdict = (part.get("window") or {}).get("claim") or {}
             for mismatch in verdict.get("mismatches", []):
                 lines.append(f"unsupported: {_clip(mismatch['message'])}")
         for finding in (window or {}).get("findings", []):
@@ -259,6 +259,8 @@ class Score:
                 f"best-supporting source window {window['index'] + 1} of {window['count']} "
                 f"(sentences {first + 1}-{last}, {window['aggregation']} over windows): {_clip(window['text'])!r}"
             )
+        if self.details.get("claims_read"):
+            lines.append(f"read: {self.details['claims_read']} (a cap on the cost of one output)")
         if self.details.get("truncated"):
             lines.append("note: the evaluator input was longer than the model's maximum length; its tail was cut")
         return lines

@@ -39,6 +39,9 @@ _FILLER = frozenset(
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|\d+(?:[.,]\d+)*")
 # Where one sentence joins two statements: a semicolon, or a comma before a coordinating conjunction.
 _CLAUSE = re.compile(r"(?<=;)\s+|(?<=,)\s+(?=(?:and|but|while|whereas|although|though|yet)\s)|(?<=:)\s+", re.I)
+# Where a sentence may list statements without a conjunction after its comma ("Nobody was hurt, two schools
+# stay shut") or join two with a bare "and": split only where both sides read as statements.
+_SOFT = re.compile(r"(?<=,)\s+|\s+(?=and\s)", re.I)
 
 
 def words(text: str) -> list[str]:
@@ -74,8 +77,8 @@ def _statement(part: str) -> bool:
     """Whether a piece of a sentence reads as a statement: four or more words and a verb-like word (an
     auxiliary, a past form, or a present form after a noun). "and Berlin in May" is a list item."""
     tokens = words(part)
-    if len(tokens) < 4:
-        return False
+    if len(tokens) < 3 or (len(tokens) == 3 and not _AUXILIARIES & set(tokens)):
+        return False  # "Nobody was hurt" is a statement; "and Paris in" is not
     for k, t in enumerate(tokens):
         if t in _AUXILIARIES or (t.endswith("ed") and len(t) > 4):
             return True
@@ -87,8 +90,64 @@ def _statement(part: str) -> bool:
 
 
 def _clauses(sentence: str) -> list[str]:
-    """A sentence split where a conjunction or a semicolon joins two statements."""
-    parts = [p for p in _CLAUSE.split(sentence) if p and p.strip()]
+    """A sentence split where a conjunction, a comma or a semicolon joins two statements; a clause that
+    starts with its verb ("and will start in May") gets the sentence's subject back."""
+    parts = _merge([p for p in _CLAUSE.split(sentence) if p and p.strip()])
+    out: list[str] = []
+    for part in parts:
+        pieces = _merge([p for p in _SOFT.split(part) if p and p.strip()], soft=True)
+        out.extend(pieces)
+    subject = _subject(out[0]) if len(out) > 1 else None
+    if subject:
+        out = [out[0]] + [_with_subject(p, subject) for p in out[1:]]
+    return out
+
+
+_CONJUNCTION = re.compile(r"^(?:and|but|while|whereas|although|though|yet)\s+", re.I)
+
+
+def _subject(clause: str) -> str | None:
+    """The words of ``clause`` before its first verb-like word ("The city council" of "The city council
+    approved ..."), or None when it opens with the verb or has none."""
+    found = re.finditer(r"[\w'’]+", clause)
+    tokens = [(m.group(0), m.start()) for m in found]
+    for k, (t, start) in enumerate(tokens):
+        low = t.lower()
+        if low in _AUXILIARIES or (low.endswith("ed") and len(low) > 4):
+            return clause[:start].strip().rstrip(",") or None if k > 0 else None
+    return None
+
+
+def _with_subject(clause: str, subject: str) -> str:
+    """``clause`` with ``subject`` in front when it opens with its verb ("and will start" -> "X will start")."""
+    bare = _CONJUNCTION.sub("", clause.strip())
+    first = words(bare)[:1]
+    if not first or not (first[0] in _AUXILIARIES or (first[0].endswith("ed") and len(first[0]) > 4)):
+        return clause
+    return f"{subject} {bare}"
+
+
+_NOT_OPENERS = frozenset(
+    "which who whom whose that where when not nor by for from with without to of in on at as than including "
+    "especially such like after before since until because".split()
+)
+_ATTRIBUTION = frozenset("said says told added according announced reported explained".split())
+
+
+def _soft_statement(part: str) -> bool:
+    """A piece split at a bare comma or "and" stands alone only as a full statement: a finite verb (an
+    auxiliary or a past form), not opening with a relative pronoun, a preposition or "not", and not a bare
+    attribution ("the company said on Monday")."""
+    tokens = words(_CONJUNCTION.sub("", part.strip()))
+    if not tokens or tokens[0] in _NOT_OPENERS:
+        return False
+    if len(tokens) <= 6 and _ATTRIBUTION & set(tokens):
+        return False
+    return any(t in _AUXILIARIES or (t.endswith("ed") and len(t) > 4) for t in tokens)
+
+
+def _merge(parts: list[str], soft: bool = False) -> list[str]:
+    """Pieces that are no statement joined back to their neighbour."""
     if len(parts) == 1:
         return parts
     merged: list[str] = []
@@ -96,7 +155,11 @@ def _clauses(sentence: str) -> list[str]:
         # a piece that is no statement ("and Paris,") is a list item or a phrase: keep it with its neighbour;
         # a semicolon joins statements by grammar
         after_semicolon = bool(merged) and merged[-1].rstrip().endswith(";") and len(words(part)) >= 3
-        if merged and not after_semicolon and (not _statement(part) or not _statement(merged[-1])):
+        after_semicolon = after_semicolon and not soft
+        weak = not _statement(part) or not _statement(merged[-1]) if merged else False
+        if soft and merged and not weak:
+            weak = not _soft_statement(part) or not _soft_statement(merged[-1])
+        if merged and not after_semicolon and weak:
             merged[-1] = merged[-1] + " " + part
         else:
             merged.append(part)
@@ -123,7 +186,7 @@ def split_claims(text: str, split=None) -> tuple[list[str], list[str]]:
 _EVASIVE = re.compile(
     r"\b(?:not sure|unsure|(?:do|does|did)\s*n[o']t know|no idea|can(?:not|'t| not)\s+(?:help|answer|say|tell|"
     r"give|provide|share|confirm)|unable to|no information|(?:do|does)\s*n[o']t have (?:that|this|the|any|enough) "
-    r"(?:information|details|data)|contact (?:our |the )?(?:customer )?(?:support|service)|depends on many "
+    r"(?:information|details|data)|contact (?:our |the |your )?(?:[\w&'’-]+ ){0,2}?(?:customer )?(?:support|service|care|helpdesk|help desk|team)|depends on many "
     r"factors|good question|let me know if|check (?:the|our) (?:website|news|faq)|may change|can vary|vary)\b",
     re.I,
 )

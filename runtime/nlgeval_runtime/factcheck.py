@@ -189,6 +189,8 @@ def _parse_digits(token: str) -> tuple[float | None, str | None, str | None]:
         value = float(digits)
     except ValueError:
         return None, None, None
+    if not math.isfinite(value) or value > 1e15:
+        return None, None, None  # beyond any quantity a source states (10**400 written out): not compared
     return value, _CURRENCY_SIGNS.get(m.group(1) or ""), (m.group(3) or None)
 
 
@@ -389,6 +391,8 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
             continue
         if mention.unit is None and any(_same_value(mention.value, e.value) for e in source_numbers):
             continue  # a bare number or a year ("in 2015") is context, often stated once for the whole article
+        if source is not evidence and _stated_elsewhere(mention, claim, source):
+            continue  # aligned with the wrong paragraph: another sentence about the same thing states it
         found.append(Mismatch(mention.kind, mention.text, _closest(mention, evidence_numbers)))
     claim_words = words(claim)
     evidence_words = _ordered_words(evidence)  # in reading order: "the source says" names the first one
@@ -406,10 +410,14 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
         if day not in source_words:
             said = [w for w in evidence_words if w in _WEEKDAYS]
             found.append(Mismatch("weekday", day.capitalize(), said[0].capitalize() if said else None))
+    source_aliases = _aliases_in(source)
     for name in dict.fromkeys(names(claim)):
+        if _alias_key(name) in source_aliases:
+            continue  # "US" for "the United States", "the EU" for "the European Union"
         missing = [p for p in words(name) if p not in STOPWORDS and not _stem_match(p, source_words)]
         if missing:
             found.append(Mismatch("name", name, None))
+    found.extend(_role_swaps(claim, source))
     negation = _negation_flip(claim, evidence)
     if negation is not None:
         found.append(negation)
@@ -469,13 +477,161 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     claim_negated, best_negated = _negated_predicates(claim), _negated_predicates(best)
     best_words, claim_words = set(words(best)), set(words(claim))
     for word in claim_negated:
-        if word not in best_negated and _stem_match(word, best_words) and not best_negated & {word}:
-            if not _negated_predicates(best):
-                return Mismatch("negation", _cue(claim) + " " + word, f"the source asserts it: {best.strip()!r}")
+        if word not in best_negated and _stem_match(word, best_words) and _asserted(word, best):
+            # the source clause may negate something else ("funded by a grant, not by local taxes"): what
+            # matters is that the word the claim negates is asserted there
+            return Mismatch("negation", _cue(claim) + " " + word, f"the source asserts it: {best.strip()!r}")
     for word in best_negated:
         if word not in claim_negated and _stem_match(word, claim_words) and not claim_negated:
             return Mismatch("negation", claim.strip(), f"the source negates it: {best.strip()!r}")
     return None
+
+
+def _asserted(word: str, clause: str) -> bool:
+    """Whether ``word`` (by stem) occurs in ``clause`` with no negation cue among the four words before it."""
+    toks = words(clause)
+    for k, t in enumerate(toks):
+        if _stem_match(word, {t}) or _stem_match(t, {word}):
+            before = toks[max(0, k - 4) : k]
+            if not any(b in _NEGATION or b.endswith("n't") for b in before):
+                return True
+    return False
+
+
+#: the usual short forms of names a summary uses for the long ones of its source, in both directions
+_ALIAS_GROUPS = (
+    ("us", "usa", "united states", "united states of america", "america"),
+    ("uk", "united kingdom", "britain", "great britain"),
+    ("eu", "european union"),
+    ("un", "united nations"),
+    ("uae", "united arab emirates"),
+    ("nhs", "national health service"),
+    ("who", "world health organization", "world health organisation"),
+    ("imf", "international monetary fund"),
+    ("nato", "north atlantic treaty organization", "north atlantic treaty organisation"),
+    ("fbi", "federal bureau of investigation"),
+    ("nasa", "national aeronautics and space administration"),
+    ("ecb", "european central bank"),
+    ("fed", "federal reserve"),
+)
+_ALIAS_OF = {form: group[0] for group in _ALIAS_GROUPS for form in group}
+_ALIAS_SCAN = re.compile(
+    r"\b(" + "|".join(sorted((re.escape(f) for f in _ALIAS_OF), key=len, reverse=True)) + r")\b", re.I
+)
+
+
+def _alias_key(name: str) -> str | None:
+    """The alias group of a name ("U.S." and "the United States" -> "us"), or None."""
+    text = re.sub(r"(?<=\b[A-Za-z])\.", "", name).strip().lower()  # U.S. -> us
+    text = re.sub(r"^the\s+|['’]s$", "", text)
+    return _ALIAS_OF.get(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _aliases_in(text: str) -> frozenset[str]:
+    """The alias groups a text names: "U.S." and "United States" both give "us"; "us" the pronoun does not."""
+    flat = re.sub(r"(?<=\b[A-Za-z])\.(?=[A-Za-z]\b|\s|$)", "", text)
+    found = set()
+    for m in _ALIAS_SCAN.finditer(flat):
+        form = m.group(1)
+        if len(form) <= 3 and not form.isupper() and form != "Fed":
+            continue  # the pronoun "us", the question word "who": short forms count in capitals only
+        found.add(_ALIAS_OF[form.lower()])
+    return frozenset(found)
+
+
+#: titles that say what role a person has; a claim that gives a source's person another source role is wrong
+_TITLES = (
+    "mayor", "deputy mayor", "councillor", "councilor", "council member", "president", "vice president",
+    "prime minister", "minister", "chancellor", "governor", "senator", "chief executive", "ceo", "chairman",
+    "chairwoman", "chair", "director", "founder", "spokesman", "spokeswoman", "spokesperson", "judge",
+    "prosecutor", "coach", "manager", "captain", "secretary", "treasurer", "professor", "headteacher",
+    "principal", "sheriff", "commissioner", "inspector", "chief", "editor", "owner", "landlord", "tenant",
+    "buyer", "seller", "leader", "opposition leader", "king", "queen", "ambassador", "general", "officer",
+)  # fmt: skip
+_TITLE = "(?i:" + "|".join(sorted((re.escape(t) for t in _TITLES), key=len, reverse=True)) + ")"
+_CAP = r"[A-Z][\w'’-]+"
+_ROLE_PATTERNS = (
+    # "Mayor Anna Berg", "the opposition councillor Tom Weiss"
+    re.compile(rf"\b(?P<title>{_TITLE})\s+(?:{_CAP}\s+){{0,2}}(?P<name>{_CAP})"),
+    # "Tom Weiss, the opposition councillor", "Anna Berg, mayor of Lindau"
+    re.compile(rf"(?P<name>{_CAP}),\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){{0,2}}?(?P<title>{_TITLE})\b"),
+    # "Tom Weiss is the mayor", "Weiss, who became mayor", "Weiss was elected president"
+    re.compile(
+        rf"(?P<name>{_CAP}),?\s+(?:who\s+)?(?:is|was|became|has been|had been|serves as|served as|"
+        rf"was elected|is now|as)\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){{0,2}}?(?P<title>{_TITLE})\b"
+    ),
+)
+
+
+_SAME_TITLE = {
+    "councilor": "councillor", "council member": "councillor", "ceo": "chief executive", "chairwoman": "chairman",
+    "chair": "chairman", "spokeswoman": "spokesman", "spokesperson": "spokesman",
+}  # fmt: skip
+
+
+def _title_key(title: str) -> str:
+    t = title.lower()
+    return _SAME_TITLE.get(t, t)
+
+
+@functools.lru_cache(maxsize=64)
+def roles(text: str) -> dict[str, frozenset[str]]:
+    """Surname (lower-cased) -> the titles ``text`` gives that person.
+
+    >>> sorted(roles("Mayor Anna Berg met Tom Weiss, the opposition councillor.").items())
+    [('berg', frozenset({'mayor'})), ('weiss', frozenset({'councillor'}))]
+    """
+    out: dict[str, set[str]] = {}
+    for pattern in _ROLE_PATTERNS:
+        for m in pattern.finditer(text):
+            name = m.group("name")
+            if name.lower() in _NOT_NAMES or name.lower() in _TITLES or not name[0].isupper():
+                continue
+            title = m.group("title")
+            out.setdefault(name.lower(), set()).add(_title_key(title))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _role_swaps(claim: str, source: str) -> list[Mismatch]:
+    """A person of the source given a role that the source gives someone else and never them."""
+    found = []
+    source_roles = roles(source)
+    holders: dict[str, set[str]] = {}
+    for person, titles in source_roles.items():
+        for title in titles:
+            holders.setdefault(title, set()).add(person)
+    for person, titles in roles(claim).items():
+        said = source_roles.get(person)
+        if not said:
+            continue
+        for title in titles - said:
+            if holders.get(title, set()) - {person}:  # the source gives this role to someone else
+                shown = person.capitalize()
+                found.append(Mismatch("role", f"{title} {shown}", f"{shown} is the {' and '.join(sorted(said))}"))
+                break
+    return found
+
+
+def _stated_elsewhere(mention: NumberMention, claim: str, source: str) -> bool:
+    """Whether a sentence of the source states the mention (value and unit) and is about what the claim is
+    about (shares two of its content words, or half of them when it has fewer than four)."""
+    from nlgeval_runtime.sentences import split_sentences
+
+    claim_content = {w for w in content_words(claim) if not w[0].isdigit()}
+    if not claim_content:
+        return False
+    need = 2 if len(claim_content) >= 4 else max(1, len(claim_content) // 2)
+    for sentence in split_sentences(source) or [source]:
+        if not any(
+            _same_value(mention.value, e.value) and _compatible_units(mention.unit, e.unit)
+            for e in _liberal_numbers(sentence)
+        ):
+            continue
+        sentence_words = set(words(sentence))
+        if sum(1 for w in claim_content if _stem_match(w, sentence_words)) >= need:
+            return True
+    return False
 
 
 def _cue(text: str) -> str:

@@ -100,6 +100,51 @@ def cmd_intermediate(args) -> int:
     return 0
 
 
+def cmd_claim_data(args) -> int:
+    from nlgeval_training.claim_data import FORMATS, build_claim_data
+    from nlgeval_training.pseudo.build import write_records
+
+    sources = []
+    for item in args.source:
+        parts = item.split("=", 1)
+        if len(parts) != 2 or ":" not in parts[0]:
+            raise UsageError(f"--source {item!r}: write NAME:FORMAT=FILE, e.g. mnli:binary=nli/mnli_binary.jsonl.gz")
+        name, fmt = parts[0].split(":", 1)
+        if fmt not in FORMATS:
+            raise UsageError(f"--source {item!r}: format {fmt!r} is not one of {FORMATS}")
+        sources.append((name, fmt, parts[1]))
+    hold = set(args.hold_out_from) if args.hold_out_from else None
+    train, held = build_claim_data(sources, held_out=args.held_out, hold_out_from=hold, seed=args.seed)
+    n = write_records(train, args.out)
+    write_records(held, args.held_out_out)
+    counts: dict[str, list[int]] = {}
+    for rec in train:
+        counts.setdefault(rec["dimension"], [0, 0])[rec["label"]] += 1
+    for name, (no, yes) in sorted(counts.items()):
+        print(f"{name}: {no + yes} records ({yes} supported)")
+    print(f"wrote {n} records to {args.out} and {len(held)} held-out pairs to {args.held_out_out}")
+    return 0
+
+
+def register_claim_data(sub) -> None:
+    p = sub.add_parser(
+        "claim-data", help="human-labelled entailment pairs as claim-support records, with a held-out part"
+    )
+    p.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        required=True,
+        help="NAME:FORMAT=FILE, FORMAT binary (label 1 entailed / 0 not) or snli (entailment/neutral/contradiction)",
+    )
+    p.add_argument("--held-out", type=float, default=0.1, help="share of each set's premises held out (default 0.1)")
+    p.add_argument("--hold-out-from", nargs="*", help="the sets to hold out from (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="training records (.jsonl.gz)")
+    p.add_argument("--held-out-out", required=True, help="held-out pairs (.jsonl.gz): set, premise, hypothesis, label")
+    p.set_defaults(func=cmd_claim_data)
+
+
 # -- train ------------------------------------------------------------------------------------------------
 def cmd_train(args) -> int:
     from nlgeval_training.config import load_config, resolve
@@ -275,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     for register in (
         register_pseudo,
         register_intermediate,
+        register_claim_data,
         register_train,
         cli_model.register_evaluate,
         cli_model.register_export,

@@ -53,7 +53,7 @@ class TrainConfig:
     stages: list[list[str]] = field(default_factory=default_stages)
     replay: float = 0.2
     same_budget: bool = True  # multitask: as many examples as the continual plan
-    examples_per_dimension: int | None = None
+    examples_per_dimension: int | dict[str, int] | None = None  # one cap for all, or per task/dimension
     epochs: float = 1.0
     batch_size: int = 16
     max_length: int = 192
@@ -122,8 +122,11 @@ def plan_stages(config: TrainConfig, train: list[dict]) -> list[tuple[str, list[
         raise ValueError(f"no training records for {missing}; the data has {sorted(pools)}")
     for key in sorted(pools):
         rng.shuffle(pools[key])
-        if config.examples_per_dimension:
-            pools[key] = pools[key][: config.examples_per_dimension]
+        cap = config.examples_per_dimension
+        if isinstance(cap, dict):
+            cap = cap.get(key)
+        if cap:
+            pools[key] = pools[key][:cap]
 
     def repeat(recs: list[dict], epochs: float, r: random.Random) -> list[dict]:
         whole, frac = int(epochs), epochs - int(epochs)
