@@ -483,9 +483,14 @@ class Evaluator:
         members = [self._as_served(dim) for dim in self._members(dimension, task)]
         plans = []  # (case, dimension, units, per unit: its windows or None)
         texts: list[str] = []
+        unread: dict[tuple[int, str], int] = {}  # (case, dimension) -> claims before the cap
         for i, output in enumerate(outputs):
             for dim in members:
                 units, unit_texts = prepare_inputs(dim, output, per_case[i], label=labels[i])
+                if dim.unit == "claim" and len(units) > MAX_CLAIMS:
+                    # a runaway output (a 200,000-character dump) costs bounded time; the score says so
+                    unread[(i, dim.name)] = len(units)
+                    units, unit_texts = units[:MAX_CLAIMS], unit_texts[:MAX_CLAIMS]
                 scorer = self._served(dim).get("scorer")
                 if scorer == "similarity":
                     unit_texts = _similarity_keys(dim, units, per_case[i])
@@ -569,6 +574,9 @@ class Evaluator:
             by_case[i][dim.name] = (dim, units, unit_results, supports)
         if claim_units:
             self._check_claims(claim_units, by_case, per_case)
+        for i, dim, _, _ in plans:
+            if self._served(dim).get("fact_checks") and dim.name in by_case[i]:
+                _check_against_fact(dim, self._served(dim)["fact_checks"], by_case[i], per_case[i])
         self._read_whole(plans, by_case, per_case)
         for dim in members:
             partner = self._served(dim).get("in_context_of")
@@ -577,7 +585,11 @@ class Evaluator:
         scores = []
         for i, output in enumerate(outputs):
             inputs = {"output": output, **{k: v for k, v in per_case[i].items() if v is not None}}
-            scores.append(_make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder))
+            score = _make_score(dimension, task, by_case[i], inputs, fid, fingerprint, recorder)
+            for (case, name), total in unread.items():
+                if case == i:
+                    score.details["claims_read"] = f"the first {MAX_CLAIMS} of {total} claims ({name})"
+            scores.append(score)
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 
     def _cascade(self, plans, windows, text_dims, texts: list[str]) -> list:
@@ -1020,6 +1032,9 @@ class Evaluator:
 
 #: the most an evasive answer scores on a dimension declared with ``evasive`` (rag answer relevance)
 EVASIVE_CAP = 0.2
+#: the claims of one output that a fact dimension reads at most (about a minute on 2 CPU cores for a long
+#: article); the rest are not scored, and the score's details and explanation say so
+MAX_CLAIMS = 200
 #: outputs per part of a long batch that draws its progress
 PROGRESS_PART = 64
 #: the longest source (tokens, with the claim and question) that a claim of a ``both`` dimension also reads
@@ -1027,6 +1042,40 @@ PROGRESS_PART = 64
 WHOLE_SOURCE_TOKENS = 4096
 #: the document sentences a coherence reading places summary sentences among (the lead of a long source)
 DISCOURSE_DOCUMENT_SENTENCES = 200
+
+
+def _check_against_fact(dim: Dimension, spec: dict, parts: dict, values: dict) -> None:
+    """The explicit fact checks of a reply's claims against the knowledge it is grounded in (dialogue
+    groundedness): a claim about the fact (sharing two of its content words, or half of a short claim's)
+    that states another date, weekday, number, name or role than the fact caps the reply at ``cap``.
+    Names and days may also come from the dialogue history ("the parcel you ordered on Monday").
+    Updates ``parts`` in place."""
+    from nlgeval_runtime.claims import content_words, split_claims, words
+    from nlgeval_runtime.factcheck import check_claim
+
+    fact = values.get(spec.get("against", "fact"))
+    if not isinstance(fact, str) and isinstance(fact, (list, tuple)):
+        fact = "\n".join(str(f) for f in fact)
+    if not isinstance(fact, str) or not fact.strip():
+        return
+    history = values.get("context")
+    if isinstance(history, (list, tuple)):
+        history = "\n".join(str(t) for t in history)
+    known = fact + ("\n" + history if isinstance(history, str) else "")
+    fact_words = set(words(fact))
+    cap = float(spec.get("cap", 0.2))
+    _, units, results, supports = parts[dim.name]
+    for u, unit in enumerate(units):
+        findings = []
+        for claim in split_claims(unit)[0]:
+            mine = set(content_words(claim))
+            need = 2 if len(mine) >= 4 else max(1, len(mine) // 2)
+            if not mine or len(mine & fact_words) < need:
+                continue  # small talk beside the fact: not a statement about it
+            findings.extend(m for m in check_claim(claim, fact, known) if m.kind != "negation" or len(mine) >= 3)
+        if findings:
+            results[u] = (min(results[u][0], cap), *results[u][1:])
+            supports[u] = {**(supports[u] or {}), "claim": {"mismatches": [m.as_dict() for m in findings]}}
 
 
 def _evasive(text: str) -> bool:
@@ -1090,7 +1139,13 @@ def _per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
                     f"{plural}= must be a list with one entry per output; for one shared value use {argument}=..."
                 )
             if len(many) != n:
-                raise InputError(f"{plural}= has {len(many)} entries but there are {n} outputs")
+                hint = ""
+                if plural == "contexts" and all(isinstance(v, str) for v in many):
+                    hint = (
+                        f"; if these {len(many)} passages are retrieved contexts shared by every output, pass "
+                        "context=[...] instead (contexts=[[...], ...] holds one list of passages per output)"
+                    )
+                raise InputError(f"{plural}= has {len(many)} entries but there are {n} outputs{hint}")
             for case, value in zip(cases, many):
                 case[argument] = value
         elif one is not None:
