@@ -341,7 +341,7 @@ class _DiskStore:
 
 def _outputs_problem(outputs, where: str = "outputs") -> tuple[str, str] | None:
     """``(field, what is wrong)`` when ``outputs`` are not answers this cache keeps (a non-empty list of
-    texts or ``{"text": str, "logprobs": OpenAI's form}``); None when they are."""
+    texts or ``{"text": str or None, "logprobs": OpenAI's form}``); None when they are."""
     if not isinstance(outputs, list):
         return where, "is not a list"
     if not outputs:
@@ -351,7 +351,8 @@ def _outputs_problem(outputs, where: str = "outputs") -> tuple[str, str] | None:
             continue
         if not isinstance(output, dict):
             return f"{where}[{i}]", "is neither a text nor an object"
-        if not isinstance(output.get("text", ""), str):
+        text = output.get("text")
+        if text is not None and not isinstance(text, str):  # None: no content (a tool call), read as ""
             return f"{where}[{i}].text", "is not a string"
         problem = logprobs_problem(output.get("logprobs"), f"{where}[{i}].logprobs")
         if problem is not None:

@@ -271,6 +271,18 @@ def test_a_server_that_stays_rate_limited_is_named_so_after_bounded_retries(tmp_
             make_judge(server.api_base, tmp_path / "cache").judge("Thanks a lot!", CRITERION)
 
 
+@pytest.mark.parametrize("status,requests,says", [(503, 1 + MAX_RETRIES, "still unavailable"), (500, 1, "HTTP 500")])
+def test_only_statuses_that_say_come_back_later_are_retried(status, requests, says):
+    def respond(handler, request):
+        send(handler, status, {"error": {"message": "loading model"}}, headers={"Retry-After": "0"})
+
+    with Server(respond) as server:
+        with pytest.raises(JudgeServerHTTPError, match=says) as info:
+            ask(server.api_base)
+        assert len(server.requests) == requests
+    assert type(info.value) is JudgeServerHTTPError and info.value.status == status
+
+
 def test_a_retry_after_longer_than_the_time_out_is_not_waited_for():
     def respond(handler, request):
         send(handler, 429, {}, headers={"Retry-After": "30"})
