@@ -446,14 +446,26 @@ def _check_text(value, what: str) -> str:
 
 
 def _dialogue_history(value, what: str) -> str:
-    """Dialogue history per the reference convention: turns joined by '\\n', ending with '\\n\\n'."""
+    """Dialogue history per the reference convention: one turn a line, joined by '\\n', ending with '\\n\\n'.
+
+    The history is a list of turns or one string whose lines are the turns. Both forms are read the same way:
+    every text is split at its line breaks ('\\n', '\\r\\n', '\\r' and the other breaks of
+    :meth:`str.splitlines`), each line is stripped and blank lines are dropped, so ``"hi !\\r\\n\\n  you ?  \\n"``
+    and ``["hi !", "you ?"]`` are the same history and get the same scores.
+
+        >>> _dialogue_history(" hi ! \\r\\n\\n you ? \\n", "`context=`") == _dialogue_history(["hi !", "you ?"], "x")
+        True
+    """
     __tracebackhide__ = hide_user_errors
     if isinstance(value, (list, tuple)):
-        turns = [_check_text(t, f"{what} turn {i}").strip() for i, t in enumerate(value)]
-        if not turns:
+        if not value:
             raise InputError(f"{what} is an empty list of turns")
-        return "\n".join(turns) + "\n\n"
-    return _check_text(value, what).rstrip("\n") + "\n\n"
+        texts = [_check_text(t, f"{what} turn {i}") for i, t in enumerate(value)]
+    else:
+        texts = [_check_text(value, what)]
+    # a checked text is not blank, so it has a line that is not blank either
+    turns = [line.strip() for text in texts for line in text.splitlines() if line.strip()]
+    return "\n".join(turns) + "\n\n"
 
 
 def _fact(value, what: str) -> str:

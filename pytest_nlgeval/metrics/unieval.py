@@ -9,7 +9,7 @@ batches. The metric protocol's arguments map onto the dimension's fields:
 protocol argument  dimension argument
 =================  =============================================================================
 ``output``         the output field (summary / claim / paragraph / response / utterance / sentence)
-``input``          ``document`` (summarization, fact) or ``dialogue history`` (dialogue)
+``input``          ``document`` (summarization, fact) or ``dialogue history`` (every dialogue dimension)
 ``references``     ``reference`` (summarization relevance, data2text informativeness)
 ``context``        ``fact`` (dialogue engagingness and groundedness; the UniEval data's "context")
 =================  =============================================================================
@@ -73,6 +73,13 @@ class UniEvalDimension(Metric):
         # engagingness is a sum over sentences (range [0, inf)); every dimension: higher is better
         args = self._spec.arguments
         self.needs_input = "source" in args or "context" in args
+        # Where the protocol's input goes. In the dialogue task it is the dialogue history, handed to every
+        # dimension as assert_dimension(context=...) hands it: the model may judge a reply in its dialogue even
+        # where the question has no history field (naturalness and understandability are read together with
+        # the reply's coherence with the history; see Evaluator._in_context). Elsewhere it is the document,
+        # handed to the dimensions that read it.
+        self._input_argument = "context" if task == "dialogue" or "context" in args else "source"
+        self._passes_input = task == "dialogue" or self._input_argument in args
         self.needs_references = "reference" in args
         self.uses_context = self.needs_context = "fact" in args
         self._evaluator = evaluator
@@ -110,8 +117,9 @@ class UniEvalDimension(Metric):
                 rows.append(i)
                 outs.append(out)
                 # the protocol's input is the document (summarization, fact) or the dialogue history
-                cols["sources"].append(inputs[i] if "source" in args else None)
-                cols["contexts"].append(inputs[i] if "context" in args else None)
+                given = inputs[i] if self._passes_input else None
+                cols["sources"].append(given if self._input_argument == "source" else None)
+                cols["contexts"].append(given if self._input_argument == "context" else None)
                 cols["references"].append(ref)
                 cols["facts"].append(contexts[i] if "fact" in args else None)
         kwargs = {k: v for k, v in cols.items() if any(x is not None for x in v)}
