@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from pytest_nlgeval.core.evaluator import Evaluator
-    from pytest_nlgeval.core.dimensions import recommended_threshold
+    from pytest_nlgeval.core.thresholds import recommended_threshold
 
     threshold = args.threshold if args.threshold is not None else recommended_threshold("consistency", "fact")
     evaluator = Evaluator(None if args.model == "default" else args.model, cache=False, threads=args.threads)

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write every scored output here")
     args = parser.parse_args(argv)
 
-    from pytest_nlgeval.core.dimensions import recommended_threshold
+    from pytest_nlgeval.core.thresholds import recommended_threshold
     from pytest_nlgeval.core.evaluator import Evaluator
 
     evaluator = Evaluator(None if args.model == "default" else args.model, cache=False)

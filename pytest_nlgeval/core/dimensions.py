@@ -18,6 +18,8 @@ Custom zero-shot dimensions are a question plus fields::
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -428,12 +430,20 @@ class DimensionRegistry:
         return iter(list(self._dims.values()))
 
 
+_HAS_WORD = re.compile(r"[^\W_]")
+
+
 def _check_text(value, what: str) -> str:
     __tracebackhide__ = hide_user_errors
     if not isinstance(value, str):
         raise InputError(f"{what} must be a str, got {type(value).__name__}: {value!r:.80}")
     if not value.strip():
         raise InputError(f"{what} is empty; an empty text cannot be scored (generate something or skip the case)")
+    if not _HAS_WORD.search(value):
+        raise InputError(
+            f"{what} has no letters or digits (only punctuation, symbols or invisible characters such as zero-width "
+            f"spaces: {value[:40]!r}); it says nothing that could be scored (generate something or skip the case)"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -1066,7 +1066,7 @@ def _check_against_fact(dim: Dimension, spec: dict, parts: dict, values: dict) -
     cap = float(spec.get("cap", 0.2))
     _, units, results, supports = parts[dim.name]
     for u, unit in enumerate(units):
-        findings = []
+        findings: list = []
         for claim in split_claims(unit)[0]:
             mine = set(content_words(claim))
             need = 2 if len(mine) >= 4 else max(1, len(mine) // 2)
