@@ -14,9 +14,19 @@ The file holds everything needed to recompute a score and to judge whether to tr
 
 Loading verifies the hash (a changed coefficient moves every score, so a hand edit or a corrupted copy is
 refused with :class:`ArtifactIntegrityError`, naming the file), the type of every field the score depends on
-(:class:`ArtifactError` naming the field), and the options of every bank component (a registered metric, options
-its constructor takes, a model folder that exists). After a deliberate hand edit, re-seal the file with
-``nlgeval metrics seal FILE`` or load it with ``trust=True`` (``assert_metric(..., trust=True)``).
+(:class:`ArtifactError` naming the field; every number finite), and the options of every bank component (a
+registered metric, options its constructor takes, a model folder that exists). After a deliberate hand edit,
+re-seal the file with ``nlgeval metrics seal FILE`` or load it with ``trust=True``
+(``assert_metric(..., trust=True)``).
+
+Scores are on the scale of the labels (``label_range``, e.g. 1 to 5). A linear composition extrapolates: an
+output unlike the training outputs (one identical to its reference, an empty one) can score beyond the labels,
+and the shipped example reaches -2.2 and 8.4 on its 1-5 scale with every component at its bound. A score is
+therefore reported as the composition computes it (never clipped: clipping would tie outputs that the metric
+ranks apart, and the stored fit predictions would no longer reproduce), as long as it lies within
+:data:`RANGE_TOLERANCE` label spans of the range (-3 to 9 for labels 1 to 5). A score further out is refused
+with :class:`ScoreOutOfRangeError` naming the artifact: its intercept or coefficients are out of range (an
+edited file), or the output is so far from what the metric was fitted on that the number means nothing.
 
 Example::
 
@@ -47,12 +57,16 @@ __all__ = [
     "InducedMetric",
     "MetricEvaluation",
     "JudgeParseError",
+    "RANGE_TOLERANCE",
+    "ScoreOutOfRangeError",
     "content_hash",
     "seal",
 ]
 
 ARTIFACT_SCHEMA = "pytest-nlgeval/induced-metric"
 ARTIFACT_VERSION = 1
+#: how far beyond its label range a score may lie, in spans of the range (1.0: labels 1 to 5 allow -3 to 9)
+RANGE_TOLERANCE = 1.0
 
 
 class ArtifactError(NLGEvalError, ValueError):
@@ -77,6 +91,24 @@ class ArtifactIntegrityError(ArtifactError):
             f"induced metric {path} {problem}. Re-create it with `nlgeval induce`, restore it from version control, "
             f"or, after reviewing a deliberate edit, re-seal it with `nlgeval metrics seal {path}` "
             "(or load it with trust=True: InducedMetric.load(path, trust=True), assert_metric(..., trust=True))"
+        )
+
+
+class ScoreOutOfRangeError(ArtifactError):
+    """A composed score lies further outside the artifact's label range than :data:`RANGE_TOLERANCE` allows.
+
+    ``where`` names the artifact, ``value`` is the score and ``allowed`` the (low, high) it had to lie in.
+    """
+
+    def __init__(self, where: str, value: float, label_range: tuple[float, float], allowed: tuple[float, float]):
+        self.where, self.value, self.allowed = where, value, allowed
+        low, high = label_range
+        super().__init__(
+            f"{where}: the composed score {value:.8g} is outside the label range {low:g} to {high:g} that the "
+            f"artifact declares, beyond the {allowed[0]:g} to {allowed[1]:g} a linear composition may reach by "
+            "extrapolating; its intercept or coefficients are out of range (an edited artifact?), or the output "
+            "is far from every output it was fitted on. Restore the file from version control or re-induce it "
+            "with `nlgeval induce`"
         )
 
 
@@ -175,8 +207,20 @@ class InducedMetric:
                 f"induced metric {name!r}: {n} components but {len(mean)} means, {len(scale)} scales, "
                 f"{len(weights)} weights and {len(coefficients)} coefficients"
             )
-        if any(not (isinstance(s, (int, float)) and s > 0) for s in scale):
-            raise ArtifactError(f"induced metric {name!r}: every scaler scale must be a positive number")
+        if any(not (_is_number(s) and s > 0) for s in scale):
+            raise ArtifactError(f"induced metric {name!r}: every scaler scale must be a positive finite number")
+        for what, values in (
+            ("scaler mean", mean),
+            ("PLS weight", weights),
+            ("coefficient", coefficients),
+            ("intercept", [intercept]),
+            ("label range bound", label_range),
+        ):
+            bad = [v for v in values if not _is_number(v)]
+            if bad:
+                raise ArtifactError(f"induced metric {name!r}: every {what} must be a finite number, got {bad[0]!r}")
+        if label_range[0] > label_range[1]:
+            raise ArtifactError(f"induced metric {name!r}: label_range {tuple(label_range)!r} must be (low, high)")
         self.name = name
         self.task = task
         self.target = target
@@ -284,19 +328,42 @@ class InducedMetric:
         rows = [[col[i] for col in columns] for i in range(n)]
         return rows, rationales, errors
 
-    def predict_rows(self, rows) -> list[float]:
-        """The composed score of raw component values (see :func:`~pytest_nlgeval.induction.regress.predict_linear`)."""
+    def predict_rows(self, rows, *, check_range: bool = True) -> list[float]:
+        """The composed score of raw component values (see :func:`~pytest_nlgeval.induction.regress.predict_linear`).
+
+        A score further outside the label range than :data:`RANGE_TOLERANCE` allows is refused with
+        :class:`ScoreOutOfRangeError` unless ``check_range`` is false (induction reads its own fit that way).
+        """
         from pytest_nlgeval.induction.regress import predict_linear
 
         try:
-            return predict_linear(rows, self.mean, self.scale, self.coefficients, self.intercept)
-        except OverflowError:
+            values = predict_linear(rows, self.mean, self.scale, self.coefficients, self.intercept)
+        except (OverflowError, ValueError):  # ValueError: fsum met inf and -inf
             raise self._overflow("overflows") from None
+        if check_range:
+            low, high = self.allowed_range
+            for value, row in zip(values, rows):
+                if math.isnan(value) and any(not math.isfinite(float(x)) for x in row):
+                    continue  # a judge gave no score: no score, not a wrong one
+                if not math.isfinite(value):
+                    raise self._overflow(f"is {value}")
+                if not low <= value <= high:
+                    raise ScoreOutOfRangeError(self._where(), value, self.label_range, (low, high))
+        return values
+
+    @property
+    def allowed_range(self) -> tuple[float, float]:
+        """The scores this metric gives: its label range widened by :data:`RANGE_TOLERANCE` spans each side."""
+        low, high = self.label_range
+        margin = RANGE_TOLERANCE * ((high - low) or 1.0)
+        return (low - margin, high + margin)
+
+    def _where(self) -> str:
+        return str(self.path) if self.path else f"induced metric {self.name!r}"
 
     def _overflow(self, what: str) -> ArtifactError:
-        where = str(self.path) if self.path else f"induced metric {self.name!r}"
         return ArtifactError(
-            f"{where}: the composed score {what} although every component value is finite; its coefficients, "
+            f"{self._where()}: the composed score {what} although every component value is finite; its coefficients, "
             "means or scales are out of range (an edited artifact?). Re-induce it with `nlgeval induce`"
         )
 
@@ -355,11 +422,12 @@ class InducedMetric:
                 "verify with the dataset the metric was induced from"
             )
         rows = [by_line[ln] for ln in lines]
-        values = self.score_batch(
+        components, _, _ = self.component_values(
             [r.output for r in rows],
             [r.input for r in rows] if all(r.input is not None for r in rows) else None,
             [list(r.references) if r.references else None for r in rows],
         )
+        values = self.predict_rows(components, check_range=False)  # the difference is the answer, in any case
 
         def diff(now: float, then) -> float:
             if then is None:  # no prediction at fit time (a judge gave no score): must still have none

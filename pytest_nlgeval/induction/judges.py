@@ -347,5 +347,9 @@ def run_judge(
 
 
 def short_error(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
+    """The message of ``exc`` on one line, at most 300 characters, without this machine's absolute paths
+    (it is written into the artifact)."""
+    from pytest_nlgeval.util.redact import local_paths_removed
+
+    text = " ".join(local_paths_removed(str(exc)).split())
     return text[:300]

@@ -21,8 +21,9 @@ import warnings
 from typing import Any, Callable, Sequence
 
 from pytest_nlgeval.errors import NLGEvalError
-from pytest_nlgeval.induction.artifact import Component, InducedMetric
+from pytest_nlgeval.induction.artifact import RANGE_TOLERANCE, Component, InducedMetric
 from pytest_nlgeval.induction.dataset import LabelledDataset
+from pytest_nlgeval.util.redact import local_paths_removed
 
 __all__ = ["induce", "InductionWarning", "InductionError", "MIN_ROWS_FOR_BANK"]
 
@@ -385,7 +386,15 @@ def induce(
         test.references if test.has_references else None,
         num_threads=num_threads,
     )
-    test_pred = metric.predict_rows(rows)
+    test_pred = metric.predict_rows(rows, check_range=False)
+    low, high = metric.allowed_range
+    beyond = sum(1 for v in test_pred if math.isfinite(v) and not low <= v <= high)
+    if beyond:
+        notes.append(
+            f"{beyond} held-out outputs score outside {low:g} to {high:g} (the label range widened by "
+            f"{RANGE_TOLERANCE:g} spans each side); the metric refuses such scores when it is used, so label "
+            "outputs like them and induce again"
+        )
     y_test = test.labels(target)
     agreement = kendall_agreement(y_test, test_pred, n_boot=n_boot, seed=seed)
     if not agreement.significant:
@@ -405,7 +414,10 @@ def induce(
         from pytest_nlgeval.induction.robustness import measure_robustness
 
         robust = measure_robustness(
-            lambda o, i, r: metric.score_batch(o, i if test.has_inputs else None, r if test.has_references else None),
+            lambda o, i, r: metric.predict_rows(
+                metric.component_values(o, i if test.has_inputs else None, r if test.has_references else None)[0],
+                check_range=False,
+            ),
             test.outputs,
             test.inputs,
             test.references,
@@ -459,7 +471,9 @@ def induce(
         # the fitted predictions of the training rows (by file line), for InducedMetric.verify()
         "fit_check": {"lines": [e.line for e in train.examples], "predictions": train_pred},
     }
-    report["notes"] = _dedupe(notes)
+    # Notes quote exception messages, which often name files: the artifact is committed and read on other
+    # machines, so it never carries this machine's absolute paths.
+    report["notes"] = [local_paths_removed(note) for note in _dedupe(notes)]
     pkgs = ["pytest-nlgeval", "numpy", "scipy", "scikit-learn", "rank-bm25", "sacrebleu", "rouge-score", "rapidfuzz"]
     if lm is not None:
         pkgs += ["dspy", "litellm"]

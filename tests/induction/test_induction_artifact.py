@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -62,7 +64,7 @@ def test_saved_artifact_carries_its_content_hash_and_loads(saved):
 
 def test_changed_coefficient_is_refused_naming_the_file_unless_trusted(saved):
     before = InducedMetric.load(saved).score("one two three")
-    _edit(saved, lambda d: d["pls"]["coefficients"].__setitem__(0, 40.0))
+    _edit(saved, lambda d: d["pls"]["coefficients"].__setitem__(0, 0.8))
     with pytest.raises(ArtifactIntegrityError, match=r"brevity\.json does not match its content hash") as info:
         InducedMetric.load(saved)
     assert info.value.path == str(saved) and "nlgeval metrics seal" in str(info.value)
@@ -162,3 +164,90 @@ def test_an_overflowing_artifact_is_named_not_blamed_on_a_judge():
         ArtifactError, match=r"helpful\.json: the composed score (overflows|is inf|is nan).*Re-induce it"
     ):
         metric.score("Descale with vinegar and water.", input="How do I descale a kettle?", references=["Use vinegar."])
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "induced_metric" / "helpful.json"
+KETTLE = {
+    "input": "How do I descale an electric kettle?",
+    "references": [
+        "Fill the kettle with equal parts water and white vinegar, boil it, and let it sit for an hour. "
+        "Empty it and boil clean water twice to remove the taste."
+    ],
+}
+
+
+def _resealed_example(tmp_path, change) -> Path:
+    """A copy of the shipped example with ``change`` applied and sealed again, as `nlgeval metrics seal` does."""
+    from pytest_nlgeval.induction.artifact import seal_file
+
+    path = tmp_path / "helpful.json"
+    path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    _edit(path, change)
+    seal_file(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "change, shown",
+    [
+        (lambda d: d["pls"].__setitem__("intercept", 1e6), "score 1000001.4"),
+        (lambda d: d["pls"]["coefficients"].__setitem__(0, 1e308), "e+308"),
+    ],
+    ids=["intercept-1e6", "coefficient-1e308"],
+)
+def test_a_score_far_outside_the_label_range_is_refused_naming_the_artifact(tmp_path, change, shown):
+    from pytest_nlgeval.induction.artifact import ScoreOutOfRangeError
+
+    path = _resealed_example(tmp_path, change)
+    metric = InducedMetric.load(path)  # sealed, every number finite: only its scores betray it
+    answer = "Fill the kettle with water and vinegar, boil it and rinse it twice."
+    with pytest.raises(ScoreOutOfRangeError) as info:
+        metric.score(answer, **KETTLE)
+    message = str(info.value)
+    assert message.startswith(f"{path}: the composed score ") and shown in message
+    assert "outside the label range 1 to 5" in message and "-3 to 9" in message and "nlgeval induce" in message
+    with pytest.raises(ScoreOutOfRangeError, match=re.escape(str(path))):
+        assert_metric(answer, str(path), **KETTLE)
+    with pytest.raises(ScoreOutOfRangeError):
+        metric.score_batch([answer, answer], [KETTLE["input"]] * 2, [KETTLE["references"]] * 2)
+
+
+def test_a_score_that_overshoots_the_labels_within_the_tolerance_is_reported_as_computed():
+    """An answer identical to its reference is unlike any answer the example was fitted on: its components
+    are at their bounds and the composition extrapolates beyond 5. That score is kept, not clipped."""
+    metric = InducedMetric.load(EXAMPLE)
+    evaluation = metric.evaluate([KETTLE["references"][0]], [KETTLE["input"]], [KETTLE["references"]])[0]
+    assert 5.0 < evaluation.value <= metric.allowed_range[1]
+    assert metric.score(KETTLE["references"][0], **KETTLE) == evaluation.value
+    assert metric.allowed_range == (-3.0, 9.0)
+
+
+def test_non_finite_numbers_are_refused_when_loading(saved):
+    # 1e400 is valid JSON that Python reads as inf; the trusted load still checks every number.
+    text = saved.read_text(encoding="utf-8")
+    data = json.loads(text)
+    data["pls"]["coefficients"][0] = "COEF"
+    saved.write_text(json.dumps(data, indent=2, sort_keys=True).replace('"COEF"', "1e400"), encoding="utf-8")
+    with pytest.raises(ArtifactError, match=r"field pls\.coefficients must be a list of finite numbers, got \[inf"):
+        InducedMetric.load(saved, trust=True)
+    with pytest.raises(ArtifactError, match=r"every coefficient must be a finite number, got inf"):
+        InducedMetric(**{**_kwargs(), "coefficients": [float("inf"), 0.3]})
+    with pytest.raises(ArtifactError, match=r"every intercept must be a finite number, got nan"):
+        InducedMetric(**{**_kwargs(), "intercept": float("nan")})
+
+
+def _kwargs() -> dict:
+    m = _metric()
+    return {
+        "name": m.name,
+        "task": m.task,
+        "target": m.target,
+        "label_kind": m.label_kind,
+        "label_range": m.label_range,
+        "components": m.components,
+        "mean": m.mean,
+        "scale": m.scale,
+        "weights": m.weights,
+        "coefficients": m.coefficients,
+        "intercept": m.intercept,
+    }

@@ -234,3 +234,27 @@ def test_what_the_metric_reads_comes_from_its_kept_bank_metrics(data):
     m = induce(data, task="Answer questions", target="label", metrics=["rouge1", "length"], n_keep=2, n_boot=50)
     assert {c.name for c in m.components} == {"rouge1", "length"}
     assert m.needs_references and not m.needs_input  # rouge1 reads the references
+
+
+def test_the_artifact_carries_no_absolute_path_of_the_machine_that_built_it(data, tmp_path, monkeypatch):
+    """A bank metric that fails with a message naming a file: the note keeps the message, with the path
+    relative to the folder induction ran in (or only its last part when outside it)."""
+    from pytest_nlgeval.induction import pipeline
+
+    real = pipeline._bank_values
+    inside = tmp_path / "project" / "models" / "evaluator"
+    outside = tmp_path / "elsewhere" / "cache" / "graph.onnx"
+
+    def failing(metric, dataset):
+        if metric.name == "rouge1":
+            raise FileNotFoundError(f"{inside} has no nlgeval.json; nor has '{outside}'")
+        return real(metric, dataset)
+
+    monkeypatch.setattr(pipeline, "_bank_values", failing)
+    (tmp_path / "project").mkdir()
+    monkeypatch.chdir(tmp_path / "project")
+    metric = induce(data, task="Answer questions", target="label", metrics=BANK, n_keep=2, n_boot=50)
+    text = metric.save(tmp_path / "metric.json").read_text(encoding="utf-8")
+    assert str(tmp_path) not in text
+    note = next(n for n in metric.report["notes"] if "rouge1" in n)
+    assert "FileNotFoundError: models/evaluator has no nlgeval.json; nor has 'graph.onnx'" in note
