@@ -26,7 +26,64 @@ def _css(text: str) -> str:
 
 
 def _fmt(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.2f}"
+    # two decimals at most: a tick at 1.25 (steps of 2.5 times a power of ten) must not read "1.2"
+    return f"{value:.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.2f}"
+
+
+_CHAR_PX = 6.5  # about the width of a character of the charts' 11 px labels
+_LABEL_ROW_PX = 13  # the height of a row of threshold labels above the plot
+
+
+def _text_width(text: str) -> float:
+    return _CHAR_PX * len(text)
+
+
+def _place_labels(anchors: Sequence[float], labels: Sequence[str], width: float) -> list[tuple[str, int]]:
+    """Where the label of each vertical line at ``anchors[i]`` goes: its SVG position attributes and its row.
+
+    A label sits right of its line, or left of it when it would run past the right edge (and right again
+    when left would run past the left edge). Labels that would overlap go to the next row, so none covers
+    another however many lines stand near one edge. Labels right of their lines are placed from left to
+    right and those left of them from right to left, so that a line rising to its label in an upper row
+    does not cross the labels below it.
+    """
+    spans: list[tuple[float, float, bool]] = []
+    for anchor, label in zip(anchors, labels):
+        w = _text_width(label)
+        if anchor + 3 + w <= width - 2:  # right of the line
+            spans.append((anchor + 3, anchor + 3 + w, False))
+        elif anchor - 3 - w >= 2:  # left of it, near the right edge
+            spans.append((anchor - 3 - w, anchor - 3, True))
+        else:  # too wide for either side: as far right as it fits
+            start = max(2.0, width - 2 - w)
+            spans.append((start, start + w, False))
+    order = sorted(range(len(anchors)), key=lambda i: (spans[i][2], anchors[i] if not spans[i][2] else -anchors[i]))
+    taken: list[list[tuple[float, float]]] = []
+    rows = [0] * len(anchors)
+    for i in order:
+        start, end, _ = spans[i]
+        row = next(
+            (r for r, used in enumerate(taken) if all(end + 4 <= a or start >= b + 4 for a, b in used)), len(taken)
+        )
+        if row == len(taken):
+            taken.append([])
+        taken[row].append((start, end))
+        rows[i] = row
+    placed = []
+    for i, (start, end, flipped) in enumerate(spans):
+        attrs = f'x="{end:.1f}" text-anchor="end"' if flipped else f'x="{start:.1f}"'
+        placed.append((attrs, rows[i]))
+    return placed
+
+
+def _tick_anchor(x: float, text: str, left: float, right: float) -> tuple[float, str]:
+    """Where a tick label goes: centred on its tick unless that would cut it at an edge of the drawing."""
+    half = _text_width(text) / 2
+    if x + half > right:
+        return right, "end"
+    if x - half < left:
+        return left, "start"
+    return x, "middle"
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -65,29 +122,44 @@ def distribution_chart(
     height: int = 150,
     bins: int = 20,
     domain: tuple[float, float] = (0.0, 1.0),
+    expected: Sequence[bool] | None = None,
 ) -> Markup:
     """A histogram of scores, stacked passed/failed, with a dashed line per distinct threshold.
 
     ``domain`` is the range the axis spans at least (a judge's scale, e.g. ``(1, 5)``); it widens to
-    include every score and threshold. A threshold's label sits left of its line when it would run past
-    the right edge.
+    include every score and threshold. ``expected`` marks the scores of checks that failed inside an xfail
+    test: they are stacked apart in a neutral colour, not as failures. Threshold labels sit above the bars,
+    right of their line or left of it near the right edge, in as many rows as it takes for none to cover
+    another; they print at most four decimals.
 
     >>> svg = distribution_chart([0.2, 0.8, 0.9], [False, True, True], [(">", 0.5)], title="fluency")
     >>> svg.startswith("<svg")
     True
     """
-    left, right, top, bottom = 36, 12, 18, 26
-    plot_w, plot_h = width - left - right, height - top - bottom
+    from pytest_nlgeval.util.numbers import format_threshold
+
+    left, right, bottom = 36, 12, 26
+    plot_w = width - left - right
     low, high = _domain(list(scores) + [t for _, t in thresholds], default=domain)
-    bin_w = (high - low) / bins
-    counts = [[0, 0] for _ in range(bins)]  # [passed, failed]
-    for score, ok in zip(scores, passed):
-        index = min(int((score - low) / bin_w), bins - 1)
-        counts[index][0 if ok else 1] += 1
-    peak = max((p + f for p, f in counts), default=0) or 1
 
     def x(value: float) -> float:
         return left + (value - low) / (high - low) * plot_w
+
+    labels = [f"{op} {format_threshold(threshold)}" for op, threshold in thresholds]
+    placed = _place_labels([x(t) for _, t in thresholds], labels, width)
+    rows = max((row for _, row in placed), default=-1) + 1
+    # the labels' rows above the plot, then the plot at the height it has with one row
+    top = 8 + _LABEL_ROW_PX * max(rows, 1) + 2
+    height += _LABEL_ROW_PX * max(rows - 1, 0)
+    plot_h = height - top - bottom
+
+    bin_w = (high - low) / bins
+    counts = [[0, 0, 0] for _ in range(bins)]  # [passed, failed, failed as expected (xfail)]
+    marks = list(expected) if expected is not None else []
+    for i, (score, ok) in enumerate(zip(scores, passed)):
+        index = min(int((score - low) / bin_w), bins - 1)
+        counts[index][0 if ok else 2 if i < len(marks) and marks[i] else 1] += 1
+    peak = max((sum(c) for c in counts), default=0) or 1
 
     def y(count: float) -> float:
         return top + plot_h - count / peak * plot_h
@@ -99,40 +171,40 @@ def distribution_chart(
         f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" class="axis"/>',
     ]
     for tick in nice_ticks(low, high):
+        text = _fmt(tick)
+        tx, anchor = _tick_anchor(x(tick), text, 1, width - 1)
         parts.append(
             f'<line x1="{x(tick):.1f}" y1="{top + plot_h}" x2="{x(tick):.1f}" y2="{top + plot_h + 4}" '
-            f'class="axis"/><text x="{x(tick):.1f}" y="{height - 8}" class="tick" '
-            f'text-anchor="middle">{_fmt(tick)}</text>'
+            f'class="axis"/><text x="{tx:.1f}" y="{height - 8}" class="tick" text-anchor="{anchor}">{text}</text>'
         )
     for count in sorted({0, peak}):
         parts.append(f'<text x="{left - 6}" y="{y(count) + 4:.1f}" class="tick" text-anchor="end">{count}</text>')
-    for index, (n_pass, n_fail) in enumerate(counts):
-        if not n_pass and not n_fail:
+    stack = (
+        (PASS_COLOUR, "bar-pass", "passed"),
+        (FAIL_COLOUR, "bar-fail", "failed"),
+        (NEUTRAL_COLOUR, "bar-xfail", "expected to fail (xfail)"),
+    )
+    for index, bin_counts in enumerate(counts):
+        if not any(bin_counts):
             continue
         x0 = x(low + index * bin_w) + 1
         bar_w = max(plot_w / bins - 2, 1)
         bin_text = f"{_fmt(low + index * bin_w)} to {_fmt(low + (index + 1) * bin_w)}"
-        if n_pass:
-            parts.append(
-                f'<rect x="{x0:.1f}" y="{y(n_pass):.1f}" width="{bar_w:.1f}" '
-                f'height="{y(0) - y(n_pass):.1f}" fill="{PASS_COLOUR}" class="bar-pass">'
-                f"<title>{bin_text}: {n_pass} passed</title></rect>"
-            )
-        if n_fail:
-            parts.append(
-                f'<rect x="{x0:.1f}" y="{y(n_pass + n_fail):.1f}" width="{bar_w:.1f}" '
-                f'height="{y(n_pass) - y(n_pass + n_fail):.1f}" fill="{FAIL_COLOUR}" class="bar-fail">'
-                f"<title>{bin_text}: {n_fail} failed</title></rect>"
-            )
-    for op, threshold in thresholds:
+        below = 0
+        for n, (colour, css, what) in zip(bin_counts, stack):
+            if n:
+                parts.append(
+                    f'<rect x="{x0:.1f}" y="{y(below + n):.1f}" width="{bar_w:.1f}" '
+                    f'height="{y(below) - y(below + n):.1f}" fill="{colour}" class="{css}">'
+                    f"<title>{bin_text}: {n} {what}</title></rect>"
+                )
+            below += n
+    for (op, threshold), label, (position, row) in zip(thresholds, labels, placed):
         tx = x(threshold)
-        label = f"{op} {threshold:g}"
-        # about 6.5 px per character at the label's 11 px font: flip it left of the line near the right edge
-        fits = tx + 3 + 6.5 * len(label) <= width - 2
-        anchor = f'x="{tx + 3:.1f}"' if fits else f'x="{tx - 3:.1f}" text-anchor="end"'
+        ly = 8 + _LABEL_ROW_PX * (row + 1) - 3  # the baseline of the label's row
         parts.append(
-            f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{top + plot_h}" class="threshold"/>'
-            f'<text {anchor} y="{top + 6}" class="threshold-label">{escape(label)}</text>'
+            f'<line x1="{tx:.1f}" y1="{ly - 9}" x2="{tx:.1f}" y2="{top + plot_h}" class="threshold"/>'
+            f'<text {position} y="{ly}" class="threshold-label">{escape(label)}</text>'
         )
     parts.append("</svg>")
     return Markup("".join(parts))

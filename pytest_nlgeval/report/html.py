@@ -76,7 +76,12 @@ def render_html(
         taken.add(section.id)
     charts = {
         group.label: distribution_chart(
-            group.scores, group.passed, group.thresholds, title=group.label, domain=group.domain
+            group.scores,
+            group.passed,
+            group.thresholds,
+            title=group.label,
+            domain=group.domain,
+            expected=group.expected,
         )
         for group in view.groups
     }

@@ -131,7 +131,7 @@ def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, headin
     if failures:
         rows = []
         for row in failures[:max_rows]:
-            threshold = f"{row.check.get('operator') or ''} {row.threshold:g}" if row.threshold is not None else ""
+            threshold = row.threshold_text
             rows.append(
                 f"| {md_escape(row.check['nodeid'])} | {md_escape(row.label)} | {_num(row.score)} | "
                 f"{md_escape(threshold)} |"

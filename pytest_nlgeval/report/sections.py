@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from markupsafe import Markup, escape
 
 from pytest_nlgeval.report.charts import line_chart, scale_chart
-from pytest_nlgeval.report.view import ReportView
+from pytest_nlgeval.report.view import CheckRow, ReportView
 
 __all__ = [
     "Section",
@@ -301,6 +301,19 @@ def _judged_distribution(details: Mapping[str, Any], score: float | None) -> str
     return str(scale_chart(mean, (scale[0], scale[1]), score=score, title=title))
 
 
+def _card_class(row: CheckRow) -> str:
+    """The CSS class of a check's card and badge: ``pass``, ``fail``, or ``xfailed`` (neutral: expected)."""
+    return {"failed": "fail", "xfailed": "xfailed"}.get(row.status, "pass")
+
+
+def _threshold(row: CheckRow) -> str:
+    """``operator threshold`` with the threshold at most four decimals; the raw value when it is no number."""
+    threshold = row.check.get("threshold")
+    if threshold is None or row.threshold is not None:
+        return row.threshold_text
+    return f"{row.check.get('operator') or ''} {_scalar(threshold)}".strip()
+
+
 def builtin_sections(view: ReportView) -> list[Section]:
     """Sections for trajectory checks (plots of their signals) and metric checks (their details as cards)."""
     sections = []
@@ -308,13 +321,12 @@ def builtin_sections(view: ReportView) -> list[Section]:
     if trajectories:
         parts = []
         for row in trajectories:
-            status = "pass" if row.passed else "fail"
+            status = _card_class(row)
             score = "n/a" if row.score is None else f"{row.score:.4f}"
             parts.append(
                 f'<div class="card {status}"><h3>{escape(row.check["nodeid"])} · {escape(row.check["name"])}'
                 f' <span class="badge {status}">{escape(row.status)}</span></h3>'
-                f'<p class="muted">score {escape(score)} {escape(row.check.get("operator") or "")} '
-                f'{escape(_scalar(row.check.get("threshold")))}</p>'
+                f'<p class="muted">score {escape(score)} {escape(_threshold(row))}</p>'
             )
             charts = trajectory_charts(row.details)
             parts.extend(str(c) for c in charts)
@@ -342,7 +354,7 @@ def builtin_sections(view: ReportView) -> list[Section]:
     if judged:
         parts = []
         for row in judged:
-            d, status = row.details, "pass" if row.passed else "fail"
+            d, status = row.details, _card_class(row)
             score = "n/a" if row.score is None else f"{row.score:.3f}"
             scale = d.get("scale") or ["?", "?"]
             samples = d.get("samples") or []
@@ -351,8 +363,8 @@ def builtin_sections(view: ReportView) -> list[Section]:
                 f'<div class="card {status}"><h3>{escape(row.check["nodeid"])} · {escape(row.check["name"])} '
                 f'<span class="badge {status}">{escape(row.status)}</span></h3>'
                 f'<p class="muted">score {escape(score)} on {escape(_scalar(scale[0]))}-{escape(_scalar(scale[-1]))} '
-                f'({escape(str(d.get("method", "")))}{escape(spread)}) {escape(row.check.get("operator") or "")} '
-                f'{escape(_scalar(row.check.get("threshold")))} · judge {escape(str(d.get("model", "")))}</p>'
+                f'({escape(str(d.get("method", "")))}{escape(spread)}) {escape(_threshold(row))} '
+                f'· judge {escape(str(d.get("model", "")))}</p>'
                 f'<p><b>Criterion:</b> {escape(str(d.get("criterion", "")))}</p>'
                 f'<p><b>Rationale:</b> {escape(str(d.get("rationale") or "(none given)"))}</p>'
                 f"{_judged_distribution(d, row.score)}"

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from pytest_nlgeval.report.baseline_view import BaselineCheck, BaselineView, read_baseline
 from pytest_nlgeval.report.results import validate_results
+from pytest_nlgeval.util.numbers import format_threshold
 
 __all__ = ["CheckRow", "ScoreGroup", "ReportView", "build_view"]
 
@@ -38,11 +39,24 @@ class CheckRow:
         return self.baseline is not None and self.baseline.status == "regression"
 
     @property
+    def xfailed(self) -> bool:
+        """The check failed inside an xfail test: the expected outcome, never counted as a failure."""
+        return not self.passed and bool(self.check.get("xfail"))
+
+    @property
     def status(self) -> str:
-        """``failed``, ``regressed``, ``passed`` (a check that failed and regressed is shown as failed)."""
+        """``failed``, ``xfailed`` (failed as its xfail test expects), ``regressed`` or ``passed`` (a check
+        that failed and regressed is shown as failed)."""
         if not self.passed:
-            return "failed"
+            return "xfailed" if self.check.get("xfail") else "failed"
         return "regressed" if self.regressed else "passed"
+
+    @property
+    def threshold_text(self) -> str:
+        """``operator threshold`` as the report prints it (at most four decimals), or ``""``."""
+        if self.threshold is None:
+            return ""
+        return f"{self.check.get('operator') or ''} {format_threshold(self.threshold)}".strip()
 
     @property
     def label(self) -> str:
@@ -88,6 +102,8 @@ class ScoreGroup:
     kind: str
     scores: list[float] = field(default_factory=list)
     passed: list[bool] = field(default_factory=list)
+    #: per score: it failed inside an xfail test (drawn apart from the failures, not counted as one)
+    expected: list[bool] = field(default_factory=list)
     thresholds: list[tuple[str, float]] = field(default_factory=list)  # distinct (operator, threshold)
     #: the range the chart's axis spans at least: [0, 1] for the evaluator's dimensions, the judge's scale
     #: (e.g. 1 to 5) for judged checks
@@ -97,9 +113,21 @@ class ScoreGroup:
     def n(self) -> int:
         return len(self.scores)
 
+    def _expected(self) -> list[bool]:
+        return list(self.expected[: len(self.passed)]) + [False] * (len(self.passed) - len(self.expected))
+
     @property
     def failed(self) -> int:
-        return sum(1 for p in self.passed if not p)
+        return sum(1 for p, x in zip(self.passed, self._expected()) if not p and not x)
+
+    @property
+    def xfailed(self) -> int:
+        return sum(1 for p, x in zip(self.passed, self._expected()) if not p and x)
+
+    @property
+    def thresholds_text(self) -> list[str]:
+        """Each distinct threshold as ``operator threshold`` with at most four decimals."""
+        return [f"{op} {format_threshold(t)}" for op, t in self.thresholds]
 
     @property
     def mean(self) -> float | None:
@@ -180,7 +208,7 @@ def group_label(check: Mapping[str, Any]) -> str:
     return f"{kind}:{name}"
 
 
-_STATUS_ORDER = {"failed": 0, "regressed": 1, "passed": 2}
+_STATUS_ORDER = {"failed": 0, "regressed": 1, "xfailed": 2, "passed": 3}
 
 
 def build_view(results: Mapping[str, Any]) -> ReportView:
@@ -207,6 +235,7 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
             )
         group.scores.append(row.score)
         group.passed.append(row.passed)
+        group.expected.append(row.xfailed)
         op, threshold = row.check.get("operator"), row.threshold
         if isinstance(op, str) and threshold is not None and (op, threshold) not in group.thresholds:
             group.thresholds.append((op, threshold))

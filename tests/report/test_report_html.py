@@ -378,3 +378,116 @@ def test_a_judged_check_is_drawn_on_its_scale_with_a_label_that_fits(results):
     x = float(label.group(1))
     assert label.group(2)  # flipped: left of its line
     assert x <= width
+
+
+def _check(**fields) -> dict:
+    check = {
+        "key": "t.py::test_a::fluency::0",
+        "nodeid": "t.py::test_a",
+        "kind": "dimension",
+        "name": "fluency",
+        "task": "summarization",
+        "index": 0,
+        "score": 0.4,
+        "operator": ">",
+        "threshold": 0.9,
+        "passed": False,
+        "evaluator": None,
+        "details": {},
+        "xfail": False,
+    }
+    check.update(fields)
+    return check
+
+
+def _results(*checks) -> dict:
+    return {"schema": "pytest-nlgeval/results", "version": 1, "checks": list(checks), "evaluators": {}}
+
+
+def test_a_failed_check_of_an_xfail_test_is_shown_as_xfailed_in_a_neutral_colour():
+    expected = _check(xfail=True)
+    ok = _check(key="t.py::test_b::fluency::0", nodeid="t.py::test_b", passed=True, score=0.95)
+    page = render_html(_results(expected, ok))
+    assert re.search(r'id="summary-failed">0<', page)
+    row = page[page.index('data-key="t.py::test_a::fluency::0"') :]
+    row = row[: row.index("</tr>")]
+    assert re.search(r'<span class="badge xfailed"[^>]*>xfailed</span>', row)
+    assert "badge failed" not in page and 'class="failed"' not in page
+    css = page[page.index("<style>") : page.index("</style>")]
+    assert re.search(r"\.badge\.xfailed \{ background: #e6e9ec;", css)  # grey, not the failure red
+    text = " ".join(_text(page).split())
+    assert "2 scores, mean 0.675, 0 failed, 1 expected to fail (xfail)" in text
+    chart = page[page.index('aria-label="summarization/fluency score distribution"') :]
+    chart = chart[: chart.index("</svg>")]
+    assert 'class="bar-xfail"' in chart and 'class="bar-fail"' not in chart
+    # its test still fails as expected, so the failure list and the summaries leave it out
+    assert build_view(_results(expected, ok)).failures == []
+
+
+def test_thresholds_are_printed_with_at_most_four_decimals():
+    from pytest_nlgeval.report import step_summary
+
+    raw = 0.9955536800276724
+    checks = [
+        _check(operator="<", threshold=raw, score=0.9990, details={"inputs": {"output": "x"}}),
+        _check(
+            key="t.py::test_j::polite::0",
+            nodeid="t.py::test_j",
+            kind="judged",
+            name="polite",
+            task=None,
+            score=4.2,
+            operator=">=",
+            threshold=4.123456789,
+            passed=True,
+            details={"criterion": "c", "scale": [1, 5], "method": "completion", "model": "m"},
+        ),
+        _check(
+            key="t.py::test_t::diversity::0",
+            nodeid="t.py::test_t",
+            kind="trajectory",
+            name="diversity",
+            task=None,
+            score=0.5,
+            operator=">",
+            threshold=1 / 3,
+            passed=True,
+            details={},
+        ),
+    ]
+    page = render_html(_results(*checks))
+    assert "0.99555" not in page and "4.12345" not in page and "0.33333" not in page
+    text = " ".join(_text(page).split())
+    assert "< 0.9956" in text  # the checks table and the distribution's caption
+    assert "threshold < 0.9956" in text and "&lt; 0.9956</text>" in page  # the chart's label
+    assert ">= 4.1235" in text and "> 0.3333" in text  # the judged and trajectory cards
+    assert "| &lt; 0.9956 |" in step_summary(_results(*checks))  # Markdown escapes "<"
+
+
+def test_threshold_labels_near_the_right_edge_cover_neither_each_other_nor_the_bars():
+    from pytest_nlgeval.report.charts import distribution_chart
+
+    scores = [0.97, 0.98, 0.99, 0.991, 0.993, 0.995, 0.996, 0.996, 0.999, 0.999, 1.0, 1.0]
+    thresholds = [("<", 0.9955536800276724), (">", 0.99), (">=", 0.98), (">", 0.5)]
+    svg = str(distribution_chart(scores, [True] * len(scores), thresholds, title="near one"))
+    width = float(re.search(r'width="(\d+)"', svg).group(1))
+    labels = re.findall(r'<text x="([0-9.]+)"( text-anchor="end")? y="([0-9.]+)" class="threshold-label">([^<]+)<', svg)
+    assert len(labels) == 4
+    boxes = []
+    for x, end, y, label in labels:
+        w = 6.5 * len(html_lib.unescape(label))  # the 11 px font, as the chart estimates it
+        left = float(x) - w if end else float(x)
+        boxes.append((left, left + w, float(y) - 10, float(y) + 2))
+    for left, right, top, bottom in boxes:
+        assert 0 <= left and right <= width
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            apart = a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2]
+            assert apart, f"labels overlap: {labels}"
+    tallest = min(float(y) for y in re.findall(r'<rect x="[0-9.]+" y="([0-9.]+)"', svg))
+    assert max(box[3] for box in boxes) <= tallest  # every label above the highest bar
+    ticks = re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" class="tick" text-anchor="(\w+)">([^<]+)<', svg)
+    for x, anchor, text in ticks:  # no tick label is cut at an edge
+        w = 6.5 * len(text)
+        left = {"start": float(x), "middle": float(x) - w / 2, "end": float(x) - w}[anchor]
+        assert 0 <= left and left + w <= width
