@@ -3,8 +3,8 @@
 The dialogue history is a list of turns (joined and terminated the way the evaluator was trained), the
 fact is the knowledge the reply should use. ``@pytest.mark.nlgeval(task="dialogue")`` makes dialogue the
 default task of every assertion in the module; ``refused="skip"`` skips a test whose dimension the model
-cannot judge (the embedded model refuses dialogue coherence and groundedness, see its card) with the reason
-and the checkpoint that can, instead of failing it. ``--nlgeval-model MingZhong/unieval-dialog`` runs them all.
+cannot judge (a model folder that refuses it in its ``nlgeval.json``) with the reason and the checkpoint that
+can, instead of failing it. The embedded model and ``--nlgeval-model MingZhong/unieval-dialog`` serve them all.
 """
 
 from __future__ import annotations
