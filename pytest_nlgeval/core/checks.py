@@ -9,6 +9,8 @@ check's ``key`` (``nodeid::name::index``) is stable across runs. Fields follow d
 
 from __future__ import annotations
 
+from pytest_nlgeval.util.numbers import format_threshold
+
 import math
 import os
 from dataclasses import asdict, dataclass, field
@@ -132,7 +134,7 @@ class CheckRecorder:
             # record_property's storage: shows up as <property> in JUnit XML.
             verdict = "passed" if passed else "failed"
             self.item.user_properties.append(
-                (f"nlgeval:{name}:{index}", f"{float(score):.4f} {operator} {threshold:g} {verdict}")
+                (f"nlgeval:{name}:{index}", f"{float(score):.4f} {operator} {format_threshold(threshold)} {verdict}")
             )
         if self.on_record is not None:
             self.on_record(check)

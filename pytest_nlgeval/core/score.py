@@ -21,6 +21,8 @@ instead: ``sorted(scores, key=float)``, ``max(scores, key=float)`` (which return
 
 from __future__ import annotations
 
+from pytest_nlgeval.util.numbers import format_threshold
+
 import math
 import numbers
 import operator as _op
@@ -266,7 +268,7 @@ class Score:
         return lines
 
     def failure_message(self, op: str, threshold: float) -> str:
-        lines = [f"{self.label} = {self.value:.4f}, expected {op} {threshold:g}"]
+        lines = [f"{self.label} = {self.value:.4f}, expected {op} {format_threshold(threshold)}"]
         extra = self._explain(self, op, threshold) if self._explain else self.explanation()
         lines.extend(f"  {line}" for line in extra)
         if self.evaluator_id:
@@ -385,7 +387,7 @@ class ScoreList(Sequence[Score]):
 
         def explain(score, op, threshold):
             failing = [i for i, v in enumerate(self.values) if not _OPERATORS[op](v, threshold)]
-            lines = [f"{len(failing)} of {len(self)} cases are not {op} {threshold:g}:"]
+            lines = [f"{len(failing)} of {len(self)} cases are not {op} {format_threshold(threshold)}:"]
             lines += [self._case_line(i) for i in sorted(failing, key=lambda i: self.values[i])[:10]]
             if len(failing) > 10:
                 lines.append(f"  ... and {len(failing) - 10} more")
@@ -413,7 +415,10 @@ class ScoreList(Sequence[Score]):
 
         def explain(score, op, threshold):
             misses = [i for i, hit in enumerate(hits) if not hit]
-            lines = [f"{sum(hits)} of {len(self)} cases are {side} {level:g} ({value:.1%}); {len(misses)} are not:"]
+            lines = [
+                f"{sum(hits)} of {len(self)} cases are {side} {format_threshold(level)} ({value:.1%}); "
+                f"{len(misses)} are not:"
+            ]
             lines += [
                 self._case_line(i) for i in sorted(misses, key=lambda i: self.values[i], reverse=side == "<")[:10]
             ]

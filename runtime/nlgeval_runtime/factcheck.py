@@ -218,7 +218,7 @@ def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
                 unit = "percent"
             elif suffix in _SCALES:
                 value *= _SCALES[suffix]
-        elif kind == "word" and tok in _UNITS_WORDS:
+        elif kind == "word" and tok in _UNITS_WORDS and (liberal or tok != "half"):
             value = float(_UNITS_WORDS[tok])
             # compound number words: "twenty five", "two hundred", "half a million"
             while i + 1 < len(toks) and toks[i + 1][0] == "word" and toks[i + 1][1] in _UNITS_WORDS:
@@ -293,10 +293,16 @@ def _same_value(a: float, b: float) -> bool:
     return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
 
 
+#: count nouns of people that a summary interchanges ("21,000 employees" for "21,000 people")
+_PEOPLE = frozenset(
+    "people worker employee member student passenger patient customer user victim soldier officer player child".split()
+)
+
+
 def _compatible_units(claim: str | None, evidence: str | None) -> bool:
     if claim is None or evidence is None:
         return True
-    return claim == evidence
+    return claim == evidence or (claim in _PEOPLE and evidence in _PEOPLE)
 
 
 def _stem_match(word: str, vocabulary: Collection[str]) -> bool:
@@ -414,6 +420,8 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
     for name in dict.fromkeys(names(claim)):
         if _alias_key(name) in source_aliases:
             continue  # "US" for "the United States", "the EU" for "the European Union"
+        if _acronym_of(name, source):
+            continue  # "EEA" for "the European Economic Area"
         missing = [p for p in words(name) if p not in STOPWORDS and not _stem_match(p, source_words)]
         if missing:
             found.append(Mismatch("name", name, None))
@@ -477,6 +485,8 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     claim_negated, best_negated = _negated_predicates(claim), _negated_predicates(best)
     best_words, claim_words = set(words(best)), set(words(claim))
     for word in claim_negated:
+        if _ANTONYMS.get(word, frozenset()) & best_words:
+            continue  # "won't be open on 1 January" against "closed on 1 January, open on other days"
         if word not in best_negated and _stem_match(word, best_words) and _asserted(word, best):
             # the source clause may negate something else ("funded by a grant, not by local taxes"): what
             # matters is that the word the claim negates is asserted there
@@ -487,15 +497,29 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     return None
 
 
+_ANTONYM_PAIRS = (
+    ("open", "closed"), ("open", "shut"), ("allowed", "banned"), ("allowed", "prohibited"), ("allowed", "forbidden"),
+    ("included", "excluded"), ("available", "unavailable"), ("accepted", "refused"), ("accepted", "rejected"),
+    ("passed", "failed"), ("won", "lost"), ("approved", "rejected"), ("covered", "excluded"), ("free", "charged"),
+    ("possible", "impossible"), ("valid", "invalid"), ("legal", "illegal"), ("increase", "decrease"),
+)  # fmt: skip
+_ANTONYMS: dict[str, frozenset[str]] = {}
+for _a, _b in _ANTONYM_PAIRS:
+    _ANTONYMS[_a] = _ANTONYMS.get(_a, frozenset()) | {_b}
+    _ANTONYMS[_b] = _ANTONYMS.get(_b, frozenset()) | {_a}
+
+
 def _asserted(word: str, clause: str) -> bool:
     """Whether ``word`` (by stem) occurs in ``clause`` with no negation cue among the four words before it."""
     toks = words(clause)
+    seen = False
     for k, t in enumerate(toks):
         if _stem_match(word, {t}) or _stem_match(t, {word}):
-            before = toks[max(0, k - 4) : k]
-            if not any(b in _NEGATION or b.endswith("n't") for b in before):
-                return True
-    return False
+            seen = True
+            near = toks[max(0, k - 4) : k] + toks[k + 1 : k + 4]  # "not repaired", "a repair is not possible"
+            if any(b in _NEGATION or b.endswith("n't") for b in near):
+                return False
+    return seen
 
 
 #: the usual short forms of names a summary uses for the long ones of its source, in both directions
@@ -548,12 +572,19 @@ _TITLES = (
     "prosecutor", "coach", "manager", "captain", "secretary", "treasurer", "professor", "headteacher",
     "principal", "sheriff", "commissioner", "inspector", "chief", "editor", "owner", "landlord", "tenant",
     "buyer", "seller", "leader", "opposition leader", "king", "queen", "ambassador", "general", "officer",
+    "champion", "defending champion", "winner", "runner-up", "analyst", "researcher", "lead researcher", "expert",
+    "economist", "chief economist", "lawyer", "doctor", "surgeon", "nurse", "teacher", "architect", "engineer",
+    "scientist", "author", "head coach", "goalkeeper", "striker", "race director", "finance director",
+    "chief financial officer", "cfo", "chief operating officer", "coo", "regulator", "auditor", "mediator",
+    "witness", "victim", "suspect", "defendant", "plaintiff", "candidate", "challenger", "incumbent",
 )  # fmt: skip
 _TITLE = "(?i:" + "|".join(sorted((re.escape(t) for t in _TITLES), key=len, reverse=True)) + ")"
 _CAP = r"[A-Z][\w'’-]+"
 _ROLE_PATTERNS = (
     # "Mayor Anna Berg", "the opposition councillor Tom Weiss"
     re.compile(rf"\b(?P<title>{_TITLE})\s+(?:{_CAP}\s+){{0,2}}(?P<name>{_CAP})"),
+    # "The defending champion, Callum Reid", "its chief executive, Dana Holt"
+    re.compile(rf"\b(?P<title>{_TITLE}),\s+(?:{_CAP}\s+){{0,2}}(?P<name>{_CAP})\b"),
     # "Tom Weiss, the opposition councillor", "Anna Berg, mayor of Lindau"
     re.compile(rf"(?P<name>{_CAP}),\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){{0,2}}?(?P<title>{_TITLE})\b"),
     # "Tom Weiss is the mayor", "Weiss, who became mayor", "Weiss was elected president"
@@ -593,6 +624,11 @@ def roles(text: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+def _same_role(title: str, said: frozenset[str]) -> bool:
+    """Whether ``title`` is one of ``said`` or part of one ("director" of "race director")."""
+    return any(title == t or title in t.split() or t in title.split() for t in said)
+
+
 def _role_swaps(claim: str, source: str) -> list[Mismatch]:
     """A person of the source given a role that the source gives someone else and never them."""
     found = []
@@ -606,11 +642,31 @@ def _role_swaps(claim: str, source: str) -> list[Mismatch]:
         if not said:
             continue
         for title in titles - said:
-            if holders.get(title, set()) - {person}:  # the source gives this role to someone else
+            # the source gives this role to someone else (a person may hold several roles: "lead researcher"
+            # and "professor" can both be true, so a role the source is silent about is left to the head)
+            if not _same_role(title, said) and holders.get(title, set()) - {person}:
                 shown = person.capitalize()
                 found.append(Mismatch("role", f"{title} {shown}", f"{shown} is the {' and '.join(sorted(said))}"))
                 break
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def _initials(text: str) -> frozenset[str]:
+    """The initials of the capitalised phrases of ``text`` ("European Economic Area" -> "eea"; "of", "and",
+    "the", "for" inside a phrase are skipped, as acronyms skip them)."""
+    out = set()
+    for m in re.finditer(r"[A-Z][\w'’-]*(?:\s+(?:of|and|for|the|&)?\s*[A-Z][\w'’-]*)+", text):
+        parts = [p for p in m.group(0).split() if p[0].isupper()]
+        for start in range(len(parts) - 1):  # "the European Economic Area" and "Economic Area" alike
+            out.add("".join(p[0] for p in parts[start:]).lower())
+    return frozenset(out)
+
+
+def _acronym_of(name: str, source: str) -> bool:
+    """Whether ``name`` is an acronym (2-6 capitals) of a capitalised phrase of ``source``."""
+    bare = name.replace(".", "").strip()
+    return 2 <= len(bare) <= 6 and bare.isupper() and bare.isalpha() and bare.lower() in _initials(source)
 
 
 def _stated_elsewhere(mention: NumberMention, claim: str, source: str) -> bool:
