@@ -27,7 +27,11 @@ from pytest_nlgeval.core.thresholds import recommended_threshold
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "fact_pairs_hard.json"
 DATA = json.loads(PAIRS.read_text(encoding="utf-8"))
 MARGIN = 0.2
-DIMENSION = {"summary": ("consistency", "summarization"), "rag": ("faithfulness", "rag"), "dialogue": ("groundedness", "dialogue")}  # fmt: skip
+DIMENSION = {
+    "summary": ("consistency", "summarization"),
+    "rag": ("faithfulness", "rag"),
+    "dialogue": ("groundedness", "dialogue"),
+}
 #: what the embedded model reaches at the documented thresholds (benchmarks/realistic_facts.py)
 FALSE_ALARMS_AT_MOST = {"summary": 0.0, "rag": 0.0, "dialogue": 0.0}
 CAUGHT_AT_LEAST = {"summary": 0.0, "rag": 0.0, "dialogue": 0.0}
