@@ -25,6 +25,19 @@ def pytest_nlgeval_register_dimensions(registry):
 
 
 @hookspec
+def pytest_nlgeval_register_scorers(scorers):
+    """Add ways of scoring before the first evaluator of the session is made.
+
+    ``scorers`` is a :class:`pytest_nlgeval.core.scorers.registry.ScorerRegistry`; call ``scorers.add(cls)`` for
+    each class that follows :class:`pytest_nlgeval.core.scorers.base.Scorer`. A model folder declares it by name
+    (``"scorer": "acme.toxicity"`` in a dimension's entry; a plugin's name reads ``package.name``)::
+
+        def pytest_nlgeval_register_scorers(scorers):
+            scorers.add(ToxicityScorer)   # name = "acme.toxicity", refines = False
+    """
+
+
+@hookspec
 def pytest_nlgeval_check_recorded(check):
     """Called after every comparison of a score with a threshold (passed or failed).
 

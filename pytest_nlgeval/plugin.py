@@ -364,7 +364,12 @@ class NLGEvalSession:
             # a long batch draws its status line on the terminal, around pytest's output capture
             options = {**options, "progress": _UncapturedStream(config)}
         self.recorder = checks.CheckRecorder(on_record=self._on_record)
-        self.run = run.Run(options, register_dimensions=self._register_dimensions, recorder=self.recorder)
+        self.run = run.Run(
+            options,
+            register_dimensions=self._register_dimensions,
+            recorder=self.recorder,
+            register_scorers=self._register_scorers,
+        )
         self.worker_data: list[dict] = []
         self.results_path: str | None = None
         # The state stays here, in config.stash; the assertions of the DSL (assert_dimension, ...) find it
@@ -373,6 +378,9 @@ class NLGEvalSession:
 
     def _register_dimensions(self, registry) -> None:
         self.config.hook.pytest_nlgeval_register_dimensions(registry=registry)
+
+    def _register_scorers(self, scorers) -> None:
+        self.config.hook.pytest_nlgeval_register_scorers(scorers=scorers)
 
     def _on_record(self, check) -> None:
         self.config.hook.pytest_nlgeval_check_recorded(check=check)

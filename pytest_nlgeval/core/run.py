@@ -36,7 +36,8 @@ class Run:
     ``options``: ``model``, ``device``, ``precision``, ``batch_size``, ``source_windows``, ``cache`` (bool),
     ``cache_dir``, ``trajectory_lm`` (the causal LM of trajectory checks).
     ``register_dimensions(registry)`` is called once, when the registry is first needed (the plugin
-    passes its ``pytest_nlgeval_register_dimensions`` hook there, after every conftest is loaded).
+    passes its ``pytest_nlgeval_register_dimensions`` hook there, after every conftest is loaded);
+    ``register_scorers(scorers)`` likewise for the ways of scoring (``pytest_nlgeval_register_scorers``).
     ``recorder``: the :class:`~pytest_nlgeval.core.checks.CheckRecorder` of the run, or None (nothing is
     recorded); :meth:`use_recorder` lends the run another one for a while.
     """
@@ -46,10 +47,13 @@ class Run:
         options: dict[str, Any] | None = None,
         register_dimensions: Callable[[Any], None] | None = None,
         recorder: Any = None,
+        register_scorers: Callable[[Any], None] | None = None,
     ) -> None:
         self.options = dict(options or {})
         self._register_dimensions = register_dimensions
+        self._register_scorers = register_scorers
         self._registry = None
+        self._scorers = None
         self._evaluators: dict[str | None, Any] = {}
         self._cache = None
         self._recorders: list[Any] = [recorder]
@@ -92,6 +96,20 @@ class Run:
         return self._registry
 
     @property
+    def scorers(self):
+        """The ways of scoring of this run's evaluators (:class:`~pytest_nlgeval.core.scorers.registry.ScorerRegistry`):
+        the built-in ones and those ``register_scorers(registry)`` adds (the plugin's
+        ``pytest_nlgeval_register_scorers`` hook), made on first use."""
+        if self._scorers is None:
+            from pytest_nlgeval.core.scorers.registry import default_scorers
+
+            scorers = default_scorers()
+            if self._register_scorers is not None:
+                self._register_scorers(scorers)
+            self._scorers = scorers
+        return self._scorers
+
+    @property
     def cache(self):
         """The run's :class:`~pytest_nlgeval.core.cache.ScoreCache` (None with ``cache=False``), shared by
         every evaluator of the run; opened on first use."""
@@ -115,6 +133,7 @@ class Run:
                 batch_size=self.options.get("batch_size"),
                 cache=self.cache or False,
                 registry=self.registry,
+                scorers=self.scorers,
                 source_windows=self.options.get("source_windows") or "auto",
                 max_windows=self.options.get("max_windows"),
                 default_task=self.default_task,

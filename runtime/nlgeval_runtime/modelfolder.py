@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -247,6 +248,7 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
 #: ``informative``: per sentence, the best calibrated cosine against the texts ``against`` names, times how much the
 #: sentence says (dialogue engagingness); ``related``: the mean calibrated cosine against the texts ``against`` names
 #: that a call gives (summarization relevance against the reference and the document)
+#: a scorer a plugin registers is named ``package.name`` (pytest_nlgeval_register_scorers); the evaluator looks it up
 SCORERS = ("boolqa", "similarity", "informative", "related")
 SOURCE_UNITS = ("windows", "sentences", "both")
 
@@ -257,6 +259,11 @@ def _finite(value: Any, low: float, high: float) -> bool:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _plugin_scorer(name: Any) -> bool:
+    """Whether ``name`` reads ``package.name``: a scorer a plugin registers, which only the evaluator knows."""
+    return isinstance(name, str) and re.fullmatch(r"[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)+", name) is not None
 
 
 def _plain_name(name: Any) -> bool:
@@ -327,8 +334,12 @@ def _validate_dimensions(declared: Any, fail) -> None:
             _validate_checks(name, checks, fail)
         if checks is not None and spec.get("unit") != "claim":
             fail(f"{name!r}: 'checks' judge claims: declare 'unit': 'claim' with them")
-        if spec.get("scorer", "boolqa") not in SCORERS:
-            fail(f"{name!r}: unknown scorer {spec.get('scorer')!r} (known: {SCORERS})")
+        scorer = spec.get("scorer", "boolqa")
+        if scorer not in SCORERS and not _plugin_scorer(scorer):
+            fail(
+                f"{name!r}: unknown scorer {scorer!r} (known: {SCORERS}; a scorer a plugin registers is named "
+                "'package.name')"
+            )
         partner = spec.get("in_context_of")
         if partner is not None and (not isinstance(partner, str) or f"{name.split('/')[0]}/{partner}" not in serves):
             fail(f"{name!r}: 'in_context_of' must name another dimension of its task that the folder serves")

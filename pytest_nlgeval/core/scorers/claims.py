@@ -1,0 +1,107 @@
+"""Claims with their explicit checks: a claim's reading held to the numbers, dates, names and negations of its
+evidence (:mod:`nlgeval_runtime.factcheck`).
+
+``checks`` (summarization and fact consistency, rag faithfulness): each claim's final score combines its support
+(the head's score, max over the source units it was read against), its lexical support and its form, as the
+folder's fitted block says, and is capped when an explicit check fails; the evidence of a claim is the source
+units it was aligned with, or the whole source. ``fact_checks`` (dialogue groundedness): a reply's
+claims about the fact are held to the fact's dates, weekdays, numbers, names and roles (names and days may come
+from the history); a failure caps the reply and names the claim.
+As SummaC returns a claim's best source span, the details name the span and the mismatch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from pytest_nlgeval.core.scorers.base import Models, Planned, Reading
+from pytest_nlgeval.core.scorers.boolqa import source_parts
+
+if TYPE_CHECKING:
+    from pytest_nlgeval.core.dimensions import Dimension
+
+__all__ = ["ClaimChecks", "FactChecks"]
+
+
+class ClaimChecks:
+    """Each claim's final score from its support, its explicit checks, its lexical support and its form."""
+
+    name = "checks"
+    refines = True
+
+    def score(self, dim: Dimension, spec: dict, batch: list[Planned], models: Models) -> list[list[Reading]]:
+        from nlgeval_runtime.factcheck import FactChecks as Combination
+
+        claims = [(planned, u) for planned in batch for u in range(len(planned.units))]
+        if dim.unit != "claim" or not claims:
+            return [planned.readings for planned in batch]
+        fluency = models.as_served(models.registry.get("fluency", "summarization"))
+        forms = models.score_texts(
+            [fluency.input_text(planned.units[u], {}) for planned, u in claims], models.served(fluency).get("folder")
+        )
+        checks = Combination.from_spec(spec["checks"])
+        out = {id(planned): list(planned.readings) for planned in batch}
+        for (planned, u), form in zip(claims, forms):
+            _, body, _ = source_parts(dim, planned.values)
+            reading = planned.readings[u]
+            aligned = [w.text for w in reading.evidence or [] if 1 <= w.last - w.first <= 2]  # sentences, pairs
+            evidence = "\n".join(aligned) if aligned else body
+            verdict = checks.judge(planned.units[u], head=reading.score, form=form[0], evidence=evidence, source=body)
+            out[id(planned)][u] = dataclasses.replace(
+                reading, score=verdict.score, support={**(reading.support or {}), "claim": verdict.as_dict()}
+            )
+        return [out[id(planned)] for planned in batch]
+
+
+class FactChecks:
+    """Dialogue groundedness: a claim about the fact (sharing two of its content words, or half of a short claim's)
+    that states another date, weekday, number, name or role than the fact caps the reply at ``cap``."""
+
+    name = "fact_checks"
+    refines = True
+
+    def score(self, dim: Dimension, spec: dict, batch: list[Planned], models: Models) -> list[list[Reading]]:
+        checks = spec["fact_checks"]
+        about = [_claims_about_fact(checks, planned) for planned in batch]
+        cap = float(checks.get("cap", 0.2))
+        out = []
+        for planned, case in zip(batch, about):
+            findings: dict[int, list[dict]] = {}
+            for u, fact, claim, mismatches in case:
+                findings.setdefault(u, []).extend(m.as_dict() for m in mismatches)
+            out.append(
+                [
+                    r.capped(cap, claim={"mismatches": findings[u]}) if findings.get(u) else r
+                    for u, r in enumerate(planned.readings)
+                ]
+            )
+        return out
+
+
+def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, str, list]]:
+    """``(unit, fact, claim, failed explicit checks)`` of each claim of the output that is about its fact."""
+    from nlgeval_runtime.claims import content_words, split_claims, words
+    from nlgeval_runtime.factcheck import check_claim
+
+    values = planned.values
+    fact = values.get(checks.get("against", "fact"))
+    if not isinstance(fact, str) and isinstance(fact, (list, tuple)):
+        fact = "\n".join(str(f) for f in fact)
+    if not isinstance(fact, str) or not fact.strip():
+        return []
+    history = values.get("context")
+    if isinstance(history, (list, tuple)):
+        history = "\n".join(str(t) for t in history)
+    known = fact + ("\n" + history if isinstance(history, str) else "")
+    fact_words = set(words(fact))
+    found = []
+    for u, unit in enumerate(planned.units):
+        for claim in split_claims(unit)[0]:
+            mine = set(content_words(claim))
+            need = 2 if len(mine) >= 4 else max(1, len(mine) // 2)
+            if not mine or len(mine & fact_words) < need:
+                continue  # small talk beside the fact: not a statement about it
+            failed = [m for m in check_claim(claim, fact, known) if m.kind != "negation" or len(mine) >= 3]
+            found.append((u, fact, claim, failed))
+    return found
