@@ -145,6 +145,28 @@ def register_claim_data(sub) -> None:
     p.set_defaults(func=cmd_claim_data)
 
 
+def cmd_swap_graph(args) -> int:
+    from nlgeval_training.swap_graph import swap_graph
+
+    training = []
+    for path in args.training or []:
+        try:
+            training.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UsageError(f"--training {path!r}: cannot read it as JSON ({exc})") from None
+    manifest = swap_graph(args.folder, args.export, training=training or None)
+    print(f"{args.folder}: graph {', '.join(manifest['variants'].values())} from {args.export}")
+    return 0
+
+
+def register_swap_graph(sub) -> None:
+    p = sub.add_parser("swap-graph", help="put a new export's graph into a model folder, keeping its dimensions")
+    p.add_argument("folder", help="the model folder (e.g. runtime/nlgeval_runtime/embedded)")
+    p.add_argument("export", help="the folder `nlgeval-train export` wrote")
+    p.add_argument("--training", action="append", help="training.json of the run (repeatable), for the card")
+    p.set_defaults(func=cmd_swap_graph)
+
+
 # -- train ------------------------------------------------------------------------------------------------
 def cmd_train(args) -> int:
     from nlgeval_training.config import load_config, resolve
@@ -321,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
         register_pseudo,
         register_intermediate,
         register_claim_data,
+        register_swap_graph,
         register_train,
         cli_model.register_evaluate,
         cli_model.register_export,
