@@ -1,0 +1,73 @@
+"""Claim-support records from human entailment pairs: labels read the right way round, held-out premises
+never trained on."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from nlgeval_training.claim_data import QUESTION, build_claim_data, read_pairs
+from nlgeval_training.data import DataError
+
+
+def _write(path, rows):
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+def test_binary_labels_keep_their_meaning_and_snli_words_map_to_supported_or_not(tmp_path):
+    binary = _write(tmp_path / "b.jsonl.gz", [{"premise": "A man sleeps.", "hypothesis": "A man rests.", "label": 1}])
+    snli = _write(
+        tmp_path / "s.jsonl.gz",
+        [
+            {"premise": "A dog runs.", "hypothesis": "An animal moves.", "label": "entailment"},
+            {"premise": "A dog runs.", "hypothesis": "A cat runs.", "label": "contradiction"},
+            {"premise": "A dog runs.", "hypothesis": "The dog is happy.", "label": "neutral"},
+            {"premise": "A dog runs.", "hypothesis": "A dog sits.", "label": "-"},
+        ],
+    )
+    assert read_pairs(binary, "binary") == [("A man sleeps.", "A man rests.", 1)]
+    assert [label for _, _, label in read_pairs(snli, "snli")] == [1, 0, 0]
+
+
+@pytest.mark.parametrize("fmt, label", [("binary", "entailment"), ("binary", 2), ("snli", 1)])
+def test_a_file_read_in_the_wrong_format_is_refused_naming_the_row(tmp_path, fmt, label):
+    path = _write(tmp_path / "x.jsonl.gz", [{"premise": "p", "hypothesis": "h", "label": label}])
+    with pytest.raises(DataError, match="row 1"):
+        read_pairs(path, fmt)
+
+
+def test_held_out_premises_are_never_trained_on_and_records_ask_the_consistency_question(tmp_path):
+    rows = [
+        {"premise": f"Premise number {k}.", "hypothesis": f"Claim {k} {j}.", "label": (k + j) % 2}
+        for k in range(200)
+        for j in range(2)
+    ]
+    path = _write(tmp_path / "m.jsonl.gz", rows)
+    train, held = build_claim_data([("mnli", "binary", path)], held_out=0.2)
+    assert len(train) + len(held) == len(rows)
+    held_premises = {r["premise"] for r in held}
+    assert 0 < len(held_premises) < 200
+    assert not any(
+        p in r["input"] for r in train for p in held_premises if f"document: {p}" == r["input"][-len(p) - 10 :]
+    )
+    assert all(r["input"].startswith(f"question: {QUESTION} </s> claim: ") for r in train)
+    again, held_again = build_claim_data([("mnli", "binary", path)], held_out=0.2)
+    assert held_again == held and [r["input"] for r in again] == [r["input"] for r in train]
+
+
+def test_an_input_seen_with_both_labels_is_dropped(tmp_path):
+    path = _write(
+        tmp_path / "c.jsonl.gz",
+        [
+            {"premise": "It rains.", "hypothesis": "It is wet.", "label": 1},
+            {"premise": "It rains.", "hypothesis": "It is wet.", "label": 0},
+            {"premise": "It rains.", "hypothesis": "It is dry.", "label": 0},
+        ],
+    )
+    train, held = build_claim_data([("x", "binary", path)], held_out=0.0)
+    assert [r["label"] for r in train] == [0] and held == []
