@@ -9,6 +9,8 @@ Options (each has an ini key of the same name with ``_`` for ``-``, e.g. ``nlgev
     --nlgeval-source-windows auto|off
                                  auto: a document longer than the model's maximum is scored in overlapping
                                  sentence windows (consistency, groundedness); off: its tail is cut (UniEval)
+    --nlgeval-fact-checker PATH  a claim-support folder (MiniCheck, HHEM-2.1-Open) that reads the claims of the
+                                 fact dimensions (docs/checkers.md); the other dimensions keep the model's
     --nlgeval-cache-dir DIR      score cache folder (default .nlgeval-cache under the rootdir)
     --nlgeval-no-cache           score everything, read and write no cache
     --nlgeval-json PATH          write the results file (docs/results-schema.md)
@@ -67,6 +69,12 @@ _OPTIONS = [
         "string",
         "most source windows one claim may be scored against (a longer source is an error "
         "naming the cap; default: no cap)",
+    ),
+    (
+        "fact_checker",
+        "string",
+        "claim-support folder (nlgeval export of MiniCheck or HHEM-2.1-Open, docs/checkers.md) that reads the "
+        "claims of the fact dimensions; every other dimension keeps the model's (default: none)",
     ),
     ("cache_dir", "string", "folder of the score cache (default .nlgeval-cache under the rootdir)"),
     ("no_cache", "bool", "read and write no score cache"),
@@ -204,6 +212,8 @@ def _options(config) -> dict[str, Any]:
         options["cache_dir"] = _path(config, options["cache_dir"], sourced["cache_dir"][1])
     if options["json"] is not None:
         options["json"] = _path(config, options["json"], sourced["json"][1])
+    if options["fact_checker"] is not None:
+        options["fact_checker"] = _fact_checker(_path(config, options["fact_checker"], sourced["fact_checker"][1]))
     lm = options["trajectory_lm"]
     if lm is not None and (lm.startswith("gguf:") or lm.lower().endswith(".gguf")):
         # a GGUF file is a path like the others: command line to the invocation directory, ini to the rootdir
@@ -224,6 +234,23 @@ def _options(config) -> dict[str, Any]:
         except NLGEvalError as exc:
             raise pytest.UsageError(str(exc)) from None
     return options
+
+
+def _fact_checker(path: str) -> str:
+    """``path`` when it is a claim-support folder; a usage error naming it and what to do otherwise."""
+    from nlgeval_runtime.errors import ModelFormatError
+    from nlgeval_runtime.modelfolder import ModelFolder
+
+    try:
+        kind = ModelFolder.open(path).kind
+    except ModelFormatError as exc:
+        raise pytest.UsageError(f"--nlgeval-fact-checker / nlgeval_fact_checker: {exc}") from None
+    if kind != "claim-support":
+        raise pytest.UsageError(
+            f"--nlgeval-fact-checker / nlgeval_fact_checker: {path!r} holds a {kind!r} model, not a fact checker; "
+            "export one with `nlgeval export lytang/MiniCheck-Flan-T5-Large OUT` (docs/checkers.md)"
+        )
+    return path
 
 
 def pytest_configure(config) -> None:

@@ -1,4 +1,10 @@
-"""``nlgeval export`` and ``nlgeval prepare``: turn a checkpoint into a model folder the runtime serves."""
+"""``nlgeval export`` and ``nlgeval prepare``: turn a checkpoint into a model folder the runtime serves.
+
+A fact checker (MiniCheck's RoBERTa, DeBERTa-v3 and Flan-T5 models, Vectara's HHEM-2.1-Open) becomes a claim-support
+folder that ``--nlgeval-fact-checker`` points the fact dimensions at (docs/checkers.md)::
+
+    nlgeval export lytang/MiniCheck-Flan-T5-Large models/minicheck-ft5 --int8
+"""
 
 from __future__ import annotations
 
@@ -27,6 +33,20 @@ def register(subparsers) -> None:
         help="ship only the --int8/--fp16 graph(s): a smaller folder (fp32 parity is still measured)",
     )
     p.add_argument("--max-length", type=int, default=None, help="max input tokens (default 1024, as UniEval)")
+    p.add_argument(
+        "--checker",
+        default=None,
+        choices=("minicheck-roberta-large", "minicheck-deberta-v3-large", "minicheck-flan-t5-large", "hhem-2.1-open"),
+        help="export a fact checker as its authors read it (default: recognised from the id, the folder name or "
+        "an HHEM config.json); the folder serves --nlgeval-fact-checker",
+    )
+    p.add_argument(
+        "--foundation",
+        default=None,
+        metavar="ID_OR_PATH",
+        help="HHEM-2.1-Open: its flan-t5-base foundation (configuration and tokenizer; default: the one its "
+        "config.json names)",
+    )
     p.set_defaults(func=run_export)
 
     q = subparsers.add_parser(
@@ -62,6 +82,10 @@ def run_export(args) -> int:
     say = _progress(started)
     local = Path(args.model)
     checkpoint = str(local) if local.exists() else _download(args.model, say)
+    detect = require("nlgeval_training.checkers", "exporting a model (nlgeval export)").detect_checker
+    checker = getattr(args, "checker", None) or detect(checkpoint, args.model)
+    if checker is not None:
+        return _export_checker(args, checkpoint, checker, started, say)
     try:
         manifest = export_model(
             checkpoint,
@@ -75,15 +99,54 @@ def run_export(args) -> int:
         )
     except (ValueError, OSError, ExportProcessError) as exc:
         raise UsageError(str(exc)) from exc
+    _print_parity(manifest)
+    print(f"wrote {args.out} in {time.monotonic() - started:.1f}s")
+    return 0
+
+
+def _export_checker(args, checkpoint: str, checker: str, started: float, say) -> int:
+    """A fact checker's claim-support folder (nlgeval_training.checkers), its parity printed as for any export."""
+    import json
+    from pathlib import Path
+
+    from pytest_nlgeval.errors import UsageError
+    from nlgeval_training.checkers import export_checker
+
+    if args.max_length is not None:
+        raise UsageError(f"--max-length does not apply to {checker}: a fact checker reads the length its authors set")
+    foundation = getattr(args, "foundation", None)
+    if checker == "hhem-2.1-open":
+        config = Path(checkpoint) / "config.json"
+        foundation = foundation or (json.loads(config.read_text()).get("foundation") if config.is_file() else None)
+        if foundation and not Path(foundation).is_dir():
+            foundation = _download(foundation, say)
+    try:
+        manifest = export_checker(
+            checkpoint,
+            args.out,
+            checker=checker,
+            int8=args.int8,
+            fp16=args.fp16,
+            keep_fp32=not args.no_fp32,
+            source_id=args.model,
+            foundation=foundation,
+            progress=say,
+        )
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+    _print_parity(manifest, "the authors' reading in PyTorch", "(document, claim) pairs")
+    print(f"wrote {args.out} ({checker}) in {time.monotonic() - started:.1f}s")
+    return 0
+
+
+def _print_parity(manifest: dict, reference: str = "PyTorch", what: str = "inputs") -> None:
     for precision, fig in manifest["export"].get("parity", {}).items():
         diff = fig.get("max_abs_diff")
         print(
-            f"{precision}: max |diff| to PyTorch = {diff if diff is None else f'{diff:.2e}'} on {fig['n']} inputs"
+            f"{precision}: max |diff| to {reference} = {diff if diff is None else f'{diff:.2e}'} on {fig['n']} {what}"
             + (f" ({fig['note']})" if fig.get("note") else "")
             + (" (graph not shipped: --no-fp32)" if fig.get("shipped") is False else "")
         )
-    print(f"wrote {args.out} in {time.monotonic() - started:.1f}s")
-    return 0
 
 
 def _download(model_id: str, say) -> str:

@@ -58,6 +58,8 @@ class Evaluator(ModelSessions):
     its progress (:mod:`pytest_nlgeval.core.progress`): a stream, or None (the default: nowhere).
     ``scorers``: the ways of scoring by the names the model folder declares
     (:class:`~pytest_nlgeval.core.scorers.registry.ScorerRegistry`; default: the built-in ones).
+    ``fact_checker``: a claim-support folder (``nlgeval export`` of MiniCheck or HHEM-2.1-Open, docs/checkers.md)
+    that reads the claims of the fact dimensions instead of the folder's own head; None: the folder's.
 
     The evaluator knows nothing of pytest: the task, the inputs and where a comparison is recorded
     (``recorder=`` here or of :meth:`score`/:meth:`evaluate`) come in as arguments. It plans each output's units,
@@ -83,6 +85,7 @@ class Evaluator(ModelSessions):
         recorder: Any = None,
         progress: Any = None,
         scorers: ScorerRegistry | None = None,
+        fact_checker: str | os.PathLike | None = None,
     ) -> None:
         from nlgeval_runtime.session import check_options
 
@@ -104,6 +107,7 @@ class Evaluator(ModelSessions):
         self.model_cache_dir = model_cache_dir
         self.registry = registry if registry is not None else DimensionRegistry()
         self.scorers = scorers if scorers is not None else default_scorers()
+        self.fact_checker = None if fact_checker is None else os.fspath(fact_checker)
         self.default_task = default_task
         self.recorder = recorder
         self.progress = progress
@@ -126,7 +130,8 @@ class Evaluator(ModelSessions):
         return (
             f"Evaluator(model={self.model or 'default'!r}, device={self.device!r}, "
             f"precision={self.precision!r}, source_windows={self.source_windows!r}, "
-            f"cache={'on' if self.cache else 'off'})"
+            f"cache={'on' if self.cache else 'off'}"
+            + (f", fact_checker={self.fact_checker!r})" if self.fact_checker else ")")
         )
 
     # -- dimensions --------------------------------------------------------------------------------------
@@ -358,15 +363,19 @@ class Evaluator(ModelSessions):
     as_served = _as_served
 
     def _served(self, dim: Dimension) -> dict:
-        """How the model answers ``dim`` (its ``dimensions.serves`` entry; ``{}`` for a folder without a
-        declaration); raises :class:`DimensionNotServedError` for a dimension the model cannot judge."""
+        """How the model answers ``dim`` (its ``dimensions.serves`` entry, its claims read by the fact checker when
+        the evaluator has one; ``{}`` for a folder without a declaration); raises :class:`DimensionNotServedError`
+        for a dimension the model cannot judge."""
         __tracebackhide__ = hide_user_errors
         declared = self.folder.dimensions
-        if declared is None:
-            return {}
-        spec = declared["serves"].get(dim.key)
+        spec = {} if declared is None else declared["serves"].get(dim.key)
         if spec is not None:
-            return spec
+            if self.fact_checker is None:
+                return spec
+            from pytest_nlgeval.core.scorers.checker import with_checker
+
+            return with_checker(spec, self.fact_checker, dim.key)
+        assert declared is not None, "a folder without a declaration serves every dimension"
         from pytest_nlgeval.core.dimensions import DimensionNotServedError, released_checkpoint
 
         refused = declared.get("refuses", {}).get(dim.key)

@@ -23,7 +23,8 @@ __all__ = ["ModelSessions"]
 
 class ModelSessions:
     """Sessions, fingerprint and cache of an evaluator; the evaluator's constructor sets what they read (``model``,
-    ``device``, ``precision``, ``batch_size``, ``threads``, ``model_cache_dir``, ``cache``, ``source_windows``)."""
+    ``device``, ``precision``, ``batch_size``, ``threads``, ``model_cache_dir``, ``cache``, ``source_windows``,
+    ``fact_checker``)."""
 
     model: str | None
     device: str
@@ -33,6 +34,7 @@ class ModelSessions:
     model_cache_dir: Any
     cache: Any
     source_windows: str
+    fact_checker: str | None
     stats: dict[str, int]
     _scorer: Any
     _graph_scorers: dict
@@ -107,6 +109,7 @@ class ModelSessions:
             "precision": self.precision,
             "runtime_version": _version.__version__,
             "cuda_listed": planned_provider(self.device) is None and cuda_listed(),
+            **self._checker_print(),
         }
         digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:24]
         return f"planned:{digest}"
@@ -116,8 +119,17 @@ class ModelSessions:
         evaluator settings that change scores."""
         from nlgeval_runtime.fingerprint import fingerprint_id
 
-        self._fingerprint = {**runtime_fingerprint, "source_windows": self.source_windows}
+        self._fingerprint = {**runtime_fingerprint, "source_windows": self.source_windows, **self._checker_print()}
         self._fingerprint_id = fingerprint_id(self._fingerprint)
+
+    def _checker_print(self) -> dict:
+        """The fact checker's part of the fingerprint: its files and how they are read (empty without one)."""
+        if self.fact_checker is None:
+            return {}
+        from nlgeval_runtime.modelfolder import ModelFolder
+
+        checker = ModelFolder.open(self.fact_checker)
+        return {"fact_checker": {"files": checker.manifest["files"], "reading": checker.manifest.get("reading")}}
 
     def _ensure_fingerprint(self) -> tuple[dict, str]:
         """The fingerprint and its id: planned from the manifest or the cache, else from a session."""

@@ -38,6 +38,7 @@ class Run:
     ``register_dimensions(registry)`` is called once, when the registry is first needed (the plugin
     passes its ``pytest_nlgeval_register_dimensions`` hook there, after every conftest is loaded);
     ``register_scorers(scorers)`` likewise for the ways of scoring (``pytest_nlgeval_register_scorers``).
+    ``options`` may also name a ``fact_checker`` folder that reads the fact dimensions' claims.
     ``recorder``: the :class:`~pytest_nlgeval.core.checks.CheckRecorder` of the run, or None (nothing is
     recorded); :meth:`use_recorder` lends the run another one for a while.
     """
@@ -134,6 +135,7 @@ class Run:
                 cache=self.cache or False,
                 registry=self.registry,
                 scorers=self.scorers,
+                fact_checker=self.options.get("fact_checker"),
                 source_windows=self.options.get("source_windows") or "auto",
                 max_windows=self.options.get("max_windows"),
                 default_task=self.default_task,

@@ -23,6 +23,8 @@ __all__ = [
     "load_causal_lm",
     "CausalLMScorer",
     "CausalLMResult",
+    "load_claim_checker",
+    "ClaimChecker",
 ]
 
 _LAZY = {
@@ -36,6 +38,8 @@ _LAZY = {
     "load_causal_lm": "nlgeval_runtime.causal_lm",
     "CausalLMScorer": "nlgeval_runtime.causal_lm",
     "CausalLMResult": "nlgeval_runtime.causal_lm",
+    "load_claim_checker": "nlgeval_runtime.claim_support",
+    "ClaimChecker": "nlgeval_runtime.claim_support",
 }
 
 

@@ -2,7 +2,7 @@
 
 The runtime serves model folders and converts nothing itself: turning a PyTorch checkpoint into a folder
 needs torch, which the runtime never imports. A distribution that can convert checkpoints registers one
-exporter per folder kind (``boolqa``, ``causal-lm``); nlgeval-training does, so installing
+exporter per folder kind (``boolqa``, ``causal-lm``, ``claim-support``); nlgeval-training does, so installing
 ``pytest-nlgeval[train]`` lets :func:`~nlgeval_runtime.resolve.resolve_model` accept checkpoints::
 
     [project.entry-points."nlgeval_runtime.exporters"]

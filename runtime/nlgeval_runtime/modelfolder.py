@@ -25,7 +25,7 @@ from nlgeval_runtime.hashing import sha256_file
 MANIFEST = "nlgeval.json"
 FORMAT = "nlgeval-model"
 FORMAT_VERSION = 1
-KINDS = ("boolqa", "causal-lm", "embedding")
+KINDS = ("boolqa", "causal-lm", "embedding", "claim-support")
 PRECISIONS = ("fp32", "fp16", "int8")
 
 
@@ -240,6 +240,39 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
                 fail(f"'input' lacks {key!r}")
         if not isinstance(conventions["max_length"], int) or conventions["max_length"] < 8:
             fail("'input.max_length' must be an integer >= 8")
+    if manifest["kind"] == "claim-support":
+        _validate_reading(manifest, fail)
+
+
+def _validate_reading(manifest: dict, fail) -> None:
+    """A fact checker's ``reading`` (nlgeval_runtime.claim_support): how its authors read a (document, claim) pair."""
+    reading = manifest.get("reading")
+    if not isinstance(reading, dict):
+        fail("a claim-support folder needs a 'reading' (checker, template, eos_token, chunk, max_length)")
+        return
+    for key in ("checker", "template", "eos_token"):
+        if not isinstance(reading.get(key), str) or not reading[key]:
+            fail(f"'reading.{key}' must be a non-empty string")
+    if "{document}" not in reading["template"] or "{claim}" not in reading["template"]:
+        fail("'reading.template' must hold {document} and {claim}")
+    chunk = reading.get("chunk")
+    if chunk is not None and (
+        not isinstance(chunk, dict)
+        or isinstance(chunk.get("size"), bool)
+        or not isinstance(chunk.get("size"), int)
+        or chunk["size"] < 1
+        or chunk.get("count") not in ("tokens", "words")
+    ):
+        fail("'reading.chunk' must be null or {'size': a positive integer, 'count': 'tokens' or 'words'}")
+    for key in ("max_length", "max_tokens"):
+        value = reading.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 8):
+            fail(f"'reading.{key}' must be null or an integer >= 8")
+    if not _finite(reading.get("supported_from", 0.5), 0.0, 1.0):
+        fail("'reading.supported_from' must be a number in [0, 1]")
+    pad = (manifest.get("input") or {}).get("pad_token_id")
+    if isinstance(pad, bool) or not isinstance(pad, int):
+        fail("'input.pad_token_id' must be an integer")
 
 
 #: the scorers a folder may declare for a dimension (``dimensions.serves``)

@@ -2,7 +2,7 @@
 
 :func:`nlgeval_runtime.resolve.resolve_model` meets PyTorch checkpoints (a Hub id with no exported
 folder, a local checkpoint folder) that it cannot convert without torch; it calls the exporter
-registered here for the kind of folder it needs. Both take the runtime's arguments:
+registered here for the kind of folder it needs. All take the runtime's arguments:
 
     >>> export_boolqa("ckpt/unieval-sum", "models/unieval-sum", source_id="MingZhong/unieval-sum",
     ...               revision="main")                                     # doctest: +SKIP
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["export_boolqa", "export_causal_lm"]
+__all__ = ["export_boolqa", "export_causal_lm", "export_claim_support"]
 
 
 def export_boolqa(
@@ -38,3 +38,13 @@ def export_causal_lm(
     from nlgeval_training.export_causal import export_causal_lm as export
 
     return export(checkpoint, out_dir)
+
+
+def export_claim_support(
+    checkpoint: str, out_dir: str | Path, *, source_id: str | None = None, revision: str | None = None
+) -> dict[str, Any]:
+    """A fact checker's claim-support folder (MiniCheck, HHEM-2.1-Open; ``nlgeval_training.checkers``), recognised
+    from ``source_id`` or the checkpoint; returns its manifest."""
+    from nlgeval_training.checkers import export_checker
+
+    return export_checker(checkpoint, out_dir, source_id=source_id, revision=revision)

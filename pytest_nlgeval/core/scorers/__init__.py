@@ -4,5 +4,7 @@
 (names to classes; plugins add theirs through ``pytest_nlgeval_register_scorers``), and one module per way:
 ``boolqa`` (Boolean-QA over source windows, with the cascade), ``similarity`` (sentence-encoder similarity, and the
 evasive-answer cap), ``related`` (related and informative), ``claims`` (claims with their explicit checks),
-``discourse``, ``form`` and ``slots``. The evaluator plans units, hands them to these in batches and aggregates.
+``discourse``, ``form``, ``slots``, and ``checker`` (claim support by an external fact checker, MiniCheck or
+HHEM-2.1-Open, when the evaluator is given one). The evaluator plans units, hands them to these in batches and
+aggregates.
 """

@@ -4,9 +4,10 @@ evidence (:mod:`nlgeval_runtime.factcheck`).
 ``checks`` (summarization and fact consistency, rag faithfulness): each claim's final score combines its support
 (the head's score, max over the source units it was read against), its lexical support and its form, as the
 folder's fitted block says, and is capped when an explicit check fails; the evidence of a claim is the source
-units it was aligned with, or the whole source. ``fact_checks`` (dialogue groundedness): a reply's
+units it was aligned with, or the whole source. With an external fact checker (:mod:`.checker`) the claim's
+score is the checker's own reading, capped the same way. ``fact_checks`` (dialogue groundedness): a reply's
 claims about the fact are held to the fact's dates, weekdays, numbers, names and roles (names and days may come
-from the history); a failure caps the reply and names the claim.
+from the history), and with a fact checker also to its reading; a failure caps the reply and names the claim.
 As SummaC returns a claim's best source span, the details name the span and the mismatch.
 """
 
@@ -48,6 +49,10 @@ class ClaimChecks:
             aligned = [w.text for w in reading.evidence or [] if 1 <= w.last - w.first <= 2]  # sentences, pairs
             evidence = "\n".join(aligned) if aligned else body
             verdict = checks.judge(planned.units[u], head=reading.score, form=form[0], evidence=evidence, source=body)
+            if spec.get("checker"):  # the checker's reading is the claim's score; a failed check caps it
+                verdict = dataclasses.replace(
+                    verdict, score=min(reading.score, checks.cap) if verdict.mismatches else reading.score
+                )
             out[id(planned)][u] = dataclasses.replace(
                 reading, score=verdict.score, support={**(reading.support or {}), "claim": verdict.as_dict()}
             )
@@ -56,7 +61,8 @@ class ClaimChecks:
 
 class FactChecks:
     """Dialogue groundedness: a claim about the fact (sharing two of its content words, or half of a short claim's)
-    that states another date, weekday, number, name or role than the fact caps the reply at ``cap``."""
+    that states another date, weekday, number, name or role than the fact, or that the fact checker reads as
+    unsupported, caps the reply at ``cap``."""
 
     name = "fact_checks"
     refines = True
@@ -64,12 +70,20 @@ class FactChecks:
     def score(self, dim: Dimension, spec: dict, batch: list[Planned], models: Models) -> list[list[Reading]]:
         checks = spec["fact_checks"]
         about = [_claims_about_fact(checks, planned) for planned in batch]
+        support: dict[tuple[str, str], tuple[float, dict]] = {}
+        if checks.get("checker"):
+            from pytest_nlgeval.core.scorers.checker import read_claims
+
+            pairs = list(dict.fromkeys((fact, claim) for case in about for _, fact, claim, _ in case))
+            support = dict(zip(pairs, read_claims(checks["checker"], pairs, models)))
         cap = float(checks.get("cap", 0.2))
         out = []
         for planned, case in zip(batch, about):
             findings: dict[int, list[dict]] = {}
             for u, fact, claim, mismatches in case:
                 findings.setdefault(u, []).extend(m.as_dict() for m in mismatches)
+                if (fact, claim) in support and support[(fact, claim)][0] < support[(fact, claim)][1]["supported_from"]:
+                    findings[u].append(_unsupported(claim, *support[(fact, claim)]))
             out.append(
                 [
                     r.capped(cap, claim={"mismatches": findings[u]}) if findings.get(u) else r
@@ -105,3 +119,9 @@ def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, s
             failed = [m for m in check_claim(claim, fact, known) if m.kind != "negation" or len(mine) >= 3]
             found.append((u, fact, claim, failed))
     return found
+
+
+def _unsupported(claim: str, support: float, reading: dict) -> dict:
+    """A claim the fact checker does not find supported, in the form of a failed explicit check."""
+    message = f"{reading['checker']} finds no support in the fact (p = {support:.2f}): `{claim.strip()}`"
+    return {"kind": "support", "span": claim.strip(), "evidence": None, "message": message}

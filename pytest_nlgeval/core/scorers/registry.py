@@ -77,6 +77,7 @@ class ScorerRegistry:
 def default_scorers() -> ScorerRegistry:
     """A registry of the built-in scorers (a new one each call: a plugin's additions stay in its run)."""
     from pytest_nlgeval.core.scorers.boolqa import BoolQA
+    from pytest_nlgeval.core.scorers.checker import ClaimSupport
     from pytest_nlgeval.core.scorers.claims import ClaimChecks, FactChecks
     from pytest_nlgeval.core.scorers.discourse import Discourse
     from pytest_nlgeval.core.scorers.form import Form
@@ -90,6 +91,7 @@ def default_scorers() -> ScorerRegistry:
             Similarity,
             Related,
             Informative,
+            ClaimSupport,
             Evasive,
             ClaimChecks,
             FactChecks,
