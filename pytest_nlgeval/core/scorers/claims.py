@@ -22,7 +22,7 @@ from pytest_nlgeval.core.scorers.boolqa import source_parts
 if TYPE_CHECKING:
     from pytest_nlgeval.core.dimensions import Dimension
 
-__all__ = ["ClaimChecks", "FactChecks"]
+__all__ = ["AgainstFact", "ClaimChecks"]
 
 
 class ClaimChecks:
@@ -59,7 +59,7 @@ class ClaimChecks:
         return [out[id(planned)] for planned in batch]
 
 
-class FactChecks:
+class AgainstFact:
     """Dialogue groundedness: a claim about the fact (sharing two of its content words, or half of a short claim's)
     that states another date, weekday, number, name or role than the fact, or that the fact checker reads as
     unsupported, caps the reply at ``cap``."""

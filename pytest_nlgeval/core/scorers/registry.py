@@ -78,7 +78,7 @@ def default_scorers() -> ScorerRegistry:
     """A registry of the built-in scorers (a new one each call: a plugin's additions stay in its run)."""
     from pytest_nlgeval.core.scorers.boolqa import BoolQA
     from pytest_nlgeval.core.scorers.checker import ClaimSupport
-    from pytest_nlgeval.core.scorers.claims import ClaimChecks, FactChecks
+    from pytest_nlgeval.core.scorers.claims import AgainstFact, ClaimChecks
     from pytest_nlgeval.core.scorers.discourse import Discourse
     from pytest_nlgeval.core.scorers.form import Form
     from pytest_nlgeval.core.scorers.related import Informative, Related
@@ -94,7 +94,7 @@ def default_scorers() -> ScorerRegistry:
             ClaimSupport,
             Evasive,
             ClaimChecks,
-            FactChecks,
+            AgainstFact,
             Form,
             Slots,
             Discourse,
