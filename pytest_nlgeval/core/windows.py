@@ -188,7 +188,29 @@ def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") ->
     ranked = sorted(range(len(bounds)), key=lambda k: (-shared(bounds[k]), k))[:top]
     rank_of = {bounds[k]: r for r, k in enumerate(ranked)}
     bounds = [bounds[k] for k in sorted(ranked)]
-    return [
+    windows = [
         Window(i, len(bounds), a, b, source[spans[a][0] : spans[b - 1][1]] + tail, rank=rank_of[(a, b)])
         for i, (a, b) in enumerate(bounds)
     ]
+    cover = _cover(words, sentence_words)
+    if len(cover) > 1 and cover[-1] - cover[0] > 1:
+        # a claim that draws on two paragraphs ("X, which owns 11 percent, supports a deal worth ...") is
+        # supported by no single unit: read the sentences that together hold its words, in source order
+        text = " ".join(source[spans[k][0] : spans[k][1]] for k in cover) + tail
+        windows = [Window(w.index, len(windows) + 1, w.first, w.last, w.text, w.rank) for w in windows]
+        windows.append(Window(len(windows), len(windows) + 1, cover[0], cover[-1] + 1, text, rank=top))
+    return windows
+
+
+def _cover(words: set[str], sentence_words: list[set[str]], most: int = 3) -> list[int]:
+    """Up to ``most`` sentences that together hold most of ``words``, chosen greedily, in source order."""
+    left, chosen = set(words), []
+    while left and len(chosen) < most:
+        best = max(range(len(sentence_words)), key=lambda k: (len(left & sentence_words[k]), -k), default=None)
+        if best is None or len(left & sentence_words[best]) < 2 and chosen:
+            break
+        if not left & sentence_words[best]:
+            break
+        chosen.append(best)
+        left -= sentence_words[best]
+    return sorted(chosen)
