@@ -116,9 +116,22 @@ def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, s
             need = 2 if len(mine) >= 4 else max(1, len(mine) // 2)
             if not mine or len(mine & fact_words) < need:
                 continue  # small talk beside the fact: not a statement about it
-            failed = [m for m in check_claim(claim, fact, known) if m.kind != "negation" or len(mine) >= 3]
+            failed = [
+                m
+                for m in check_claim(claim, fact, known)
+                if not (isinstance(history, str) and m.kind in ("number", "date") and _said_in(m.span, history))
+            ]
             found.append((u, fact, claim, failed))
     return found
+
+
+def _said_in(span: str, text: str) -> bool:
+    """Whether every number of ``span`` is one that ``text`` states (a figure the user gave in the history)."""
+    from nlgeval_runtime.factcheck import numbers
+
+    stated = {n.value for n in numbers(text, liberal=True)}
+    mine = numbers(span, liberal=True)
+    return bool(mine) and all(n.value in stated for n in mine)
 
 
 def _unsupported(claim: str, support: float, reading: dict) -> dict:
