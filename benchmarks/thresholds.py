@@ -6,8 +6,11 @@ dialogues (``benchmarks/liveness_dev.py``), the packaged probe texts (data-to-te
 dimensions the realistic cases of tests/data (``benchmarks/realistic_facts.py``). For each dimension and each
 threshold t on a grid of 0.05:
 
-- false alarms: the share of good outputs scoring below t (a correct output failing CI);
-- caught: the share of damaged outputs scoring below t (a broken output failing CI).
+- false alarms: the share of good outputs scoring t or less (a correct output failing ``score > t`` in CI);
+  (for the fact dimensions the good outputs are the packaged probe texts and the realistic cases' correct
+  outputs: development references are not all faithful to their articles);
+- caught: the share of damaged outputs scoring t or less (a broken output failing CI; a claim capped at 0.2
+  by an explicit check fails ``> 0.2``).
 
 The threshold printed as chosen is the highest t whose false-alarm rate stays at most ``--max-false-alarms``
 (default 10%): the strictest gate that passes nine good outputs in ten. The table in
@@ -28,21 +31,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 GRID = [round(0.05 * k, 2) for k in range(1, 20)]
+FACT_DIMENSIONS = ("summarization/consistency", "fact/consistency", "rag/faithfulness")
 
 
 def choose(good: list[float], bad: list[float], max_false_alarms: float) -> tuple[float, float, float]:
     """(threshold, false-alarm rate, catch rate) of the strictest grid threshold within the false-alarm budget."""
     best = (GRID[0], 0.0, 0.0)
     for t in GRID:
-        fa = sum(1 for g in good if g < t) / len(good)
-        caught = sum(1 for b in bad if b < t) / len(bad)
+        fa = sum(1 for g in good if g <= t) / len(good)
+        caught = sum(1 for b in bad if b <= t) / len(bad)
         if fa <= max_false_alarms:
             best = (t, fa, caught)
     return best
 
 
 def rates_at(good: list[float], bad: list[float], t: float) -> tuple[float, float]:
-    return sum(1 for g in good if g < t) / len(good), sum(1 for b in bad if b < t) / len(bad)
+    return sum(1 for g in good if g <= t) / len(good), sum(1 for b in bad if b <= t) / len(bad)
 
 
 def main(argv=None) -> int:
@@ -51,6 +55,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="default")
     parser.add_argument("--max-false-alarms", type=float, default=0.10)
     parser.add_argument("--dimension", action="append", help="only these task/dimension keys")
+    parser.add_argument("--grid", action="store_true", help="also print both rates at every grid threshold")
     args = parser.parse_args(argv)
 
     from liveness_dev import build_texts
@@ -67,6 +72,13 @@ def main(argv=None) -> int:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(texts, handle)
     pairs = build_pairs(texts)
+    # Development references are not all faithful to their articles (CNN/DM highlights add facts the article
+    # does not state), so the fact dimensions' good outputs are the packaged probe texts, written to be
+    # supported, and the realistic cases
+    packaged = build_pairs()
+    for key in FACT_DIMENSIONS:
+        if key in packaged:
+            pairs[key] = packaged[key]
     evaluator = Evaluator(None if args.model == "default" else args.model, cache=False)
     realistic = [r for name in FILES for r in score_cases(evaluator, DATA / name)]
     from_cases = {
@@ -75,8 +87,7 @@ def main(argv=None) -> int:
         "dialogue/groundedness": "dialogue groundedness",
     }
     print(
-        f"| dimension | good | damaged | chosen threshold | false alarms | caught | documented | "
-        f"false alarms | caught |"
+        "| dimension | good | damaged | chosen threshold | false alarms | caught | documented | false alarms | caught |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for key in sorted(set(pairs) | set(from_cases)):
@@ -106,7 +117,12 @@ def main(argv=None) -> int:
         else:
             doc = "- | - | -"
         print(f"| {key} | {len(good)} | {len(bad)} | {t} | {fa:.0%} | {caught:.0%} | {doc} |", flush=True)
-    print(f"\nmodel {args.model}, evaluator {evaluator.fingerprint_id}; chosen: false alarms <= {args.max_false_alarms}")
+        if args.grid:
+            for g in GRID:
+                gfa, gcaught = rates_at(good, bad, g)
+                print(f"|   at {g} | | | | {gfa:.0%} | {gcaught:.0%} | | | |")
+    budget = f"{args.max_false_alarms:.0%}"
+    print(f"\nmodel {args.model}, evaluator {evaluator.fingerprint_id}; chosen: false alarms <= {budget}")
     return 0
 
 

@@ -2,9 +2,10 @@
 
 Run with ``pytest examples/summarization`` (the embedded evaluator) or choose a model with
 ``--nlgeval-model MingZhong/unieval-sum``. Every comparison below is an assertion and is recorded for the
-report and the baseline. The bars sit between what the lead summariser scores with the embedded evaluator
-and what a broken one scores (``SUMMARIZER=salad``: fluency below 0.02, coherence below 0.03); with
-``MingZhong/unieval-sum`` teams usually start around 0.7 and tighten from their baseline.
+report and the baseline. The thresholds are the embedded evaluator's recommended ones (the table in
+docs/validity.md: each fails at most one good output in ten on development data and states its catch rate);
+a broken summariser (``SUMMARIZER=salad``) fails them. With ``MingZhong/unieval-sum`` teams usually start
+around 0.7 and tighten from their baseline.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from pytest_nlgeval import assert_dimension, assert_dimensions
 def test_summary_is_faithful_to_the_article(summarize, article):
     summary = summarize(article["article"])
     # consistency is scored sentence by sentence: a failure names the weakest sentence
-    assert_dimension(summary, "consistency", source=article["article"]) > 0.3
+    assert_dimension(summary, "consistency", source=article["article"]) > 0.45
 
 
 def test_summary_reads_fluently(summarize, article):
-    assert_dimension(summarize(article["article"]), "fluency") > 0.6
+    assert_dimension(summarize(article["article"]), "fluency") > 0.8
 
 
 def test_whole_suite_in_one_batch(summarize):
@@ -30,8 +31,8 @@ def test_whole_suite_in_one_batch(summarize):
     articles = [a["article"] for a in ARTICLES]
     references = [a["reference"] for a in ARTICLES]
     # one batched call per dimension, then aggregate assertions that name the failing cases
-    assert_dimensions(summaries, "coherence", sources=articles).mean() > 0.5
-    assert_dimensions(summaries, "relevance", references=references).fraction(above=0.2) >= 0.75
+    assert_dimensions(summaries, "coherence", sources=articles).mean() > 0.4
+    assert_dimensions(summaries, "relevance", references=references).fraction(above=0.65) >= 0.75
 
 
 def test_overall_score(summarize):
@@ -45,7 +46,7 @@ def test_longer_summaries_stay_faithful():
     # the same check for a configuration of the application: three sentences instead of two
     summaries = [lead_summary(a["article"], n_sentences=3) for a in ARTICLES]
     scores = assert_dimensions(summaries, "consistency", sources=[a["article"] for a in ARTICLES])
-    scores.min() > 0.2
+    scores.min() > 0.45
 
 
 HALLUCINATED = "The Westgate bridge will reopen on Monday. The mayor resigned after the repairs cost 90 million pounds."
