@@ -113,13 +113,17 @@ def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, s
     for u, unit in enumerate(planned.units):
         for claim in split_claims(unit)[0]:
             mine = set(content_words(claim))
-            need = 2 if len(mine) >= 4 else max(1, len(mine) // 2)
-            if not mine or len(mine & fact_words) < need:
+            shared = len(mine & fact_words)
+            if not mine or shared < 2:
                 continue  # small talk beside the fact: not a statement about it
+            # a name the fact does not hold counts only in a restatement of the fact (half its words from it):
+            # a reply may bring in a name of its own ("I love Beyonce"), not another carrier for the same parcel
+            restates = shared >= (len(mine) + 1) // 2
             failed = [
                 m
                 for m in check_claim(claim, fact, known)
                 if not (isinstance(history, str) and m.kind in ("number", "date") and _said_in(m.span, history))
+                and (m.kind != "name" or restates)
             ]
             found.append((u, fact, claim, failed))
     return found
