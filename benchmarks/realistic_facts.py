@@ -64,8 +64,8 @@ def rates(rows: list[dict], threshold: float) -> tuple[float, float, int, int]:
     """(false-alarm rate, catch rate, correct outputs, damaged outputs) at ``threshold``."""
     good = [r for r in rows if r["correct"]]
     bad = [r for r in rows if not r["correct"]]
-    false_alarms = sum(1 for r in good if r["score"] < threshold)
-    caught = sum(1 for r in bad if r["score"] < threshold and r["of"] - r["score"] >= MARGIN)
+    false_alarms = sum(1 for r in good if r["score"] <= threshold)
+    caught = sum(1 for r in bad if r["score"] <= threshold and r["of"] - r["score"] >= MARGIN)
     return false_alarms / max(1, len(good)), caught / max(1, len(bad)), len(good), len(bad)
 
 
@@ -113,17 +113,17 @@ def main(argv=None) -> int:
         for r in mine:
             groups[(r["correct"], r["kind"])].append(r)
         for (correct, kind), group in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1])):
-            below = sum(1 for r in group if r["score"] < t)
+            below = sum(1 for r in group if r["score"] <= t)
             label = f"correct: {kind}" if correct else f"damaged: {kind}"
             print(f"| {dimension} | {label} | {len(group)} | {below} |")
     print("\nfalse alarms and misses at the documented thresholds:")
     for r in rows:
         t = args.threshold if args.threshold is not None else documented[r["dimension"]]
-        if r["correct"] and r["score"] < t:
+        if r["correct"] and r["score"] <= t:
             print(f"  FALSE ALARM {r['score']:.3f} [{r['kind']}] {r['text'][:110]!r}")
             for line in r["explanation"][1:3]:
                 print(f"      {line[:150]}")
-        elif not r["correct"] and not (r["score"] < t and r["of"] - r["score"] >= MARGIN):
+        elif not r["correct"] and not (r["score"] <= t and r["of"] - r["score"] >= MARGIN):
             print(f"  missed {r['of']:.3f} -> {r['score']:.3f} [{r['kind']}] {r['text'][:110]!r}")
     print(f"\nmodel {args.model}, evaluator {evaluator.fingerprint_id}")
     if args.json:

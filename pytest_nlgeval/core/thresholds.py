@@ -46,7 +46,9 @@ THRESHOLDS: dict[str, Threshold] = {
     "dialogue/naturalness": Threshold(0.45, 0.07, 0.97, 120, 120),
     "dialogue/coherence": Threshold(0.35, 0.10, 0.50, 60, 60),
     "dialogue/engagingness": Threshold(0.5, 0.08, 1.00, 60, 60),
-    "dialogue/groundedness": Threshold(0.2, 0.05, 0.39, 80, 94),
+    # the one exception to the rule (which gives 0.15: 4% and 35%): a reply that misstates the fact is capped at
+    # 0.2 and must fail, and at 0.2 one held-out Topical-Chat reply in seven that uses its knowledge loosely fails
+    "dialogue/groundedness": Threshold(0.2, 0.15, 0.53, 80, 94),
     "dialogue/understandability": Threshold(0.45, 0.10, 0.95, 120, 120),
     "data2text/naturalness": Threshold(0.6, 0.08, 1.00, 48, 48),
     "data2text/informativeness": Threshold(0.85, 0.08, 1.00, 24, 24),
