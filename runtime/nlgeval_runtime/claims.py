@@ -186,7 +186,8 @@ def split_claims(text: str, split=None) -> tuple[list[str], list[str]]:
 _EVASIVE = re.compile(
     r"\b(?:not sure|unsure|(?:do|does|did)\s*n[o']t know|no idea|can(?:not|'t| not)\s+(?:help|answer|say|tell|"
     r"give|provide|share|confirm)|unable to|no information|(?:do|does)\s*n[o']t have (?:that|this|the|any|enough) "
-    r"(?:information|details|data)|contact (?:our |the |your )?(?:[\w&'’-]+ ){0,2}?(?:customer )?(?:support|service|care|helpdesk|help desk|team)|depends on many "
+    r"(?:information|details|data)|contact (?:our |the |your )?(?:[\w&'’-]+ ){0,2}?(?:customer )?"
+    r"(?:support|service|care|helpdesk|help desk|team)|depends on many "
     r"factors|good question|let me know if|check (?:the|our) (?:website|news|faq)|may change|can vary|vary)\b",
     re.I,
 )
