@@ -204,7 +204,7 @@ def alignment_units(claim: str, source: str, *, top: int = 6, tail: str = "") ->
 
 def _cover(words: set[str], sentence_words: list[set[str]], most: int = 3) -> list[int]:
     """Up to ``most`` sentences that together hold most of ``words``, chosen greedily, in source order."""
-    left, chosen = set(words), []
+    left, chosen = set(words), list[int]()
     while left and len(chosen) < most:
         best = max(range(len(sentence_words)), key=lambda k: (len(left & sentence_words[k]), -k), default=None)
         if best is None or len(left & sentence_words[best]) < 2 and chosen:
