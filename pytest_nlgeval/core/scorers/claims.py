@@ -114,7 +114,7 @@ def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, s
         for claim in split_claims(unit)[0]:
             mine = set(content_words(claim))
             shared = len(mine & fact_words)
-            if not mine or shared < 2:
+            if not mine or shared < (2 if len(mine) >= 4 else max(1, len(mine) // 2)):
                 continue  # small talk beside the fact: not a statement about it
             # a name the fact does not hold counts only in a restatement of the fact (half its words from it):
             # a reply may bring in a name of its own ("I love Beyonce"), not another carrier for the same parcel
