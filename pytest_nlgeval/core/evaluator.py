@@ -97,7 +97,7 @@ class Evaluator(ModelSessions):
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if max_windows is not None and (isinstance(max_windows, bool) or int(max_windows) < 1):
             raise ValueError(f"max_windows must be a positive integer, got {max_windows!r}")
-        #: the most source windows one unit may be scored against (None: no cap); see :meth:`_unit_windows`
+        #: the most source windows one unit may be scored against (None: no cap; :mod:`.scorers.boolqa`)
         self.max_windows = None if max_windows is None else int(max_windows)
         self.model = None if model is None else os.fspath(model)
         self.device = device

@@ -101,3 +101,15 @@ def test_an_hhem_checkpoint_is_recognised_by_its_config(tmp_path):
     assert detect_checker(build_hhem(tmp_path / "h")) == "hhem-2.1-open"
     assert detect_checker(tmp_path, "lytang/MiniCheck-DeBERTa-v3-Large") == "minicheck-deberta-v3-large"
     assert detect_checker(tmp_path, "MingZhong/unieval-sum") is None
+
+
+def test_hhem_refuses_a_premise_past_its_limit_naming_it(exported):
+    from nlgeval_runtime.claim_support import load_claim_checker
+    from nlgeval_runtime.errors import ScoringError
+
+    name, _, folder, manifest = exported
+    if name != "hhem-2.1-open":
+        pytest.skip("only HHEM reads a premise whole")
+    checker = load_claim_checker(folder, device="cpu", precision="fp32")
+    with pytest.raises(ScoringError, match="more than the 8192 it is run on here"):
+        checker.support(["The cat sat on the mat. " * 2000], ["A cat sat."])
