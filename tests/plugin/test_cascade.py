@@ -42,7 +42,7 @@ def _read(ev, text):
 
 def test_a_supported_claim_stops_after_its_best_sharing_unit(evaluators):
     cascaded, full = evaluators
-    text = "The bridge will cost 38 million euros."
+    text = "The council of Lindau approved a new bridge on Tuesday."  # the head's support from one unit >= 0.9
     quick, quick_inputs = _read(cascaded, text)
     slow, slow_inputs = _read(full, text)
     assert quick_inputs < slow_inputs
