@@ -38,8 +38,7 @@ def choose(good: list[float], bad: list[float], max_false_alarms: float) -> tupl
     """(threshold, false-alarm rate, catch rate) of the strictest grid threshold within the false-alarm budget."""
     best = (GRID[0], 0.0, 0.0)
     for t in GRID:
-        fa = sum(1 for g in good if g <= t) / len(good)
-        caught = sum(1 for b in bad if b <= t) / len(bad)
+        fa, caught = rates_at(good, bad, t)
         if fa <= max_false_alarms:
             best = (t, fa, caught)
     return best
