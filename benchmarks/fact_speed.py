@@ -1,26 +1,40 @@
-"""Time per check of the fact dimensions against fluency, side by side in one run.
+"""Time per check of the fact dimensions against fluency, side by side in one run, with a profile of where it goes.
 
-The outputs are the correct and damaged summaries of tests/data/fact_pairs.json (67 outputs over 8 sources of
-50-80 words). Each round scores all of them with no cache, one ``score`` call per output (single) and one
-``evaluate`` call for all (batched), for fluency, summarization consistency and rag faithfulness; rounds
-alternate between the dimensions so that machine load hits them alike, and the median round is reported with
-the ratio to fluency.
+Three sets of outputs, each scored with no cache, one ``score`` call per output (single) and one ``evaluate``
+call for all (batched), for fluency, summarization consistency and rag faithfulness (the source as the one
+retrieved passage); rounds alternate between the dimensions so that machine load hits them alike, and the
+median round is reported with the ratio to fluency:
 
-    python benchmarks/fact_speed.py [--rounds 3] [--threads 2] [--model FOLDER]
+- ``pairs``: the correct and damaged summaries of tests/data/fact_pairs.json (67 outputs, sources of 50-80 words);
+- ``summeval``: the first 48 rows of the SummEval development split (CNN/DailyMail articles of 200-900 words
+  with a machine summary each; needs ``--data``);
+- ``long``: the six 119-153-word summaries of 535-580-word articles in tests/data/fact_pairs_hard.json.
+
+``--profile`` scores each set once per dimension with the model calls, the tokenizer and the window planning
+timed, and prints where a check's time goes: claims, model inputs by kind (the aligned source units a claim is
+read against, the whole-source windows, the claims' form), tokens, ONNX calls and their batch shapes.
+
+    python benchmarks/fact_speed.py --data $NLGEVAL_DATA/human [--sets pairs,summeval,long] [--rounds 3]
+    python benchmarks/fact_speed.py --data $NLGEVAL_DATA/human --profile
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 
-PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "fact_pairs.json"
+HERE = Path(__file__).resolve().parent.parent
+PAIRS = HERE / "tests" / "data" / "fact_pairs.json"
+HARD = HERE / "tests" / "data" / "fact_pairs_hard.json"
+DIMENSIONS = ("fluency", "consistency", "faithfulness")
 
 
-def cases() -> list[tuple[str, str]]:
+def pair_cases() -> list[tuple[str, str]]:
     data = json.loads(PAIRS.read_text(encoding="utf-8"))
     out = []
     for case in data["sources"]:
@@ -29,11 +43,30 @@ def cases() -> list[tuple[str, str]]:
     return out
 
 
+def summeval_cases(data: Path, n: int = 48) -> list[tuple[str, str]]:
+    path = Path(data) / "summeval_dev.jsonl.gz"
+    if not path.is_file():
+        raise SystemExit(f"--data {data}: no summeval_dev.jsonl.gz there (pass the folder of the human dev splits)")
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()][:n]
+    return [(r["system_output"], r["source"]) for r in rows]
+
+
+def long_cases() -> list[tuple[str, str]]:
+    """Each long article with its long faithful summary (the first correct output of over 100 words)."""
+    data = json.loads(HARD.read_text(encoding="utf-8"))
+    out = []
+    for case in data["sources"]:
+        summary = next((c for c in case["correct"] if len(c.split()) > 100), None)
+        if summary is not None and len(case["source"].split()) > 500:
+            out.append((summary, case["source"]))
+    return out
+
+
 INPUTS: dict[str, float] = {}  # model inputs per check in the last run of each dimension
 
 
 def run(evaluator, dimension: str, items, batched: bool) -> float:
-    kwargs = {"task": "rag"} if dimension == "faithfulness" else {}
     before = evaluator.stats["scored"]
     started = time.perf_counter()
     if dimension == "fluency":
@@ -44,10 +77,10 @@ def run(evaluator, dimension: str, items, batched: bool) -> float:
                 evaluator.score(text, "fluency")
     elif dimension == "faithfulness":
         if batched:
-            evaluator.evaluate([t for t, _ in items], "faithfulness", contexts=[[s] for _, s in items], **kwargs)
+            evaluator.evaluate([t for t, _ in items], "faithfulness", contexts=[[s] for _, s in items], task="rag")
         else:
             for text, source in items:
-                evaluator.score(text, "faithfulness", contexts=[source], **kwargs)
+                evaluator.score(text, "faithfulness", contexts=[source], task="rag")
     else:
         if batched:
             evaluator.evaluate([t for t, _ in items], dimension, sources=[s for _, s in items])
@@ -58,37 +91,163 @@ def run(evaluator, dimension: str, items, batched: bool) -> float:
     return (time.perf_counter() - started) * 1000 / len(items)
 
 
+def timing(evaluator, name: str, items, rounds: int) -> None:
+    for dim in DIMENSIONS:  # warm-up: sessions created, tokenizers loaded
+        run(evaluator, dim, items[:2], batched=True)
+    times = {(d, b): [] for d in DIMENSIONS for b in (False, True)}
+    for _ in range(rounds):
+        for batched in (False, True):
+            for dim in DIMENSIONS:
+                times[(dim, batched)].append(run(evaluator, dim, items, batched))
+    words = statistics.median(len(s.split()) for _, s in items), statistics.median(len(t.split()) for t, _ in items)
+    print(f"\n{name}: {len(items)} outputs (median {words[1]:.0f} words) of sources of median {words[0]:.0f} words")
+    print("| dimension | single ms/check | ratio to fluency | batched ms/check | ratio to fluency | inputs/check |")
+    print("|---|---|---|---|---|---|")
+    base_single = statistics.median(times[("fluency", False)])
+    base_batch = statistics.median(times[("fluency", True)])
+    for dim in DIMENSIONS:
+        single = statistics.median(times[(dim, False)])
+        batch = statistics.median(times[(dim, True)])
+        print(
+            f"| {dim} | {single:.1f} | {single / base_single:.1f}x | {batch:.1f} | {batch / base_batch:.1f}x "
+            f"| {INPUTS[dim]:.1f} |"
+        )
+
+
+class Profile:
+    """Times the model calls, the tokenizer, the window planning and the fact checks of one evaluator."""
+
+    def __init__(self):
+        self.seconds: Counter = Counter()
+        self.calls: Counter = Counter()
+        self.shapes: Counter = Counter()
+        self.tokens = 0
+        self.kinds: Counter = Counter()
+        self._patched: list = []
+
+    def patch(self, owner, name: str, label: str) -> None:
+        original = getattr(owner, name)
+        profile = self
+
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                profile.seconds[label] += time.perf_counter() - started
+                profile.calls[label] += 1
+
+        setattr(owner, name, timed)
+        self._patched.append((owner, name, original))
+
+    def install(self) -> None:
+        from nlgeval_runtime import factcheck, session, tokenize
+
+        from pytest_nlgeval.core import windows
+        from pytest_nlgeval.core.scorers import boolqa
+
+        original_run = session.Session.run
+        profile = self
+
+        def run(self_, feeds):
+            ids = feeds["input_ids"]
+            profile.shapes[tuple(ids.shape)] += 1
+            profile.tokens += int(ids.size)
+            started = time.perf_counter()
+            try:
+                return original_run(self_, feeds)
+            finally:
+                profile.seconds["onnx run"] += time.perf_counter() - started
+                profile.calls["onnx run"] += 1
+
+        session.Session.run = run
+        self._patched.append((session.Session, "run", original_run))
+        self.patch(tokenize.TextEncoder, "encode", "tokenize")
+        self.patch(boolqa, "alignment_units", "align units")
+        self.patch(windows.WindowPlanner, "plan", "plan windows")
+        self.patch(factcheck.FactChecks, "judge", "fact checks")
+
+        original_windows = boolqa._windows
+
+        def counted(dim, spec, batch, texts, models, capped):
+            out = original_windows(dim, spec, batch, texts, models, capped)
+            for unit_windows, window_texts in out or []:
+                for w in unit_windows or []:
+                    kind = "aligned unit" if w.rank is not None else "whole-source window"
+                    profile.kinds[kind] += 1
+            return out
+
+        boolqa._windows = counted
+        self._patched.append((boolqa, "_windows", original_windows))
+
+    def remove(self) -> None:
+        for owner, name, original in reversed(self._patched):
+            setattr(owner, name, original)
+        self._patched.clear()
+
+
+def profile(evaluator, name: str, items) -> None:
+    print(f"\nprofile, {name}: {len(items)} outputs, batched, no cache")
+    print("| dimension | ms/check | onnx run | tokenize | align units | plan windows | fact checks | rest "
+          "| inputs/check | tokens/check | onnx calls | candidate units/check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    shapes_of: dict[str, Counter] = {}
+    for dim in DIMENSIONS:
+        run(evaluator, dim, items[:2], batched=True)
+        prof = Profile()
+        prof.install()
+        try:
+            total = run(evaluator, dim, items, batched=True) * len(items) / 1000
+        finally:
+            prof.remove()
+        per = {k: 1000 * v / len(items) for k, v in prof.seconds.items()}
+        timed = sum(prof.seconds[k] for k in ("onnx run", "tokenize", "align units", "plan windows", "fact checks"))
+        # the planner's and the checks' time includes their own tokenizer calls; "rest" is what none of them took
+        rest = 1000 * (total - timed) / len(items)
+        kinds = sum(prof.kinds.values()) / len(items)
+        print(
+            f"| {dim} | {1000 * total / len(items):.1f} | {per.get('onnx run', 0):.1f} | {per.get('tokenize', 0):.1f} "
+            f"| {per.get('align units', 0):.1f} | {per.get('plan windows', 0):.1f} | {per.get('fact checks', 0):.1f} "
+            f"| {rest:.1f} | {INPUTS[dim]:.1f} | {prof.tokens / len(items):.0f} | {prof.calls['onnx run']} "
+            f"| {kinds:.1f} |"
+        )
+        shapes_of[dim] = prof.shapes
+        if prof.kinds:
+            print("|  | candidate units: " + ", ".join(f"{k} {v / len(items):.1f}" for k, v in prof.kinds.items())
+                  + " per check |" + " |" * 10)
+    for dim, shapes in shapes_of.items():
+        common = ", ".join(f"{b}x{t} ({n})" for (b, t), n in shapes.most_common(8))
+        print(f"{dim} batch shapes (batch x tokens, calls), most common: {common}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", default="default", help="a model folder (default: the embedded model)")
+    parser.add_argument("--data", help="the folder of the human dev splits (for the summeval set)")
+    parser.add_argument("--sets", default=None, help="comma-separated: pairs, summeval, long (default: all; "
+                        "summeval only with --data)")
+    parser.add_argument("--profile", action="store_true", help="print where a check's time goes instead")
     args = parser.parse_args(argv)
 
     from pytest_nlgeval.core.evaluator import Evaluator
 
+    names = args.sets.split(",") if args.sets else ["pairs", *(["summeval"] if args.data else []), "long"]
+    loaders = {"pairs": pair_cases, "summeval": lambda: summeval_cases(args.data), "long": long_cases}
+    unknown = [n for n in names if n not in loaders]
+    if unknown:
+        parser.error(f"--sets: unknown {unknown}; choose from {', '.join(loaders)}")
+    if "summeval" in names and not args.data:
+        parser.error("--sets summeval needs --data (the folder of the human dev splits)")
     evaluator = Evaluator(None if args.model == "default" else args.model, cache=False, threads=args.threads)
-    items = cases()
-    dims = ("fluency", "consistency", "faithfulness")
-    for dim in dims:  # warm-up: sessions created, tokenizers loaded
-        run(evaluator, dim, items[:4], batched=True)
-    times = {(d, b): [] for d in dims for b in (False, True)}
-    for _ in range(args.rounds):
-        for batched in (False, True):
-            for dim in dims:
-                times[(dim, batched)].append(run(evaluator, dim, items, batched))
-    print(f"{len(items)} outputs, {args.threads} threads, median of {args.rounds} alternating rounds, no cache\n")
-    print("| dimension | single ms/check | ratio to fluency | batched ms/check | ratio to fluency | inputs/check |")
-    print("|---|---|---|---|---|---|")
-    for dim in dims:
-        single = statistics.median(times[(dim, False)])
-        batch = statistics.median(times[(dim, True)])
-        base_single = statistics.median(times[("fluency", False)])
-        base_batch = statistics.median(times[("fluency", True)])
-        print(
-            f"| {dim} | {single:.1f} | {single / base_single:.1f}x | {batch:.1f} | {batch / base_batch:.1f}x "
-            f"| {INPUTS[dim]:.1f} |"
-        )
+    print(f"{args.threads} threads, no cache" + ("" if args.profile else f", median of {args.rounds} alternating rounds"))
+    for name in names:
+        items = loaders[name]()
+        if args.profile:
+            profile(evaluator, name, items)
+        else:
+            timing(evaluator, name, items, args.rounds)
     return 0
 
 

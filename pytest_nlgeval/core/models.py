@@ -21,6 +21,10 @@ from pytest_nlgeval.core.scorers.similarity import PAIR
 __all__ = ["ModelSessions"]
 
 
+#: a model call over at least this many inputs draws its progress (where the evaluator draws any)
+LONG_CALL_INPUTS = 512
+
+
 class ModelSessions:
     """Sessions, fingerprint and cache of an evaluator; the evaluator's constructor sets what they read (``model``,
     ``device``, ``precision``, ``batch_size``, ``threads``, ``model_cache_dir``, ``cache``, ``source_windows``,
@@ -190,7 +194,15 @@ class ModelSessions:
         self.stats["calls"] += 1
 
         def compute(misses: list[str]) -> list[tuple[float, bool, int]]:
-            result = (self.scorer if graph is None else self._graph_scorer(graph)).score(misses)
+            scorer = self.scorer if graph is None else self._graph_scorer(graph)
+            stream = getattr(self, "progress", None)
+            if stream is None or len(misses) < LONG_CALL_INPUTS:
+                result = scorer.score(misses)
+            else:  # one call over thousands of inputs (a very long output): say how far it is
+                from pytest_nlgeval.core.progress import progress
+
+                with progress(len(misses), "nlgeval model inputs", unit="input", stream=stream) as bar:
+                    result = scorer.score(misses, progress=lambda done, total: bar.update(done - bar.n))
             return [(float(s), bool(t), int(n)) for s, t, n in zip(result.scores, result.truncated, result.n_tokens)]
 
         return self.cached(texts, compute)

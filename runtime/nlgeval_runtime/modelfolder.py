@@ -438,7 +438,9 @@ def _validate_dimensions(declared: Any, fail) -> None:
         if cascade is not None:
             what = (
                 "'cascade' must be an object with 'first' (a positive integer: aligned units read first) and "
-                "'stop' in [0, 1], on a dimension whose 'source_units' are 'sentences' or 'both'"
+                "'stop' in [0, 1] (optionally 'whole' in [0, 1], the bar below which the whole source is read, and "
+                "'units', a positive integer: the aligned units read at most), "
+                "on a dimension whose 'source_units' are 'sentences' or 'both'"
             )
             if not isinstance(cascade, dict):
                 fail(f"{name!r}: {what}, got {cascade!r}")
@@ -447,6 +449,14 @@ def _validate_dimensions(declared: Any, fail) -> None:
                 fail(f"{name!r}: 'cascade.first' must be a positive integer, got {first!r}; {what}")
             if not _finite(cascade.get("stop"), 0.0, 1.0):
                 fail(f"{name!r}: 'cascade.stop' must be a finite number in [0, 1], got {cascade.get('stop')!r}; {what}")
+            if "whole" in cascade and not _finite(cascade["whole"], 0.0, 1.0):
+                fail(f"{name!r}: 'cascade.whole' must be a finite number in [0, 1], got {cascade['whole']!r}; {what}")
+            units = cascade.get("units", 1)
+            if isinstance(units, bool) or not isinstance(units, int) or units < 1:
+                fail(f"{name!r}: 'cascade.units' must be a positive integer, got {units!r}; {what}")
+            unknown = sorted(set(cascade) - {"first", "stop", "whole", "units"})
+            if unknown:
+                fail(f"{name!r}: 'cascade' has unknown keys {unknown}; {what}")
             if spec.get("source_units", "windows") == "windows":
                 fail(f"{name!r}: {what}; this dimension's 'source_units' are 'windows'")
     for name, spec in refuses.items():

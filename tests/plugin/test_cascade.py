@@ -1,5 +1,6 @@
-"""The two-step reading of a claim's aligned source units (``cascade`` in the declaration): a claim whose
-best-sharing unit supports it stops there; a wrong claim is read in full, with the score of a full reading."""
+"""The stepwise reading of a claim's source (``cascade`` in the declaration): a claim whose best-sharing unit
+supports it stops there; one that its aligned units leave undecided reads the whole source; a wrong claim reads
+every step, with the score of a full reading."""
 
 import copy
 
@@ -50,11 +51,62 @@ def test_a_supported_claim_stops_after_its_best_sharing_unit(evaluators):
     assert float(quick) >= 0.7 and float(quick) == pytest.approx(float(slow), abs=0.05)
 
 
-def test_a_wrong_claim_is_read_in_full(evaluators):
+def test_a_wrong_claim_reads_every_step_and_the_whole_source(evaluators):
     cascaded, full = evaluators
     text = "The bridge will cost 83 million euros."
     quick, quick_inputs = _read(cascaded, text)
     slow, slow_inputs = _read(full, text)
-    assert quick_inputs == slow_inputs
+    spec = cascaded._served(cascaded.dimension("consistency", "summarization"))
+    unread = max(0, int(spec.get("top_units", 6)) - int(spec["cascade"].get("units", 6)))
+    # every candidate but the aligned units past the cascade's `units` (still the explicit checks' evidence)
+    assert quick_inputs >= slow_inputs - unread and quick_inputs > 2
     assert float(quick) == pytest.approx(float(slow), abs=1e-9) and float(quick) <= 0.2
-    assert "candidates_read" not in quick.details["units"][0]["window"]
+    window = quick.details["units"][0]["window"]
+    assert window.get("candidates_read", f"{slow_inputs - 1} of {slow_inputs - 1}").startswith(f"{quick_inputs - 1} of ")
+    assert "83 million" in quick.explanation()[1] or any("83" in line for line in quick.explanation())
+
+
+class _Scripted:
+    """Models whose answers are scripted per window text; records what each model call read."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.calls: list[list[str]] = []
+
+    def score_texts(self, texts, graph=None):
+        self.calls.append(list(texts))
+        return [(self.answers[t], False, 10) for t in texts]
+
+
+def _unit(texts_ranks):
+    from pytest_nlgeval.core.windows import Window
+
+    windows = [Window(k, len(texts_ranks), k, k + 1, t, rank=r) for k, (t, r) in enumerate(texts_ranks)]
+    return windows, [t for t, _ in texts_ranks]
+
+
+def test_three_steps_read_the_whole_source_only_for_claims_their_aligned_units_leave_undecided():
+    from pytest_nlgeval.core.scorers.boolqa import _cascade
+
+    answers = {
+        "a0": 0.95, "a1": 0.1, "aw": 0.2,  # supported by its best unit: stops after step 1
+        "b0": 0.4, "b1": 0.85, "bw": 0.3,  # supported by another aligned unit: no whole-source reading
+        "c0": 0.1, "c1": 0.2, "cw": 0.9,  # only the whole source supports it: read in full
+    }  # fmt: skip
+    windows = [_unit([(f"{c}0", 0), (f"{c}1", 1), (f"{c}w", None)]) for c in "abc"]
+    models = _Scripted(answers)
+    out = _cascade({"cascade": {"first": 1, "stop": 0.8, "whole": 0.5}}, windows, models, None)
+    assert models.calls == [["a0", "b0", "c0"], ["b1", "c1"], ["cw"]]
+    assert [None if r is None else r[0] for r in out] == [0.95, None, None, 0.4, 0.85, None, 0.1, 0.2, 0.9]
+
+
+def test_without_a_whole_bar_the_stop_bar_decides_both_later_steps():
+    from pytest_nlgeval.core.scorers.boolqa import _cascade
+
+    answers = {"a0": 0.5, "a1": 0.7, "aw": 0.2}
+    models = _Scripted(answers)
+    _cascade({"cascade": {"first": 1, "stop": 0.8}}, [_unit([("a0", 0), ("a1", 1), ("aw", None)])], models, None)
+    assert models.calls == [["a0"], ["a1"], ["aw"]]
+    models = _Scripted(answers)
+    _cascade({}, [_unit([("a0", 0), ("a1", 1), ("aw", None)])], models, None)
+    assert models.calls == [["a0", "a1", "aw"]]  # no cascade: every candidate in one call

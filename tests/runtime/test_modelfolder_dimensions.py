@@ -114,6 +114,8 @@ def test_a_non_finite_weight_is_refused_naming_it(tmp_path):
         ({"first": 1, "stop": 1.2}, "cascade.stop"),
         ({"first": 1, "stop": float("nan")}, "cascade.stop"),
         ({"first": 1}, "cascade.stop"),
+        ({"first": 1, "stop": 0.8, "whole": -0.1}, "cascade.whole"),
+        ({"first": 1, "stop": 0.8, "whole": "0.3"}, "cascade.whole"),
     ],
 )
 def test_cascade_settings_are_validated_naming_the_key(tmp_path, cascade, key):
@@ -121,4 +123,12 @@ def test_cascade_settings_are_validated_naming_the_key(tmp_path, cascade, key):
         serves["summarization/consistency"]["cascade"] = cascade
 
     with pytest.raises(ModelFormatError, match=rf"'{key}' must be"):
+        _open(tmp_path, edit)
+
+
+def test_an_unknown_cascade_key_is_refused_naming_it(tmp_path):
+    def edit(serves):
+        serves["summarization/consistency"]["cascade"] = {"first": 1, "stop": 0.8, "hole": 0.3}
+
+    with pytest.raises(ModelFormatError, match=r"'cascade' has unknown keys \['hole'\]"):
         _open(tmp_path, edit)

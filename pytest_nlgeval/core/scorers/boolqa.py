@@ -73,40 +73,46 @@ class BoolQA:
 def _cascade(spec: dict, windows: list[_Windows], models: Models, graph: str | None) -> list:
     """Scores of every unit's window texts (flat, in plan order); None for a candidate window that was not read.
 
-    A dimension declared with ``cascade: {"first": k, "stop": t}`` reads a unit's aligned source units in two
-    steps: first the ``k`` that share the most content words with it; only a unit whose best score there stays
-    below ``t`` reads the rest (its other aligned units and the whole source). The score is the best over the
-    windows read (``max``), so a unit that stops has found support already; the evidence of its explicit fact
-    checks is still every aligned unit.
+    A dimension declared with ``cascade: {"first": k, "stop": t, "whole": w, "units": u}`` reads a unit's
+    candidates in up to three steps, each a batched model call over every unit still undecided: first the ``k``
+    aligned source units that share the most content words with it; only a unit whose best score there stays
+    below ``t`` reads its other aligned units up to the ``u`` best-sharing ones (default: all ``top_units``), and
+    the sentences that together hold its words; only a unit whose best score over those stays below ``w``
+    (default ``t``) reads the whole source, window by window. The score is the best over the windows read
+    (``max``), so a unit that stops has found support already; the evidence of its explicit fact checks is still
+    every aligned unit (``top_units``), read or not.
     """
     texts = [t for _, window_texts in windows for t in window_texts]
     cascade = spec.get("cascade")
-    groups = []  # (start, end, first-step mask)
+    groups = []  # (start, end, step of each candidate: 0 first, 1 other aligned units, 2 whole-source windows)
     start = 0
     for unit_windows, window_texts in windows:
         n = len(window_texts)
-        mask = [True] * n
+        steps = [0] * n
         if cascade and unit_windows and n > 1:
-            mask = [w.rank is not None and w.rank < int(cascade["first"]) for w in unit_windows]
-            if not any(mask):
-                mask = [True] * n
-        groups.append((start, start + n, mask))
+            first, most = int(cascade["first"]), int(cascade.get("units", len(unit_windows)))
+            cover = int(spec.get("top_units", 6))  # the rank of the sentences that together hold its words
+            steps = [
+                2 if w.rank is None else 0 if w.rank < first else 1 if w.rank < most or w.rank == cover else 3
+                for w in unit_windows
+            ]
+            if 0 not in steps:
+                steps = [0] * n
+        groups.append((start, start + n, steps))
         start += n
     out: list = [None] * len(texts)
-    first_step = [p for s, e, mask in groups for p, keep in zip(range(s, e), mask) if keep]
-    for p, r in zip(first_step, models.score_texts([texts[p] for p in first_step], graph)):
-        out[p] = r
-    stop = float(cascade["stop"]) if cascade else None
-    second_step = [
-        p
-        for s, e, mask in groups
-        if not all(mask) and (stop is None or max(out[q][0] for q in range(s, e) if mask[q - s]) < stop)
-        for p in range(s, e)
-        if not mask[p - s]
-    ]
-    if second_step:
-        for p, r in zip(second_step, models.score_texts([texts[p] for p in second_step], graph)):
-            out[p] = r
+    bars = (float(cascade["stop"]), float(cascade.get("whole", cascade["stop"]))) if cascade else (1.0, 1.0)
+    for step in (0, 1, 2):
+        todo = [
+            p
+            for s, e, steps in groups
+            if step == 0 or max((r[0] for r in out[s:e] if r is not None), default=0.0) < bars[step - 1]
+            for p in range(s, e)
+            if steps[p - s] == step
+        ]
+        if todo:
+            for p, r in zip(todo, models.score_texts([texts[p] for p in todo], graph)):
+                out[p] = r
     return out
 
 
