@@ -8,7 +8,9 @@ median round is reported with the ratio to fluency:
 - ``pairs``: the correct and damaged summaries of tests/data/fact_pairs.json (67 outputs, sources of 50-80 words);
 - ``summeval``: the first 48 rows of the SummEval development split (CNN/DailyMail articles of 200-900 words
   with a machine summary each; needs ``--data``);
-- ``long``: the six 119-153-word summaries of 535-580-word articles in tests/data/fact_pairs_hard.json.
+- ``long``: the six 119-153-word summaries of 535-580-word articles in tests/data/fact_pairs_hard.json;
+- ``runaway`` (only when named): one 200,000-character output, the correct and damaged summaries of the first
+  long article over and over, against that article (the evaluator reads its first 200 claims; the score says so).
 
 ``--profile`` scores each set once per dimension with the model calls, the tokenizer and the window planning
 timed, and prints where a check's time goes: claims, model inputs by kind (the aligned source units a claim is
@@ -16,6 +18,7 @@ read against, the whole-source windows, the claims' form), tokens, ONNX calls an
 
     python benchmarks/fact_speed.py --data $NLGEVAL_DATA/human [--sets pairs,summeval,long] [--rounds 3]
     python benchmarks/fact_speed.py --data $NLGEVAL_DATA/human --profile
+    python benchmarks/fact_speed.py --data $NLGEVAL_DATA/human --model FOLDER --device cuda   # on a GPU
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import gzip
 import json
 import statistics
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
@@ -63,6 +66,16 @@ def long_cases() -> list[tuple[str, str]]:
     return out
 
 
+def runaway_cases(size: int = 200_000) -> list[tuple[str, str]]:
+    case = json.loads(HARD.read_text(encoding="utf-8"))["sources"][0]
+    texts = case["correct"] + [d["text"] for d in case["damaged"]]
+    out, k = [], 0
+    while sum(len(t) + 1 for t in out) < size:
+        out.append(texts[k % len(texts)])
+        k += 1
+    return [(" ".join(out)[:size], case["source"])]
+
+
 INPUTS: dict[str, float] = {}  # model inputs per check in the last run of each dimension
 
 
@@ -93,7 +106,7 @@ def run(evaluator, dimension: str, items, batched: bool) -> float:
 
 def timing(evaluator, name: str, items, rounds: int) -> None:
     for dim in DIMENSIONS:  # warm-up: sessions created, tokenizers loaded
-        run(evaluator, dim, items[:2], batched=True)
+        run(evaluator, dim, pair_cases()[:2], batched=True)
     times = {(d, b): [] for d in DIMENSIONS for b in (False, True)}
     for _ in range(rounds):
         for batched in (False, True):
@@ -123,6 +136,7 @@ class Profile:
         self.shapes: Counter = Counter()
         self.tokens = 0
         self.kinds: Counter = Counter()
+        self.steps: dict = defaultdict(lambda: [0, 0])  # label -> [inputs, tokens before padding]
         self._patched: list = []
 
     def patch(self, owner, name: str, label: str) -> None:
@@ -167,6 +181,38 @@ class Profile:
         self.patch(windows.WindowPlanner, "plan", "plan windows")
         self.patch(factcheck.FactChecks, "judge", "fact checks")
 
+        from pytest_nlgeval.core import models as sessions
+
+        original_score_texts = sessions.ModelSessions.score_texts
+        original_cascade = boolqa._cascade
+        step = {"now": "model"}
+
+        def score_texts(self_, texts, graph=None):
+            out = original_score_texts(self_, texts, graph)
+            label = step["now"] if graph is None else f"{graph} graph"
+            profile.steps[label][0] += len(out)
+            profile.steps[label][1] += sum(min(n, 256) for _, _, n in out)
+            return out
+
+        def cascade(spec, windows_, models, graph, *rest):
+            class Stepped:  # the cascade's model calls, one per step, labelled by step
+                calls = 0
+
+                def score_texts(self_, texts, graph=None):
+                    step["now"] = f"step {Stepped.calls + 1}"
+                    Stepped.calls += 1
+                    try:
+                        return models.score_texts(texts, graph)
+                    finally:
+                        step["now"] = "model"
+
+            return original_cascade(spec, windows_, Stepped(), graph, *rest)
+
+        sessions.ModelSessions.score_texts = score_texts
+        boolqa._cascade = cascade
+        self._patched.append((sessions.ModelSessions, "score_texts", original_score_texts))
+        self._patched.append((boolqa, "_cascade", original_cascade))
+
         original_windows = boolqa._windows
 
         def counted(dim, spec, batch, texts, models, capped):
@@ -193,7 +239,7 @@ def profile(evaluator, name: str, items) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     shapes_of: dict[str, Counter] = {}
     for dim in DIMENSIONS:
-        run(evaluator, dim, items[:2], batched=True)
+        run(evaluator, dim, pair_cases()[:2], batched=True)
         prof = Profile()
         prof.install()
         try:
@@ -211,13 +257,17 @@ def profile(evaluator, name: str, items) -> None:
             f"| {rest:.1f} | {INPUTS[dim]:.1f} | {prof.tokens / len(items):.0f} | {prof.calls['onnx run']} "
             f"| {kinds:.1f} |"
         )
-        shapes_of[dim] = prof.shapes
-        if prof.kinds:
-            print("|  | candidate units: " + ", ".join(f"{k} {v / len(items):.1f}" for k, v in prof.kinds.items())
-                  + " per check |" + " |" * 10)
-    for dim, shapes in shapes_of.items():
+        shapes_of[dim] = (prof.shapes, prof.kinds, dict(prof.steps))
+    print("\n(tokens/check: padded, as the model computes them; the times of the planner and of the checks include "
+          "their own tokenizer calls)")
+    for dim, (shapes, kinds, steps) in shapes_of.items():
+        if kinds:
+            print(f"{dim}: candidates per check: " + ", ".join(f"{k} {v / len(items):.1f}" for k, v in kinds.items()))
+        if steps:
+            print(f"{dim}: read per check (inputs, tokens before padding): " + ", ".join(
+                f"{k} {v[0] / len(items):.1f}, {v[1] / len(items):.0f}" for k, v in sorted(steps.items())))
         common = ", ".join(f"{b}x{t} ({n})" for (b, t), n in shapes.most_common(8))
-        print(f"{dim} batch shapes (batch x tokens, calls), most common: {common}")
+        print(f"{dim}: batch shapes (batch x tokens, calls), most common: {common}")
 
 
 def main(argv=None) -> int:
@@ -225,29 +275,39 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", default="default", help="a model folder (default: the embedded model)")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (the folder needs an fp16 or fp32 "
+                        "graph for cuda; the embedded model ships its CPU graph only)")
     parser.add_argument("--data", help="the folder of the human dev splits (for the summeval set)")
-    parser.add_argument("--sets", default=None, help="comma-separated: pairs, summeval, long (default: all; "
-                        "summeval only with --data)")
+    parser.add_argument("--sets", default=None, help="comma-separated: pairs, summeval, long, runaway (default: "
+                        "the first three; summeval only with --data)")
     parser.add_argument("--profile", action="store_true", help="print where a check's time goes instead")
     args = parser.parse_args(argv)
 
     from pytest_nlgeval.core.evaluator import Evaluator
 
     names = args.sets.split(",") if args.sets else ["pairs", *(["summeval"] if args.data else []), "long"]
-    loaders = {"pairs": pair_cases, "summeval": lambda: summeval_cases(args.data), "long": long_cases}
+    loaders = {
+        "pairs": pair_cases,
+        "summeval": lambda: summeval_cases(args.data),
+        "long": long_cases,
+        "runaway": runaway_cases,
+    }
     unknown = [n for n in names if n not in loaders]
     if unknown:
         parser.error(f"--sets: unknown {unknown}; choose from {', '.join(loaders)}")
     if "summeval" in names and not args.data:
         parser.error("--sets summeval needs --data (the folder of the human dev splits)")
-    evaluator = Evaluator(None if args.model == "default" else args.model, cache=False, threads=args.threads)
-    print(f"{args.threads} threads, no cache" + ("" if args.profile else f", median of {args.rounds} alternating rounds"))
+    evaluator = Evaluator(
+        None if args.model == "default" else args.model, cache=False, threads=args.threads, device=args.device
+    )
+    print(f"device {args.device}, {args.threads} threads, no cache" + ("" if args.profile else f", median of {args.rounds} alternating rounds"))
     for name in names:
         items = loaders[name]()
         if args.profile:
             profile(evaluator, name, items)
         else:
             timing(evaluator, name, items, args.rounds)
+    print(f"\nthe claim head ran on {evaluator.scorer.provider} ({evaluator.scorer.precision})")
     return 0
 
 

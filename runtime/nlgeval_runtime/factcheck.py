@@ -380,8 +380,14 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
     """The explicit checks of ``claim`` against its ``evidence`` (the best supporting span or spans).
 
     ``source``: the whole source (default: the evidence); names are looked up there, since a name is often
-    introduced in one sentence and referred to in the next.
+    introduced in one sentence and referred to in the next. Remembered for recent arguments: a claim's checks
+    decide how much of its source the model reads, and then its score.
     """
+    return list(_check_claim(claim, evidence, source))
+
+
+@functools.lru_cache(maxsize=512)
+def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatch, ...]:
     source = evidence if source is None else source
     found: list[Mismatch] = []
     # the evidence is read liberally ("one" is 1), the claim strictly: a missed number in the claim costs a
@@ -397,7 +403,7 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
             continue
         if mention.unit is None and any(_same_value(mention.value, e.value) for e in source_numbers):
             continue  # a bare number or a year ("in 2015") is context, often stated once for the whole article
-        if source is not evidence and _stated_elsewhere(mention, claim, source):
+        if source != evidence and _stated_elsewhere(mention, claim, source):
             continue  # aligned with the wrong paragraph: another sentence about the same thing states it
         found.append(Mismatch(mention.kind, mention.text, _closest(mention, evidence_numbers)))
     claim_words = words(claim)
@@ -429,7 +435,7 @@ def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mi
     negation = _negation_flip(claim, evidence)
     if negation is not None:
         found.append(negation)
-    return found
+    return tuple(found)
 
 
 def _closest(mention: NumberMention, evidence: Sequence[NumberMention]) -> str | None:

@@ -454,7 +454,9 @@ def _validate_dimensions(declared: Any, fail) -> None:
             units = cascade.get("units", 1)
             if isinstance(units, bool) or not isinstance(units, int) or units < 1:
                 fail(f"{name!r}: 'cascade.units' must be a positive integer, got {units!r}; {what}")
-            unknown = sorted(set(cascade) - {"first", "stop", "whole", "units"})
+            if not isinstance(cascade.get("decided_by_checks", False), bool):
+                fail(f"{name!r}: 'cascade.decided_by_checks' must be true or false; {what}")
+            unknown = sorted(set(cascade) - {"first", "stop", "whole", "units", "decided_by_checks"})
             if unknown:
                 fail(f"{name!r}: 'cascade' has unknown keys {unknown}; {what}")
             if spec.get("source_units", "windows") == "windows":

@@ -51,19 +51,17 @@ def test_a_supported_claim_stops_after_its_best_sharing_unit(evaluators):
     assert float(quick) >= 0.7 and float(quick) == pytest.approx(float(slow), abs=0.05)
 
 
-def test_a_wrong_claim_reads_every_step_and_the_whole_source(evaluators):
+def test_a_wrong_claim_no_check_names_reads_every_step_and_the_whole_source(evaluators):
     cascaded, full = evaluators
-    text = "The bridge will cost 83 million euros."
+    text = "The council of Lindau rejected the new bridge."  # no number, date or name wrong: the head decides
     quick, quick_inputs = _read(cascaded, text)
     slow, slow_inputs = _read(full, text)
     spec = cascaded._served(cascaded.dimension("consistency", "summarization"))
     unread = max(0, int(spec.get("top_units", 6)) - int(spec["cascade"].get("units", 6)))
     # every candidate but the aligned units past the cascade's `units` (still the explicit checks' evidence)
-    assert quick_inputs >= slow_inputs - unread and quick_inputs > 2
-    assert float(quick) == pytest.approx(float(slow), abs=1e-9) and float(quick) <= 0.2
-    window = quick.details["units"][0]["window"]
-    assert window.get("candidates_read", f"{slow_inputs - 1} of {slow_inputs - 1}").startswith(f"{quick_inputs - 1} of ")
-    assert "83 million" in quick.explanation()[1] or any("83" in line for line in quick.explanation())
+    assert quick_inputs == slow_inputs - unread
+    assert quick.details["units"][0]["window"]["candidates_read"] == f"{slow_inputs - 1 - unread} of {slow_inputs - 1}"
+    assert float(quick) <= float(slow) + 1e-9 and float(quick) <= 0.2
 
 
 class _Scripted:
@@ -110,3 +108,21 @@ def test_without_a_whole_bar_the_stop_bar_decides_both_later_steps():
     models = _Scripted(answers)
     _cascade({}, [_unit([("a0", 0), ("a1", 1), ("aw", None)])], models, None)
     assert models.calls == [["a0", "a1", "aw"]]  # no cascade: every candidate in one call
+
+
+def test_a_claim_an_explicit_check_fails_stops_after_its_first_step(evaluators):
+    cascaded, _ = evaluators
+    spec = cascaded._served(cascaded.dimension("consistency", "summarization"))
+    assert spec["cascade"].get("decided_by_checks") is True
+    text = "The bridge will cost 83 million euros."  # its number is not the source's: capped whatever is read
+    score, inputs = _read(cascaded, text)
+    assert inputs == 2  # its best-sharing unit and its form
+    assert float(score) <= 0.2 and "83 million" in " ".join(score.explanation())
+    checked = copy.deepcopy(spec)
+    checked["cascade"]["decided_by_checks"] = False
+    cascaded._served = lambda dim, served=cascaded._served: checked if dim.name == "consistency" else served(dim)
+    try:
+        slow, slow_inputs = _read(cascaded, text)
+    finally:
+        del cascaded._served
+    assert slow_inputs > inputs and float(slow) == pytest.approx(float(score), abs=1e-9)

@@ -35,6 +35,20 @@ def test_a_long_batch_draws_its_progress_and_scores_as_one_call(tmp_path):
     assert "nlgeval summarization/fluency" in stream.getvalue() and "80/80" in stream.getvalue()
 
 
+def test_one_output_that_costs_many_model_inputs_draws_them_and_scores_the_same(monkeypatch):
+    from pytest_nlgeval.core import models
+    from pytest_nlgeval.core.evaluator import Evaluator
+
+    source = "The shop on Mill Street sells tea, coffee and cake. It opens at eight and closes at six."
+    output = " ".join(f"The shop sells tea number {k} at its counter." for k in range(40))
+    plain = Evaluator(cache=False).score(output, "consistency", source=source)
+    monkeypatch.setattr(models, "LONG_CALL_INPUTS", 32)  # one output's 40 claims in one call
+    stream = io.StringIO()
+    drawn = Evaluator(cache=False, progress=stream).score(output, "consistency", source=source)
+    assert float(drawn) == float(plain)
+    assert "nlgeval model inputs" in stream.getvalue() and "40/40" in stream.getvalue()
+
+
 BATCH_SUITE = """
 from pytest_nlgeval import assert_dimensions
 

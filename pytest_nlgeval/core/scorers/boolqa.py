@@ -19,7 +19,7 @@ from pytest_nlgeval.core.windows import Window, alignment_units
 if TYPE_CHECKING:
     from pytest_nlgeval.core.dimensions import Dimension
 
-__all__ = ["BoolQA", "WHOLE_SOURCE_TOKENS", "source_parts"]
+__all__ = ["BoolQA", "WHOLE_SOURCE_TOKENS", "claim_evidence", "source_parts"]
 
 #: the longest source (tokens, with the claim and question) that a claim of a ``both`` dimension also reads
 #: whole, window by window; past it, each claim reads only its aligned units, found over the whole source
@@ -42,7 +42,8 @@ class BoolQA:
         if windows is None:
             flat = iter(models.score_texts(texts, graph))
             return [[Reading(*next(flat)) for _ in planned.texts] for planned in batch]
-        results = _cascade(spec, windows, models, graph)
+        decided = _failing_checks(dim, spec, batch, windows)
+        results = _cascade(spec, windows, models, graph, decided)
         out, at, unit_at = [], 0, 0
         for planned in batch:
             readings = []
@@ -70,7 +71,35 @@ class BoolQA:
         return out
 
 
-def _cascade(spec: dict, windows: list[_Windows], models: Models, graph: str | None) -> list:
+def claim_evidence(windows: list[Window] | None, body: str) -> str:
+    """What a claim's explicit checks read: the source sentences and sentence pairs it was aligned with (read by
+    the model or not), else the whole source."""
+    aligned = [w.text for w in windows or [] if 1 <= w.last - w.first <= 2]
+    return "\n".join(aligned) if aligned else body
+
+
+def _failing_checks(dim: Dimension, spec: dict, batch: list[Planned], windows: list[_Windows]) -> set[int]:
+    """Units (in plan order) that an explicit fact check already fails against their aligned evidence, for a
+    dimension whose claims are checked (``checks``) and read in steps (``cascade``): such a claim is capped
+    whatever the model reads (:mod:`pytest_nlgeval.core.scorers.claims`), so it stops after the first step."""
+    cascade = spec.get("cascade")
+    if not cascade or not cascade.get("decided_by_checks") or dim.unit != "claim" or "checks" not in spec:
+        return set()
+    from nlgeval_runtime.factcheck import check_claim
+
+    failing, at = set(), 0
+    for planned in batch:
+        _, body, _ = source_parts(dim, planned.values)
+        for unit in planned.units:
+            if windows[at][0] and check_claim(unit, claim_evidence(windows[at][0], body), body):
+                failing.add(at)
+            at += 1
+    return failing
+
+
+def _cascade(
+    spec: dict, windows: list[_Windows], models: Models, graph: str | None, decided: set[int] = frozenset()
+) -> list:
     """Scores of every unit's window texts (flat, in plan order); None for a candidate window that was not read.
 
     A dimension declared with ``cascade: {"first": k, "stop": t, "whole": w, "units": u}`` reads a unit's
@@ -80,13 +109,14 @@ def _cascade(spec: dict, windows: list[_Windows], models: Models, graph: str | N
     the sentences that together hold its words; only a unit whose best score over those stays below ``w``
     (default ``t``) reads the whole source, window by window. The score is the best over the windows read
     (``max``), so a unit that stops has found support already; the evidence of its explicit fact checks is still
-    every aligned unit (``top_units``), read or not.
+    every aligned unit (``top_units``), read or not. With ``"decided_by_checks": true``, a claim that an explicit
+    check already fails (``decided``: it is capped whatever the model reads) stops after the first step.
     """
     texts = [t for _, window_texts in windows for t in window_texts]
     cascade = spec.get("cascade")
     groups = []  # (start, end, step of each candidate: 0 first, 1 other aligned units, 2 whole-source windows)
     start = 0
-    for unit_windows, window_texts in windows:
+    for k, (unit_windows, window_texts) in enumerate(windows):
         n = len(window_texts)
         steps = [0] * n
         if cascade and unit_windows and n > 1:
@@ -98,6 +128,8 @@ def _cascade(spec: dict, windows: list[_Windows], models: Models, graph: str | N
             ]
             if 0 not in steps:
                 steps = [0] * n
+            elif k in decided:  # an explicit check fails it: capped whatever the later steps would read
+                steps = [0 if step == 0 else 3 for step in steps]
         groups.append((start, start + n, steps))
         start += n
     out: list = [None] * len(texts)

@@ -17,7 +17,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from pytest_nlgeval.core.scorers.base import Models, Planned, Reading
-from pytest_nlgeval.core.scorers.boolqa import source_parts
+from pytest_nlgeval.core.scorers.boolqa import claim_evidence, source_parts
 
 if TYPE_CHECKING:
     from pytest_nlgeval.core.dimensions import Dimension
@@ -46,8 +46,7 @@ class ClaimChecks:
         for (planned, u), form in zip(claims, forms):
             _, body, _ = source_parts(dim, planned.values)
             reading = planned.readings[u]
-            aligned = [w.text for w in reading.evidence or [] if 1 <= w.last - w.first <= 2]  # sentences, pairs
-            evidence = "\n".join(aligned) if aligned else body
+            evidence = claim_evidence(reading.evidence, body)
             verdict = checks.judge(planned.units[u], head=reading.score, form=form[0], evidence=evidence, source=body)
             if spec.get("checker"):  # the checker's reading is the claim's score; a failed check caps it
                 verdict = dataclasses.replace(
