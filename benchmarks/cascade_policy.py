@@ -111,8 +111,11 @@ def main(argv=None) -> int:
         "consistency": recommended_threshold("consistency", "summarization"),
         "rag faithfulness": recommended_threshold("faithfulness", "rag"),
     }
-    print("| policy | " + " | ".join(f"{n} | tokens/check" for n, _, _ in sets)
-          + " | realistic consistency FA, caught | rag faithfulness FA, caught | s |")
+    print(
+        "| policy | "
+        + " | ".join(f"{n} | tokens/check" for n, _, _ in sets)
+        + " | realistic consistency FA, caught | rag faithfulness FA, caught | s |"
+    )
     print("|---|" + "---|---|" * len(sets) + "---|---|---|")
     for text in args.policies:
         policy = None if text == "none" else json.loads(text)

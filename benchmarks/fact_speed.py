@@ -234,8 +234,10 @@ class Profile:
 
 def profile(evaluator, name: str, items) -> None:
     print(f"\nprofile, {name}: {len(items)} outputs, batched, no cache")
-    print("| dimension | ms/check | onnx run | tokenize | align units | plan windows | fact checks | rest "
-          "| inputs/check | tokens/check | onnx calls | candidate units/check |")
+    print(
+        "| dimension | ms/check | onnx run | tokenize | align units | plan windows | fact checks | rest "
+        "| inputs/check | tokens/check | onnx calls | candidate units/check |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     shapes_of: dict[str, Counter] = {}
     for dim in DIMENSIONS:
@@ -258,14 +260,18 @@ def profile(evaluator, name: str, items) -> None:
             f"| {kinds:.1f} |"
         )
         shapes_of[dim] = (prof.shapes, prof.kinds, dict(prof.steps))
-    print("\n(tokens/check: padded, as the model computes them; the times of the planner and of the checks include "
-          "their own tokenizer calls)")
+    print(
+        "\n(tokens/check: padded, as the model computes them; the times of the planner and of the checks include "
+        "their own tokenizer calls)"
+    )
     for dim, (shapes, kinds, steps) in shapes_of.items():
         if kinds:
             print(f"{dim}: candidates per check: " + ", ".join(f"{k} {v / len(items):.1f}" for k, v in kinds.items()))
         if steps:
-            print(f"{dim}: read per check (inputs, tokens before padding): " + ", ".join(
-                f"{k} {v[0] / len(items):.1f}, {v[1] / len(items):.0f}" for k, v in sorted(steps.items())))
+            print(
+                f"{dim}: read per check (inputs, tokens before padding): "
+                + ", ".join(f"{k} {v[0] / len(items):.1f}, {v[1] / len(items):.0f}" for k, v in sorted(steps.items()))
+            )
         common = ", ".join(f"{b}x{t} ({n})" for (b, t), n in shapes.most_common(8))
         print(f"{dim}: batch shapes (batch x tokens, calls), most common: {common}")
 
@@ -275,11 +281,18 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", default="default", help="a model folder (default: the embedded model)")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (the folder needs an fp16 or fp32 "
-                        "graph for cuda; the embedded model ships its CPU graph only)")
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="auto, cpu or cuda (the folder needs an fp16 or fp32 "
+        "graph for cuda; the embedded model ships its CPU graph only)",
+    )
     parser.add_argument("--data", help="the folder of the human dev splits (for the summeval set)")
-    parser.add_argument("--sets", default=None, help="comma-separated: pairs, summeval, long, runaway (default: "
-                        "the first three; summeval only with --data)")
+    parser.add_argument(
+        "--sets",
+        default=None,
+        help="comma-separated: pairs, summeval, long, runaway (default: the first three; summeval only with --data)",
+    )
     parser.add_argument("--profile", action="store_true", help="print where a check's time goes instead")
     args = parser.parse_args(argv)
 
@@ -300,7 +313,10 @@ def main(argv=None) -> int:
     evaluator = Evaluator(
         None if args.model == "default" else args.model, cache=False, threads=args.threads, device=args.device
     )
-    print(f"device {args.device}, {args.threads} threads, no cache" + ("" if args.profile else f", median of {args.rounds} alternating rounds"))
+    print(
+        f"device {args.device}, {args.threads} threads, no cache"
+        + ("" if args.profile else f", median of {args.rounds} alternating rounds")
+    )
     for name in names:
         items = loaders[name]()
         if args.profile:

@@ -17,6 +17,6 @@ def test_the_profile_prints_each_step_and_the_forms(capsys, monkeypatch):
     read = next(line for line in out.splitlines() if line.startswith("consistency: read per check"))
     assert "step 1" in read and "text graph" in read  # the best-sharing unit and each claim's form
     assert len(fact_speed.long_cases()) == 6 and all(len(s.split()) > 500 for _, s in fact_speed.long_cases())
-    (output, _), = fact_speed.runaway_cases(2_000)
+    ((output, _),) = fact_speed.runaway_cases(2_000)
     assert len(output) == 2_000
     sys.modules.pop("fact_speed", None)

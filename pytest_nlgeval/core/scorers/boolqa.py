@@ -10,7 +10,7 @@ evidence, which the explicit fact checks read (:mod:`pytest_nlgeval.core.scorers
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, AbstractSet
 
 from pytest_nlgeval.core.dimensions import DimensionError, InputError, hide_user_errors, prepare_fields
 from pytest_nlgeval.core.scorers.base import Models, Planned, Reading
@@ -98,7 +98,7 @@ def _failing_checks(dim: Dimension, spec: dict, batch: list[Planned], windows: l
 
 
 def _cascade(
-    spec: dict, windows: list[_Windows], models: Models, graph: str | None, decided: set[int] = frozenset()
+    spec: dict, windows: list[_Windows], models: Models, graph: str | None, decided: AbstractSet[int] = frozenset()
 ) -> list:
     """Scores of every unit's window texts (flat, in plan order); None for a candidate window that was not read.
 
