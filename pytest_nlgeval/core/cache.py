@@ -57,6 +57,14 @@ class _Damaged(sqlite3.DatabaseError):
 _DAMAGE_CODES = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 
 
+def _is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` says another connection holds the lock (SQLITE_BUSY, SQLITE_LOCKED and their forms)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc).lower()
+
+
 def _is_damage(exc: BaseException) -> bool:
     """Whether ``exc`` says the file itself is damaged (rather than locked, read-only, full or unreachable)."""
     if isinstance(exc, _Damaged):
@@ -101,7 +109,7 @@ class ScoreCache:
         self._conn, self._pid = None, os.getpid()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = self._open_checked()
+            conn = self._open_retrying()
         except (sqlite3.Error, OSError) as exc:  # _Damaged (a failed integrity check) is a sqlite3.Error
             if _is_damage(exc):
                 if not self._set_aside(exc):
@@ -117,6 +125,19 @@ class ScoreCache:
                 return self._conn
         self._conn = conn
         return conn
+
+    def _open_retrying(self) -> sqlite3.Connection:
+        """:meth:`_open_checked`, tried again while SQLite refuses it at once as busy (a new file that another
+        worker is creating or switching to WAL), up to the busy timeout."""
+        deadline, pause = time.monotonic() + _BUSY_TIMEOUT_S, 0.02
+        while True:
+            try:
+                return self._open_checked()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() + pause >= deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(2 * pause, 1.0)
 
     def _open_checked(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
@@ -265,20 +286,31 @@ class ScoreCache:
             if conn is None or self._degraded is not None:
                 self._remember(values)
                 return
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)", values)
-                conn.execute("COMMIT")
-            except (sqlite3.Error, OSError) as exc:
+            # SQLite answers some lock conflicts with SQLITE_BUSY at once, without waiting on its busy handler
+            # (a worker that opened the file while another switched it to WAL, a reader's snapshot upgraded to a
+            # write): such a write is tried again, with backoff, up to the same busy timeout.
+            deadline, pause = time.monotonic() + _BUSY_TIMEOUT_S, 0.02
+            while True:
                 try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                if _is_damage(exc):
-                    self._recover(exc)
-                else:
-                    self._degrade(exc, reads=True)
-                self._remember(values)
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)", values)
+                    conn.execute("COMMIT")
+                    return
+                except (sqlite3.Error, OSError) as exc:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                    if _is_busy(exc) and time.monotonic() + pause < deadline:
+                        time.sleep(pause)
+                        pause = min(2 * pause, 1.0)
+                        continue
+                    if _is_damage(exc):
+                        self._recover(exc)
+                    else:
+                        self._degrade(exc, reads=True)
+                    self._remember(values)
+                    return
 
     def _remember(self, values: list[tuple]) -> None:
         for evaluator_id, digest, score, truncated, n_tokens, _ in values:

@@ -201,3 +201,32 @@ def test_damaged_file_that_cannot_be_moved_is_left_and_the_run_scores_in_memory(
     assert found[1] == {"a": (0.5, False, 1)}
     assert len(caught) == 1 and "could not be set aside" in str(caught[0].message)
     assert path.read_bytes().startswith(b"this is not a database")
+
+
+def test_a_write_sqlite_refuses_at_once_as_busy_is_retried_until_it_lands(tmp_path, monkeypatch):
+    """SQLite answers some lock conflicts with SQLITE_BUSY without waiting (two pytest-xdist workers opening a new
+    cache while one switches it to WAL): the write waits and lands; no warning, nothing kept only in memory."""
+    path = _recorded(tmp_path)
+    cache = ScoreCache(path)
+    cache.get_many("ev", ["a"])  # connected
+    real = cache._connect()
+    refusals = {"left": 3}
+
+    class Refusing:
+        """The connection, refusing its first write transactions as SQLite does under such a conflict."""
+
+        def execute(self, sql, *args):
+            if sql == "BEGIN IMMEDIATE" and refusals["left"]:
+                refusals["left"] -= 1
+                error = sqlite3.OperationalError("database is locked")
+                error.sqlite_errorname = "SQLITE_BUSY"
+                raise error
+            return real.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    monkeypatch.setattr(cache, "_connect", lambda: Refusing())
+    _, caught = _warnings_of(lambda: cache.put_many("ev", {"late": (0.25, False, 3)}))
+    assert not caught and refusals["left"] == 0
+    assert _file_rows(path) == 21  # in the file, for the next run and the other worker
