@@ -25,7 +25,7 @@ import functools
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-__all__ = ["MODES", "UNITS", "Window", "WindowPlanner", "alignment_units", "check_mode", "sentence_spans"]
+__all__ = ["MODES", "UNITS", "Window", "WindowPlanner", "alignment_units", "check_mode", "sentence_spans", "word_share"]
 
 #: How a model folder may declare that a dimension reads its source (``source_units`` in nlgeval.json):
 #: ``windows``, long sources in passage windows (this module's planner); ``sentences``, every claim
@@ -148,6 +148,19 @@ class WindowPlanner:
             start = max(end - self.overlap, start + 1)
         texts = [source[spans[a][0] : spans[b - 1][1]] + tail for a, b in bounds]
         return [Window(i, len(bounds), a, b, t) for i, ((a, b), t) in enumerate(zip(bounds, texts))]
+
+
+def word_share(claim: str, text: str) -> float:
+    """The share of ``claim``'s content words (three or more letters, and numbers) that ``text`` holds; 1.0 for a
+    claim without any."""
+    words = _content_words(claim)
+    return len(words & _window_words(text)) / len(words) if words else 1.0
+
+
+@functools.lru_cache(maxsize=256)
+def _window_words(text: str) -> frozenset[str]:
+    """A window's content words, once per window (every claim of an output shares its source's windows)."""
+    return frozenset(_content_words(text))
 
 
 def _content_words(text: str) -> set[str]:

@@ -456,7 +456,12 @@ def _validate_dimensions(declared: Any, fail) -> None:
                 fail(f"{name!r}: 'cascade.units' must be a positive integer, got {units!r}; {what}")
             if not isinstance(cascade.get("decided_by_checks", False), bool):
                 fail(f"{name!r}: 'cascade.decided_by_checks' must be true or false; {what}")
-            unknown = sorted(set(cascade) - {"first", "stop", "whole", "units", "decided_by_checks"})
+            if "whole_words" in cascade and not _finite(cascade["whole_words"], 0.0, 1.0):
+                fail(
+                    f"{name!r}: 'cascade.whole_words' must be a finite number in [0, 1], got "
+                    f"{cascade['whole_words']!r}; {what}"
+                )
+            unknown = sorted(set(cascade) - {"first", "stop", "whole", "units", "decided_by_checks", "whole_words"})
             if unknown:
                 fail(f"{name!r}: 'cascade' has unknown keys {unknown}; {what}")
             if spec.get("source_units", "windows") == "windows":

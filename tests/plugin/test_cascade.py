@@ -126,3 +126,22 @@ def test_a_claim_an_explicit_check_fails_stops_after_its_first_step(evaluators):
     finally:
         del cascaded._served
     assert slow_inputs > inputs and float(slow) == pytest.approx(float(score), abs=1e-9)
+
+
+def test_the_whole_source_step_reads_only_windows_that_hold_half_the_claims_words():
+    from pytest_nlgeval.core.scorers.boolqa import _cascade
+    from pytest_nlgeval.core.windows import Window, word_share
+
+    claim = "The harbour bridge reopened on Monday after repairs."
+    windows = [
+        Window(0, 3, 0, 1, "The council met.", rank=0),
+        Window(0, 2, 0, 4, "The harbour bridge was closed for repairs. It reopened on Monday."),
+        Window(1, 2, 4, 8, "Rain is expected on Thursday. Schools stay open."),
+    ]
+    assert word_share(claim, windows[1].text) >= 0.5 > word_share(claim, windows[2].text)
+    answers = {w.text: 0.1 for w in windows}
+    models = _Scripted(answers)
+    spec = {"cascade": {"first": 1, "stop": 0.8, "whole": 0.5, "whole_words": 0.5}}
+    out = _cascade(spec, [(windows, [w.text for w in windows])], models, None, units=[claim])
+    assert models.calls == [[windows[0].text], [windows[1].text]]  # the window about the weather is never read
+    assert out[2] is None

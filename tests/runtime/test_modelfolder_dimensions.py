@@ -119,6 +119,7 @@ def test_a_non_finite_weight_is_refused_naming_it(tmp_path):
         ({"first": 1, "stop": 0.8, "units": 0}, "cascade.units"),
         ({"first": 1, "stop": 0.8, "units": 2.5}, "cascade.units"),
         ({"first": 1, "stop": 0.8, "decided_by_checks": "yes"}, "cascade.decided_by_checks"),
+        ({"first": 1, "stop": 0.8, "whole_words": 1.5}, "cascade.whole_words"),
     ],
 )
 def test_cascade_settings_are_validated_naming_the_key(tmp_path, cascade, key):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, AbstractSet
 
 from pytest_nlgeval.core.dimensions import DimensionError, InputError, hide_user_errors, prepare_fields
 from pytest_nlgeval.core.scorers.base import Models, Planned, Reading
-from pytest_nlgeval.core.windows import Window, alignment_units
+from pytest_nlgeval.core.windows import Window, alignment_units, word_share
 
 if TYPE_CHECKING:
     from pytest_nlgeval.core.dimensions import Dimension
@@ -43,7 +43,8 @@ class BoolQA:
             flat = iter(models.score_texts(texts, graph))
             return [[Reading(*next(flat)) for _ in planned.texts] for planned in batch]
         decided = _failing_checks(dim, spec, batch, windows)
-        results = _cascade(spec, windows, models, graph, decided)
+        units = [u for planned in batch for u in planned.units]
+        results = _cascade(spec, windows, models, graph, decided, units)
         out, at, unit_at = [], 0, 0
         for planned in batch:
             readings = []
@@ -98,7 +99,12 @@ def _failing_checks(dim: Dimension, spec: dict, batch: list[Planned], windows: l
 
 
 def _cascade(
-    spec: dict, windows: list[_Windows], models: Models, graph: str | None, decided: AbstractSet[int] = frozenset()
+    spec: dict,
+    windows: list[_Windows],
+    models: Models,
+    graph: str | None,
+    decided: AbstractSet[int] = frozenset(),
+    units: list[str] | None = None,
 ) -> list:
     """Scores of every unit's window texts (flat, in plan order); None for a candidate window that was not read.
 
@@ -110,7 +116,9 @@ def _cascade(
     (default ``t``) reads the whole source, window by window. The score is the best over the windows read
     (``max``), so a unit that stops has found support already; the evidence of its explicit fact checks is still
     every aligned unit (``top_units``), read or not. With ``"decided_by_checks": true``, a claim that an explicit
-    check already fails (``decided``: it is capped whatever the model reads) stops after the first step.
+    check already fails (``decided``: it is capped whatever the model reads) stops after the first step. With
+    ``"whole_words": f``, the third step reads only the source windows that hold at least the share ``f`` of the
+    claim's content words (``units``: each unit's claim, in plan order).
     """
     texts = [t for _, window_texts in windows for t in window_texts]
     cascade = spec.get("cascade")
@@ -126,6 +134,12 @@ def _cascade(
                 2 if w.rank is None else 0 if w.rank < first else 1 if w.rank < most or w.rank == cover else 3
                 for w in unit_windows
             ]
+            least = float(cascade.get("whole_words", 0.0))
+            if least > 0 and units is not None:  # a window that holds too few of the claim's words is not read
+                steps = [
+                    3 if step == 2 and word_share(units[k], w.text) < least else step
+                    for w, step in zip(unit_windows, steps)
+                ]
             if 0 not in steps:
                 steps = [0] * n
             elif k in decided:  # an explicit check fails it: capped whatever the later steps would read
