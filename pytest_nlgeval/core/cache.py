@@ -33,7 +33,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping, TypeVar
 
 __all__ = ["CACHE_FILE", "DEFAULT_CACHE_DIR", "CacheWarning", "ScoreCache", "text_key"]
 
@@ -43,6 +43,8 @@ CACHE_FILE = "scores.sqlite3"  # the file's name inside the cache folder
 _SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_S = 60.0
 _CHUNK = 500  # SQLite limits the number of bound parameters per statement
+
+T = TypeVar("T")
 
 
 class CacheWarning(UserWarning):
@@ -63,6 +65,22 @@ def _is_busy(exc: BaseException) -> bool:
         return False
     name = getattr(exc, "sqlite_errorname", None) or ""
     return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc).lower()
+
+
+def _while_busy(attempt: Callable[[], T]) -> T:
+    """``attempt()``, tried again with backoff while SQLite refuses it as busy, up to the busy timeout.
+
+    SQLite answers some lock conflicts with SQLITE_BUSY at once, without waiting on its busy handler (a worker that
+    opened the file while another switched it to WAL, a reader's snapshot upgraded to a write)."""
+    deadline, pause = time.monotonic() + _BUSY_TIMEOUT_S, 0.02
+    while True:
+        try:
+            return attempt()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + pause >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 1.0)
 
 
 def _is_damage(exc: BaseException) -> bool:
@@ -109,7 +127,7 @@ class ScoreCache:
         self._conn, self._pid = None, os.getpid()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = self._open_retrying()
+            conn = _while_busy(self._open_checked)  # a new file another worker is creating or switching to WAL
         except (sqlite3.Error, OSError) as exc:  # _Damaged (a failed integrity check) is a sqlite3.Error
             if _is_damage(exc):
                 if not self._set_aside(exc):
@@ -125,19 +143,6 @@ class ScoreCache:
                 return self._conn
         self._conn = conn
         return conn
-
-    def _open_retrying(self) -> sqlite3.Connection:
-        """:meth:`_open_checked`, tried again while SQLite refuses it at once as busy (a new file that another
-        worker is creating or switching to WAL), up to the busy timeout."""
-        deadline, pause = time.monotonic() + _BUSY_TIMEOUT_S, 0.02
-        while True:
-            try:
-                return self._open_checked()
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + pause >= deadline:
-                    raise
-                time.sleep(pause)
-                pause = min(2 * pause, 1.0)
 
     def _open_checked(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
@@ -286,31 +291,27 @@ class ScoreCache:
             if conn is None or self._degraded is not None:
                 self._remember(values)
                 return
-            # SQLite answers some lock conflicts with SQLITE_BUSY at once, without waiting on its busy handler
-            # (a worker that opened the file while another switched it to WAL, a reader's snapshot upgraded to a
-            # write): such a write is tried again, with backoff, up to the same busy timeout.
-            deadline, pause = time.monotonic() + _BUSY_TIMEOUT_S, 0.02
-            while True:
+
+            def write() -> None:
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                     conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)", values)
                     conn.execute("COMMIT")
-                    return
-                except (sqlite3.Error, OSError) as exc:
+                except (sqlite3.Error, OSError):
                     try:
                         conn.execute("ROLLBACK")
                     except sqlite3.Error:
                         pass
-                    if _is_busy(exc) and time.monotonic() + pause < deadline:
-                        time.sleep(pause)
-                        pause = min(2 * pause, 1.0)
-                        continue
-                    if _is_damage(exc):
-                        self._recover(exc)
-                    else:
-                        self._degrade(exc, reads=True)
-                    self._remember(values)
-                    return
+                    raise
+
+            try:
+                _while_busy(write)
+            except (sqlite3.Error, OSError) as exc:
+                if _is_damage(exc):
+                    self._recover(exc)
+                else:
+                    self._degrade(exc, reads=True)
+                self._remember(values)
 
     def _remember(self, values: list[tuple]) -> None:
         for evaluator_id, digest, score, truncated, n_tokens, _ in values:
