@@ -438,8 +438,9 @@ def _validate_dimensions(declared: Any, fail) -> None:
         if cascade is not None:
             what = (
                 "'cascade' must be an object with 'first' (a positive integer: aligned units read first) and "
-                "'stop' in [0, 1] (optionally 'whole' in [0, 1], the bar below which the whole source is read, and "
-                "'units', a positive integer: the aligned units read at most), "
+                "'stop' in [0, 1] (optionally 'whole' in [0, 1], the bar below which the whole source is read; "
+                "'units', a positive integer: the aligned units read at most; 'decided_by_checks', true or false; "
+                "'whole_words' in [0, 1]: the share of a claim's words a source window must hold to be read), "
                 "on a dimension whose 'source_units' are 'sentences' or 'both'"
             )
             if not isinstance(cascade, dict):
