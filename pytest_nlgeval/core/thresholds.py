@@ -32,13 +32,14 @@ class Threshold:
     damaged: int  # damaged outputs measured
 
 
-#: python benchmarks/thresholds.py --data $NLGEVAL_DATA [--grid]; evaluator da7efe0456f76010 (the embedded default)
+#: python benchmarks/thresholds.py --data $NLGEVAL_DATA [--grid]; evaluator 715291eb0b59b8bf (the embedded default)
 THRESHOLDS: dict[str, Threshold] = {
-    "summarization/consistency": Threshold(0.45, 0.09, 0.71, 143, 219),
+    "summarization/consistency": Threshold(0.45, 0.09, 0.73, 143, 219),
     "summarization/fluency": Threshold(0.8, 0.08, 0.98, 414, 414),
     "summarization/coherence": Threshold(0.4, 0.10, 0.73, 120, 120),
     "summarization/relevance": Threshold(0.65, 0.09, 1.00, 120, 120),
-    "fact/consistency": Threshold(0.3, 0.08, 1.00, 48, 48),
+    # 0.25 since claims are read in steps: at 0.3 five of the 48 probe texts fail (10.4%), one of them at 0.298
+    "fact/consistency": Threshold(0.25, 0.02, 1.00, 48, 48),
     "rag/faithfulness": Threshold(0.45, 0.08, 0.76, 77, 85),
     "rag/answer_relevance": Threshold(0.9, 0.00, 1.00, 24, 24),
     "rag/context_relevance": Threshold(0.9, 0.08, 1.00, 24, 24),
