@@ -51,7 +51,11 @@ ARGUMENTS = ("source", "reference", "context", "fact", "question")
 #: (``context=``), each sentence of the reference (``reference=``), or each claim of the output (its sentences
 #: and clauses, contentless units skipped: :mod:`nlgeval_runtime.claims`), which a model folder may declare
 #: for a fact dimension.
-UNITS = ("whole", "sentence", "context", "reference_sentence", "claim")
+UNITS = ("whole", "sentence", "context", "reference_sentence", "claim", "passage")
+#: a ``passage`` unit: up to this many consecutive sentences, each passage sharing its first sentence with the end
+#: of the one before, so that every transition is read once inside a passage (a whole-text reading of a long
+#: summary is not length-fair: the answer falls with the length of a good summary)
+PASSAGE_SENTENCES = 2
 
 #: How the scores of a dimension's units combine: UniEval's ``mean`` and ``sum`` (engagingness); ``min``, the
 #: weakest unit; ``mean_min``, the mean of those two, so that one unsupported claim among many pulls a fact score
@@ -514,11 +518,44 @@ def prepare_inputs(
         from nlgeval_runtime.claims import split_claims
 
         units = split_claims(text, split)[0]  # may be empty: an output that asserts nothing
+    elif dimension.unit == "passage":
+        if split is None:
+            from nlgeval_runtime.sentences import split_sentences
+
+            split = split_sentences
+        units = sentence_passages(split(text) or [text.strip()])
     elif dimension.unit == "context":
         units = _passages(_needed(dimension, values, "context", label), _what("context", label))
     else:
         units = [text]
     return units, [dimension.input_text(unit, prepared) for unit in units]
+
+
+def sentence_passages(sentences: list[str], size: int = PASSAGE_SENTENCES) -> list[str]:
+    """Consecutive sentences in passages of up to ``size``, each starting at the last sentence of the one before.
+
+    >>> sentence_passages(["A.", "B.", "C.", "D."])
+    ['A. B.', 'B. C.', 'C. D.']
+    >>> sentence_passages(["A.", "B.", "C.", "D.", "E."], size=3)
+    ['A. B. C.', 'C. D. E.']
+    """
+    if len(sentences) <= size:
+        return [" ".join(sentences)]
+    out, start = [], 0
+    while True:
+        out.append(" ".join(sentences[start : start + size]))
+        if start + size >= len(sentences):
+            return out
+        start += size - 1
+
+
+def passage_sentences(passages: list[str], split) -> list[str]:
+    """The sentences of an output read as :func:`sentence_passages` (the shared sentences once)."""
+    out: list[str] = []
+    for k, passage in enumerate(passages):
+        sentences = split(passage) or [passage]
+        out.extend(sentences if k == 0 else sentences[1:])
+    return out
 
 
 def _what(argument: str, label: str) -> str:

@@ -445,17 +445,29 @@ def per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
     return cases
 
 
-def _aggregate(dim: Dimension, unit_scores: list[float]) -> float:
+def proven_wrong(reading_support: dict | None) -> list[dict]:
+    """The failed explicit checks a unit's reading carries (a conflicting number, date, name, role or negation
+    found in its evidence): such a claim is wrong whatever the other claims say."""
+    verdict = (reading_support or {}).get("claim") or {}
+    return [m for m in verdict.get("mismatches") or [] if m.get("kind") != "support"]
+
+
+def _aggregate(dim: Dimension, unit_scores: list[float], proven: Sequence[float] = ()) -> float:
+    """The units' scores combined as the dimension says; a unit an explicit check proved wrong (``proven``: its
+    score, already at most the folder's cap) bounds the result, so one wrong claim among fifteen fails as it
+    fails alone."""
     if not unit_scores:
         return 1.0  # only a claim unit can be empty: an output that asserts nothing contradicts nothing
     if dim.aggregation == "sum":
         return float(sum(unit_scores))
     mean = float(sum(unit_scores) / len(unit_scores))
     if dim.aggregation == "min":
-        return float(min(unit_scores))
-    if dim.aggregation == "mean_min":
-        return (mean + float(min(unit_scores))) / 2
-    return mean
+        value = float(min(unit_scores))
+    elif dim.aggregation == "mean_min":
+        value = (mean + float(min(unit_scores))) / 2
+    else:
+        value = mean
+    return min(value, float(min(proven))) if proven else value
 
 
 def _make_score(
@@ -471,7 +483,8 @@ def _make_score(
     for dim_name, (dim, units, readings) in parts.items():
         unit_scores = [r.score for r in readings]
         supports = [r.support for r in readings]
-        components[dim_name] = _aggregate(dim, unit_scores)
+        proven = [r.score for r in readings if proven_wrong(r.support)]
+        components[dim_name] = _aggregate(dim, unit_scores, proven)
         details["truncated"] = details["truncated"] or any(r.truncated for r in readings)
         windowed = [w for w in supports if w is not None]
         if len(parts) == 1:

@@ -26,9 +26,10 @@ from pytest_nlgeval.util.numbers import format_threshold
 import math
 import numbers
 import operator as _op
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Score", "ScoreList"]
+__all__ = ["ClaimVerdict", "Score", "ScoreList"]
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {">": _op.gt, ">=": _op.ge, "<": _op.lt, "<=": _op.le}
 _MAX_TEXT = 120
@@ -36,6 +37,25 @@ _MAX_TEXT = 120
 
 #: how the unit scores were combined, as the failure message says it (``mean_min`` has a line of its own)
 _AGGREGATION_WORDS = {"mean": "mean", "sum": "sum", "min": "the weakest"}
+
+
+#: a claim's score from which it counts as supported (its combination is a probability of support)
+SUPPORTED_FROM = 0.5
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """How one claim of an output was judged: its ``text`` and ``score``; ``supported`` (no explicit check
+    failed and the score is at least :data:`SUPPORTED_FROM`); ``proven_wrong`` (an explicit check found a
+    conflicting number, date, name, role or negation in the claim's evidence); ``reasons``, the failed checks'
+    messages ("`$1,500`: the source says $1,000"); ``evidence``, the source text that decided, when known."""
+
+    text: str
+    score: float
+    supported: bool
+    proven_wrong: bool
+    reasons: tuple[str, ...] = ()
+    evidence: str | None = None
 
 
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:
@@ -49,6 +69,11 @@ def _threshold(value: Any, op: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
         raise TypeError(f"a score is compared with a number (score {op} 0.7), got {value!r}")
     return float(value)
+
+
+def _proven(unit: dict) -> bool:
+    verdict = (unit.get("window") or {}).get("claim") or {}
+    return any(isinstance(m, dict) and m.get("kind") != "support" for m in verdict.get("mismatches") or [])
 
 
 class Score:
@@ -215,6 +240,37 @@ class Score:
         return list(self.details.get("units") or [])
 
     @property
+    def claims(self) -> list[ClaimVerdict]:
+        """Per-claim verdicts of a fact dimension (a claim unit: summarization and fact consistency, rag
+        faithfulness), in the output's order; empty for other dimensions. Gate on "no unsupported claim" with
+        ``assert not score.unsupported_claims``."""
+        if self.details.get("unit") != "claim":
+            return []
+        out = []
+        for unit in self.units:
+            verdict = (unit.get("window") or {}).get("claim") or {}
+            mismatches = [m for m in verdict.get("mismatches") or [] if isinstance(m, dict)]
+            proven = any(m.get("kind") != "support" for m in mismatches)
+            score = float(unit["score"])
+            out.append(
+                ClaimVerdict(
+                    text=str(unit["text"]),
+                    score=score,
+                    supported=not mismatches and score >= SUPPORTED_FROM,
+                    proven_wrong=proven,
+                    reasons=tuple(str(m.get("message")) for m in mismatches),
+                    evidence=(unit.get("window") or {}).get("text"),
+                )
+            )
+        return out
+
+    @property
+    def unsupported_claims(self) -> list[ClaimVerdict]:
+        """The claims of :attr:`claims` that are not supported (proven wrong, or scored below
+        :data:`SUPPORTED_FROM`)."""
+        return [c for c in self.claims if not c.supported]
+
+    @property
     def label(self) -> str:
         return f"{self.name} ({self.task})" if self.task else self.name
 
@@ -228,6 +284,12 @@ class Score:
         if self.details.get("unit") == "claim" and not units:
             lines.append("the output makes no claim to check (only replies such as 'Yes.' or preambles): score 1")
         if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
+            proven = [u for u in units if _proven(u)]
+            if proven:
+                lines.append(
+                    f"{len(proven)} {noun}(s) proven wrong by an explicit check: the score is at most the weakest "
+                    "of them, whatever the other claims say"
+                )
             if self.details.get("aggregation") == "mean_min":
                 lines.append(f"per-{noun} scores ({len(units)}; the score is (average + weakest) / 2):")
             else:
@@ -236,6 +298,7 @@ class Score:
             weakest = min(range(len(units)), key=lambda i: units[i]["score"])
             for i, unit in enumerate(units):
                 mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
+                mark = "   <- proven wrong" if _proven(unit) else mark
                 lines.append(f"  [{i + 1}] {unit['score']:.4f}  {_clip(unit['text'])}{mark}")
             lines.append(f"weakest {noun} ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
             window = units[weakest].get("window")

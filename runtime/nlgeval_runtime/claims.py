@@ -33,7 +33,9 @@ STOPWORDS = frozenset(
 _FILLER = frozenset(
     """yes no yeah yep nope sure ok okay certainly absolutely definitely of course indeed right correct great
     hi hello hey thanks thank you please welcome glad happy help here is the summary answer following below
-    well so alright understood noted hope this helps let me know sorry""".split()
+    well so alright understood noted hope this helps let me know sorry unfortunately fortunately luckily sadly
+    actually honestly basically afraid i'm apologies apologise apologize perfect exactly totally good news
+    of course no problem got it""".split()
 )
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|\d+(?:[.,]\d+)*")
@@ -89,9 +91,31 @@ def _statement(part: str) -> bool:
     return False
 
 
+# "Priya Shah, who accepted the request, will send the contract": a subject, a relative clause about it between
+# commas, and the rest of the sentence (its verb first)
+_RELATIVE = re.compile(r"^(?P<subject>[^,;:]{2,60}?),\s+(?:who|which)\s+(?P<about>[^,;:]+?),\s+(?P<rest>.+)$", re.S)
+
+
+def _relative(sentence: str) -> list[str] | None:
+    """``[subject + relative clause, subject + rest]`` for a sentence whose subject carries a relative clause
+    between commas, so that neither claim loses its subject; None for any other sentence."""
+    m = _RELATIVE.match(sentence.strip())
+    if not m or len(words(m.group("subject"))) > 6:
+        return None
+    first = words(m.group("rest"))[:1]
+    if not first or not (first[0] in _AUXILIARIES or (first[0].endswith("ed") and len(first[0]) > 4)):
+        return None
+    subject = m.group("subject").strip()
+    return [f"{subject} {m.group('about').strip()}.", f"{subject} {m.group('rest').strip()}"]
+
+
 def _clauses(sentence: str) -> list[str]:
     """A sentence split where a conjunction, a comma or a semicolon joins two statements; a clause that
-    starts with its verb ("and will start in May") gets the sentence's subject back."""
+    starts with its verb ("and will start in May") gets the sentence's subject back, and a relative clause
+    about the subject ("X, who accepted the request, will ...") becomes a claim about X."""
+    relative = _relative(sentence)
+    if relative is not None:
+        return [relative[0], *_clauses(relative[1])]
     parts = _merge([p for p in _CLAUSE.split(sentence) if p and p.strip()])
     out: list[str] = []
     for part in parts:
@@ -129,7 +153,7 @@ def _with_subject(clause: str, subject: str) -> str:
 
 _NOT_OPENERS = frozenset(
     "which who whom whose that where when not nor by for from with without to of in on at as than including "
-    "especially such like after before since until because".split()
+    "especially such like after before since until because once if whenever unless whether so".split()
 )
 _ATTRIBUTION = frozenset("said says told added according announced reported explained".split())
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Collection, Sequence
+from typing import Collection
 from dataclasses import dataclass
 
 from nlgeval_runtime.claims import STOPWORDS, content_words, words
@@ -79,7 +79,9 @@ _UNIT_NOUNS = {
     "£": "pound", "gbp": "pound", "yen": "yen", "cent": "cent", "pence": "pence", "p": "pence",
     "mile": "mile", "km": "km", "kilometre": "km", "kilometer": "km", "metre": "metre", "meter": "metre",
     "m2": "square metre", "foot": "foot", "feet": "foot", "inch": "inch", "inche": "inch", "kg": "kg",
-    "kilogram": "kg", "kilo": "kg", "tonne": "tonne", "ton": "tonne", "gram": "gram", "litre": "litre",
+    "kilogram": "kg", "kilo": "kg", "cm": "cm", "centimetre": "cm", "centimeter": "cm", "mm": "mm",
+    "millimetre": "mm", "millimeter": "mm", "ml": "ml", "millilitre": "ml", "milliliter": "ml", "mg": "mg",
+    "milligram": "mg", "g": "gram", "ft": "foot", "tonne": "tonne", "ton": "tonne", "gram": "gram", "litre": "litre",
     "liter": "litre", "gallon": "gallon", "people": "people", "person": "people", "men": "people",
     "women": "people", "child": "child", "children": "child", "student": "student", "worker": "worker",
     "employee": "employee", "job": "job", "home": "home", "house": "house", "vote": "vote", "seat": "seat",
@@ -252,7 +254,7 @@ def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
             unit, j = _MONTHS[toks[j][1]], j + 1
         elif j < len(toks) and unit is None:
             noun = _unit(toks[j][1])
-            if noun is None and j + 1 < len(toks) and toks[j][0] == "word" and toks[j][1] not in STOPWORDS:
+            if noun is None and j + 1 < len(toks) and toks[j][0] == "word" and toks[j][1] not in _NOT_ADJECTIVES:
                 noun = _unit(toks[j + 1][1]) if toks[j + 1][1] not in ("of",) else None
                 if noun is not None:
                     j += 1  # "38 million new jobs": one adjective between the number and its noun
@@ -271,6 +273,9 @@ def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
     return out
 
 
+#: words that may stand between a number and its noun only as adjectives do ("38 million new jobs"); "310,000
+#: last year" is a number and a time, not 310,000 years
+_NOT_ADJECTIVES = STOPWORDS | {"last", "next", "this", "each", "every", "per", "a", "an"}
 _TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "century"})
 _SCALES_WORDS = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "m", "k"})
 
@@ -282,27 +287,10 @@ def _span_text(text: str, toks: list, start: int, end: int) -> str:
     return out.replace(" %", "%")
 
 
-def _same_value(a: float, b: float) -> bool:
-    """Equal, or equal at the claim's precision (a summary rounds: 38.2 million is "38 million")."""
-    if a == b:
-        return True
-    if a == 0 or b == 0:
-        return False
-    # the claim rounds: "38 million" for 38.2 million, "about 40" for 38 is not a match
-    magnitude = 10 ** max(0, len(str(int(abs(a)))) - 2)
-    return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
-
-
 #: count nouns of people that a summary interchanges ("21,000 employees" for "21,000 people")
 _PEOPLE = frozenset(
     "people worker employee member student passenger patient customer user victim soldier officer player child".split()
 )
-
-
-def _compatible_units(claim: str | None, evidence: str | None) -> bool:
-    if claim is None or evidence is None:
-        return True
-    return claim == evidence or (claim in _PEOPLE and evidence in _PEOPLE)
 
 
 def _stem_match(word: str, vocabulary: Collection[str]) -> bool:
@@ -362,11 +350,6 @@ def _ordered_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(words(text)))
 
 
-@functools.lru_cache(maxsize=64)
-def _liberal_numbers(text: str) -> tuple[NumberMention, ...]:
-    return tuple(numbers(text, liberal=True))
-
-
 def lexical_support(claim: str, source: str) -> float:
     """Share of the claim's content words found in the source (1.0 for a claim without content words)."""
     claim_words = content_words(claim)
@@ -393,19 +376,14 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     # the evidence is read liberally ("one" is 1), the claim strictly: a missed number in the claim costs a
     # check, a missed number in the evidence a false alarm. The evidence and the source are shared by every
     # claim of an output, so their parses are memoised.
-    evidence_numbers = _liberal_numbers(evidence)
-    source_numbers = _liberal_numbers(source)
-    claim_numbers = numbers(claim)
-    for mention in claim_numbers:
-        if any(
-            _same_value(mention.value, e.value) and _compatible_units(mention.unit, e.unit) for e in evidence_numbers
-        ):
-            continue
-        if mention.unit is None and any(_same_value(mention.value, e.value) for e in source_numbers):
-            continue  # a bare number or a year ("in 2015") is context, often stated once for the whole article
-        if source != evidence and _stated_elsewhere(mention, claim, source):
+    from nlgeval_runtime.quantities import conflicts
+
+    for quantity, rival in conflicts(claim, evidence, source):
+        if source != evidence and _stated_elsewhere(quantity, claim, source):
             continue  # aligned with the wrong paragraph: another sentence about the same thing states it
-        found.append(Mismatch(mention.kind, mention.text, _closest(mention, evidence_numbers)))
+        kind = "date" if quantity.kind == "date" else "year" if quantity.kind == "year" else "number"
+        found.append(Mismatch(kind, quantity.text, rival.text))
+    claim_numbers = numbers(claim)
     claim_words = words(claim)
     evidence_words = _ordered_words(evidence)  # in reading order: "the source says" names the first one
     source_words = _word_set(source)
@@ -417,11 +395,14 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
         if _MONTHS[month] in dated:
             continue  # already reported with its day
         said = [w for w in evidence_words if w in _MONTHS and len(w) > 3]
-        found.append(Mismatch("month", month.capitalize(), said[0].capitalize() if said else None))
+        said += [str(n.unit) for n in numbers(evidence) if n.kind == "date"]  # "19 May": "may" is a date there
+        if said:  # the evidence dates it otherwise; a month the source never mentions is left to the head
+            found.append(Mismatch("month", month.capitalize(), said[0].capitalize()))
     for day in dict.fromkeys(w for w in claim_words if w in _WEEKDAYS):
         if day not in source_words:
             said = [w for w in evidence_words if w in _WEEKDAYS]
-            found.append(Mismatch("weekday", day.capitalize(), said[0].capitalize() if said else None))
+            if said:
+                found.append(Mismatch("weekday", day.capitalize(), said[0].capitalize()))
     source_aliases = _aliases_in(source)
     for name in dict.fromkeys(names(claim)):
         if _alias_key(name) in source_aliases:
@@ -436,18 +417,6 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     if negation is not None:
         found.append(negation)
     return tuple(found)
-
-
-def _closest(mention: NumberMention, evidence: Sequence[NumberMention]) -> str | None:
-    """What the evidence says instead: a number of the same unit, else the same value with another unit."""
-    same_unit = [e for e in evidence if mention.unit is not None and e.unit == mention.unit]
-    if same_unit:
-        return same_unit[0].text
-    same_value = [e for e in evidence if _same_value(mention.value, e.value)]
-    if same_value:
-        return same_value[0].text
-    same_kind = [e for e in evidence if e.kind == mention.kind and mention.unit is None and e.unit is None]
-    return same_kind[0].text if same_kind and mention.kind != "year" else None
 
 
 _SKIP_AFTER_CUE = STOPWORDS | {"one", "longer", "more", "need", "needs", "needed", "get", "got", "be", "been"}
@@ -675,9 +644,10 @@ def _acronym_of(name: str, source: str) -> bool:
     return 2 <= len(bare) <= 6 and bare.isupper() and bare.isalpha() and bare.lower() in _initials(source)
 
 
-def _stated_elsewhere(mention: NumberMention, claim: str, source: str) -> bool:
-    """Whether a sentence of the source states the mention (value and unit) and is about what the claim is
+def _stated_elsewhere(quantity, claim: str, source: str) -> bool:
+    """Whether a sentence of the source states the quantity (value and kind) and is about what the claim is
     about (shares two of its content words, or half of them when it has fewer than four)."""
+    from nlgeval_runtime.quantities import quantities, same_quantity
     from nlgeval_runtime.sentences import split_sentences
 
     claim_content = {w for w in content_words(claim) if not w[0].isdigit()}
@@ -685,10 +655,7 @@ def _stated_elsewhere(mention: NumberMention, claim: str, source: str) -> bool:
         return False
     need = 2 if len(claim_content) >= 4 else max(1, len(claim_content) // 2)
     for sentence in split_sentences(source) or [source]:
-        if not any(
-            _same_value(mention.value, e.value) and _compatible_units(mention.unit, e.unit)
-            for e in _liberal_numbers(sentence)
-        ):
+        if not any(same_quantity(quantity, q) for q in quantities(sentence)):
             continue
         sentence_words = set(words(sentence))
         if sum(1 for w in claim_content if _stem_match(w, sentence_words)) >= need:

@@ -358,8 +358,8 @@ def _validate_dimensions(declared: Any, fail) -> None:
             not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields)
         ):
             fail(f"{name!r}: 'fields' must be a non-empty list of field labels, the output's first")
-        if spec.get("unit", "whole") not in ("whole", "sentence", "claim"):
-            fail(f"{name!r}: 'unit' must be 'whole', 'sentence' or 'claim'")
+        if spec.get("unit", "whole") not in ("whole", "sentence", "claim", "passage"):
+            fail(f"{name!r}: 'unit' must be 'whole', 'sentence', 'claim' or 'passage'")
         if spec.get("aggregation", "mean") not in ("mean", "sum", "min", "mean_min"):
             fail(f"{name!r}: 'aggregation' must be one of mean, sum, min, mean_min")
         checks = spec.get("checks")

@@ -46,8 +46,8 @@ def test_numbers_read_value_scale_and_unit(text, expected):
         ("Traffic grew by 13 percent since 2015.", "`13 percent`: the source says 31 percent"),
         ("Mayor John Peters said traffic grew.", "`John Peters`: not in the source"),
         ("The council approved the bridge on Wednesday.", "`Wednesday`: the source says Tuesday"),
-        ("Construction starts in July.", "`July`: not in the source"),
-        ("Traffic has grown since 2012.", "`2012`: not in the source"),
+        ("Construction starts in July.", "`July`: the source says May"),
+        ("Traffic has grown since 2012.", "`2012`: the source says 2015"),
     ],
 )
 def test_each_wrong_fact_is_named_with_what_the_source_says(claim, expected):

@@ -60,8 +60,9 @@ class ClaimChecks:
 
 class AgainstFact:
     """Dialogue groundedness: a claim about the fact (sharing two of its content words, or half of a short claim's)
-    that states another date, weekday, number, name or role than the fact, or that the fact checker reads as
-    unsupported, caps the reply at ``cap``."""
+    that states another date, weekday, number, name or role than the fact, or that restates the fact (half its
+    content words from it) and is read as unsupported by the fact checker (``checker``) or by the folder's own
+    claim head (``head``: ``{"dimension": "fact/consistency"}``), caps the reply at ``cap``."""
 
     name = "fact_checks"
     refines = True
@@ -70,16 +71,23 @@ class AgainstFact:
         checks = spec["fact_checks"]
         about = [_claims_about_fact(checks, planned) for planned in batch]
         support: dict[tuple[str, str], tuple[float, dict]] = {}
+        # a claim that restates the fact (half its content words from it) and no explicit check fails is read
+        pairs = list(
+            dict.fromkeys(
+                (fact, claim) for case in about for _u, fact, claim, failed, restates in case if restates and not failed
+            )
+        )
         if checks.get("checker"):
             from pytest_nlgeval.core.scorers.checker import read_claims
 
-            pairs = list(dict.fromkeys((fact, claim) for case in about for _, fact, claim, _ in case))
             support = dict(zip(pairs, read_claims(checks["checker"], pairs, models)))
+        elif checks.get("head") and pairs:
+            support = dict(zip(pairs, _head_support(checks["head"], pairs, models)))
         cap = float(checks.get("cap", 0.2))
         out = []
         for planned, case in zip(batch, about):
             findings: dict[int, list[dict]] = {}
-            for u, fact, claim, mismatches in case:
+            for u, fact, claim, mismatches, _restates in case:
                 findings.setdefault(u, []).extend(m.as_dict() for m in mismatches)
                 if (fact, claim) in support and support[(fact, claim)][0] < support[(fact, claim)][1]["supported_from"]:
                     findings[u].append(_unsupported(claim, *support[(fact, claim)]))
@@ -92,8 +100,28 @@ class AgainstFact:
         return out
 
 
-def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, str, list]]:
-    """``(unit, fact, claim, failed explicit checks)`` of each claim of the output that is about its fact."""
+def _head_support(spec: dict, pairs: list[tuple[str, str]], models: Models) -> list[tuple[float, dict]]:
+    """``(support, how it was read)`` of each ``(fact, claim)`` pair under the folder's own claim head: the
+    dimension ``spec["dimension"]`` (a fact dimension with ``checks``) asks its question of the claim against the
+    fact, and its combination of head and lexical support gives the claim's score, as in consistency."""
+    from nlgeval_runtime.factcheck import FactChecks, lexical_support
+
+    task, _, name = str(spec.get("dimension", "fact/consistency")).partition("/")
+    dim = models.as_served(models.registry.get(name, task))
+    declared = models.served(dim)
+    combination = FactChecks.from_spec(declared["checks"])
+    texts = [dim.input_text(claim, {dim.arguments[0]: fact}) for fact, claim in pairs]
+    heads = models.score_texts(texts, declared.get("folder"))
+    reading = {"checker": f"the claim head ({dim.key})", "supported_from": float(spec.get("supported_from", 0.5))}
+    return [
+        (combination.combine(head[0], lexical_support(claim, fact)), reading)
+        for (fact, claim), head in zip(pairs, heads)
+    ]
+
+
+def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, str, list, bool]]:
+    """``(unit, fact, claim, failed explicit checks, whether it restates the fact)`` of each claim of the output
+    that is about its fact."""
     from nlgeval_runtime.claims import content_words, split_claims, words
     from nlgeval_runtime.factcheck import check_claim
 
@@ -124,7 +152,7 @@ def _claims_about_fact(checks: dict, planned: Planned) -> list[tuple[int, str, s
                 if not (isinstance(history, str) and m.kind in ("number", "date") and _said_in(m.span, history))
                 and (m.kind != "name" or restates)
             ]
-            found.append((u, fact, claim, failed))
+            found.append((u, fact, claim, failed, restates))
     return found
 
 

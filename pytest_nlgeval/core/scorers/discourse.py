@@ -36,7 +36,13 @@ class Discourse:
                 continue
             source = _check_text(planned.values["source"], "`source=`")
             document = split_sentences(source)[:DISCOURSE_DOCUMENT_SENTENCES]
-            readings[id(planned)] = (split_sentences(planned.units[0]) or [planned.units[0]], document)
+            if dim.unit == "passage":  # the output read in overlapping passages: its sentences once each
+                from pytest_nlgeval.core.dimensions import passage_sentences
+
+                sentences = passage_sentences(planned.units, split_sentences)
+            else:
+                sentences = split_sentences(planned.units[0]) or [planned.units[0]]
+            readings[id(planned)] = (sentences, document)
         texts = list(dict.fromkeys(t for sentences, document in readings.values() for t in sentences + document))
         vectors = dict(zip(texts, models.embedder(settings["folder"]).embed(texts))) if texts else {}
         out = []
@@ -53,13 +59,20 @@ class Discourse:
                 topic_from=float(settings.get("topic_from", 0.0)),
                 topic_to=float(settings.get("topic_to", 0.0)),
             )
-            first = planned.readings[0]
-            head = max(0.0, first.score) ** float(settings.get("head_power", 1.0))
-            support = {**(first.support or {}), "discourse": reading.as_dict(), "findings": reading.findings(sentences)}
+            power = float(settings.get("head_power", 1.0))
+            found = {"discourse": reading.as_dict(), "findings": reading.findings(sentences)}
+            # the order, repetition and topic factor is the whole output's; it scales each unit's answer
             out.append(
                 [
-                    Reading(head * reading.factor, first.truncated, first.n_tokens, support, first.evidence),
-                    *planned.readings[1:],
+                    Reading(
+                        max(0.0, r.score) ** power * reading.factor,
+                        r.truncated,
+                        r.n_tokens,
+                        {**(r.support or {}), **found},
+                        r.evidence,
+                    )
+                    for r in (planned.readings if dim.unit == "passage" else planned.readings[:1])
                 ]
+                + ([] if dim.unit == "passage" else planned.readings[1:])
             )
         return out

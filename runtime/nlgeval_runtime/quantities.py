@@ -1,0 +1,324 @@
+"""Quantities as a reader compares them: a value with its kind, converted to one unit per kind.
+
+:func:`nlgeval_runtime.factcheck.numbers` finds the numbers of a text with their scale and the noun that says what
+is counted. This module reads them as quantities and decides when a claim's quantity *conflicts* with its
+evidence, which is the only time an explicit check may call a claim wrong:
+
+- **kinds**: durations (seconds to centuries, a fortnight included, compared in days), lengths, masses and
+  volumes (compared in metres, kilograms and litres), percentages and fractions ("a quarter", "two in five",
+  "one fifth" are 25, 40 and 20 percent), money by currency, dates, years, times of day, and counts by the noun
+  they count; a bare number compares only with a bare number;
+- **references are not quantities**: "section 5.3", "clause 4", "form 12B", "step 2", "page 7" are read as
+  identifiers and never offered as what the source says about an amount;
+- **approximate words** widen the match: "about", "around", "roughly", "nearly", "almost" (10%), "more than",
+  "over", "at least" (at most the source's figure), "less than", "under", "up to" (at least it); a range
+  ("3-5 days", "between 3 and 5 days") holds every value inside it;
+- **one step of arithmetic**: a figure the source's figures give by a sum, a difference, a percentage of a stated
+  amount or an amount less or more a stated percentage (a 25 percent cut of a $1,000 deductible is $750) is
+  accepted, never called wrong;
+- **absence is not a conflict**: a claim's quantity is compared only with the evidence's quantities of the same
+  kind; when the evidence states none, the claim-support head decides.
+
+The conversions are the SI definitions and the Gregorian calendar's mean month (30.44 days) and year (365.25 days).
+
+    >>> [(q.kind, round(q.value, 2)) for q in quantities("Returns are accepted for a fortnight; a quarter of it.")]
+    [('duration', 14.0), ('percent', 25.0)]
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+__all__ = ["Quantity", "conflicts", "quantities", "same_quantity"]
+
+#: duration units in days
+_DAYS = {
+    "second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0,
+    "fortnight": 14.0, "month": 30.44, "year": 365.25, "decade": 3652.5, "century": 36525.0,
+}  # fmt: skip
+#: other measures: unit -> (kind, factor to the kind's base unit)
+_MEASURES = {
+    "km": ("length", 1000.0), "metre": ("length", 1.0), "mile": ("length", 1609.344), "foot": ("length", 0.3048),
+    "inch": ("length", 0.0254), "cm": ("length", 0.01), "mm": ("length", 0.001),
+    "kg": ("mass", 1.0), "gram": ("mass", 0.001), "mg": ("mass", 1e-6), "tonne": ("mass", 1000.0),
+    "litre": ("volume", 1.0), "ml": ("volume", 0.001), "gallon": ("volume", 3.785),
+    "gb": ("data", 1e9), "mb": ("data", 1e6), "tb": ("data", 1e12),
+    "mph": ("speed", 1.609344), "kmh": ("speed", 1.0), "degree": ("degree", 1.0),
+}  # fmt: skip
+_MONEY = frozenset({"dollar", "euro", "pound", "yen", "cent", "pence"})
+#: words before a number that make it a reference, not an amount
+_REFERENCE_WORDS = frozenset(
+    """section sections clause clauses article articles paragraph paragraphs para form forms step steps item items
+    page pages chapter chapter part annex schedule appendix table figure fig exhibit no nr number code ref reference
+    version v model room flight line platform gate option tier level phase stage policy account ticket order
+    extension ext rule rules question questions box question § #""".split()
+)
+#: words after a number that do not say what it counts
+_NOT_COUNTED = frozenset(
+    """last next this that per each every and or but the a an of in on at to for from by with than as is are was
+    were be been has have had will would can may times percent more less fewer other new old""".split()
+)
+_APPROX = {"about", "around", "roughly", "approximately", "approx", "nearly", "almost", "some", "circa", "c"}
+_AT_LEAST = {"over", "more than", "at least", "above", "upwards of", "in excess of", "exceeding"}
+_AT_MOST = {"under", "less than", "fewer than", "at most", "below", "no more than"}
+#: a limit or a deadline states its figure: "within 5 days" is wrong for "within 30 days"
+
+_FRACTION_WORDS = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5, "fifths": 5,
+    "sixth": 6, "sixths": 6, "eighth": 8, "eighths": 8, "tenth": 10, "tenths": 10,
+}  # fmt: skip
+_SMALL = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10,
+}  # fmt: skip
+_SMALL_RE = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2})"
+_FRACTION = re.compile(
+    rf"\b(?P<num>{_SMALL_RE})[\s-]+(?P<frac>half|halves|thirds?|quarters?|fifths?|sixths?|eighths?|tenths?)"
+    r"(?=\s+(?:of|the|all|those|its|their|our|your)\b)",
+    re.I,
+)
+_HALF_OF = re.compile(r"\b(?<!a\s)(?<!and\s)half\s+(?=of\b|the\b|all\b|its\b|their\b)", re.I)
+_IN = re.compile(rf"\b(?P<a>{_SMALL_RE})\s+(?:in|out\s+of)\s+(?P<b>{_SMALL_RE}|\d{{2,3}})\b", re.I)
+_ONE_UNIT = re.compile(
+    r"\b(?P<before>for|within|in|after|about|over|than|last|lasts|lasted|lasting|takes|take|took|taking|of|under|"
+    r"nearly|almost|just|only|to|least|most|extra|another|full|whole)\s+(?:a|an|one)\s+(?P<unit>fortnight|week|month|"
+    r"year|day|hour|minute|decade|century)\b(?!\s*(?:'s|’s|ago|or\s+two|later|earlier))",
+    re.I,
+)  # "within a fortnight", "lasts a year"; never "70,000 passengers a day" or "once a week", which are rates
+_RANGE = re.compile(r"\b(?:between\s+)?(\d+(?:\.\d+)?)\s*(?:-|–|to|and)\s*(\d+(?:\.\d+)?)\b", re.I)
+_TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?=\W|$)|\b(\d{1,2}):(\d{2})\b", re.I)
+_TIMES_SIGN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|by)\s*(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*"
+                         r"(mm|cm|m|metres?|meters?|inch(?:es)?|in|feet|ft)\b", re.I)  # fmt: skip
+
+
+_MONTH_ORDER = (
+    "", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+)  # fmt: skip
+
+
+def _small(word: str) -> float:
+    word = word.lower()
+    return float(_SMALL[word]) if word in _SMALL else float(word)
+
+
+def _rewrite(text: str) -> tuple[str, frozenset[str]]:
+    """``text`` with fractions as percentages ("a quarter of" -> "25% of", "two in five" -> "40%"), a lone
+    unit of time counted ("a fortnight" -> "1 fortnight"), and the sides of a size ("40 x 30 x 15 cm") each
+    given its unit; and the percentages that were fractions (read to the nearest point and a half)."""
+    made: set[str] = set()
+
+    def percent(share: float) -> str:
+        made.add(f"{share:.4g}%")
+        return f"{share:.4g}%"
+
+    def fraction(m: re.Match) -> str:
+        return percent(_small(m.group("num")) / _FRACTION_WORDS[m.group("frac").lower()] * 100)
+
+    def share_in(m: re.Match) -> str:
+        a, b = _small(m.group("a")), _small(m.group("b"))
+        return percent(a / b * 100) if 0 < a <= b else m.group(0)
+
+    def half(m: re.Match) -> str:
+        return percent(50.0) + " "
+
+    def sides(m: re.Match) -> str:
+        unit = m.group(4)
+        return " by ".join(f"{v} {unit}" for v in m.groups()[:3] if v)
+
+    text = _FRACTION.sub(fraction, text)
+    text = _HALF_OF.sub(half, text)
+    text = _IN.sub(share_in, text)
+    text = _ONE_UNIT.sub(lambda m: f"{m.group('before')} 1 {m.group('unit')}", text)
+    return _TIMES_SIGN.sub(sides, text), frozenset(made)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A quantity of a text: ``value`` in its kind's base unit (days, metres, kilograms, litres, percent, the
+    currency's unit, the count), ``kind`` ("duration", "length", "money", "percent", "date", "year",
+    "time", "count:people", "number", "reference"), ``low``/``high`` the values it allows (a range, an
+    approximate word), the words it was read from, and a sum of money's ``currency``."""
+
+    value: float
+    kind: str
+    text: str
+    low: float
+    high: float
+    currency: str | None = None
+    raw: float = 0.0  # the number as written, before any conversion
+
+    def holds(self, value: float) -> bool:
+        return self.low - 1e-9 <= value <= self.high + 1e-9
+
+
+def _kind(unit: str | None, mention_kind: str) -> tuple[str, float]:
+    if mention_kind == "date":
+        return "date", 1.0
+    if mention_kind == "year":
+        return "year", 1.0
+    if unit is None:
+        return "number", 1.0
+    if unit in _DAYS:
+        return "duration", _DAYS[unit]
+    if unit in _MEASURES:
+        return _MEASURES[unit]
+    if unit == "percent":
+        return "percent", 1.0
+    if unit in _MONEY:
+        return "money", 0.01 if unit in ("cent", "pence") else 1.0
+    if unit in ("am", "pm"):
+        return "time", 1.0
+    from nlgeval_runtime.factcheck import _PEOPLE
+
+    return f"count:{'people' if unit in _PEOPLE else unit}", 1.0
+
+
+@functools.lru_cache(maxsize=256)
+def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
+    """The quantities of ``text`` in reading order (times of day first), references marked as such.
+    ``liberal``: read "one" and "half" as numbers everywhere (a source), not only before a unit (a claim)."""
+    from nlgeval_runtime.factcheck import numbers
+
+    rewritten, fractions = _rewrite(text)
+    out: list[Quantity] = []
+    for m in _TIME.finditer(rewritten):
+        hour = int(m.group(1) or m.group(4))
+        minute = int(m.group(2) or m.group(5) or 0)
+        half = (m.group(3) or "").lower().replace(".", "")
+        if half == "pm" and hour < 12:
+            hour += 12
+        elif half == "am" and hour == 12:
+            hour = 0
+        if hour <= 24 and minute < 60:
+            minutes = float(hour * 60 + minute)
+            shown = m.group(0) if m.group(0).count(".") > 1 else m.group(0).rstrip(".")
+            out.append(Quantity(minutes, "time", shown, minutes, minutes, None, minutes))
+    rewritten = _TIME.sub(" ", rewritten)
+    lowered = rewritten.lower()
+    ranges = [(float(a), float(b), r) for r in _RANGE.finditer(lowered) for a, b in [r.groups()] if float(a) < float(b)]
+    for mention in numbers(rewritten, liberal=liberal):
+        kind, factor = _kind(mention.unit, mention.kind)
+        where = lowered.find(mention.text.lower())
+        before = lowered[max(0, where - 24) : where] if where >= 0 else ""
+        before_words = re.findall(r"[\w§#]+", before)
+        if before_words and before_words[-1] in _REFERENCE_WORDS or re.search(r"[§#]\s*$", before):
+            kind = "reference"
+        value = float(mention.value * factor)
+        if kind == "date":  # a day of a month: May 19 is 519, so that 19 July and 19 May differ
+            value = 100 * _MONTH_ORDER.index(str(mention.unit)) + mention.value
+        low: float = value
+        high: float = value
+        tail = " ".join(before_words[-3:])
+        if before_words and before_words[-1] in _APPROX:
+            low, high = value * 0.9, value * 1.1
+        elif any(tail.endswith(w) for w in _AT_LEAST):
+            high = float("inf")
+        elif any(tail.endswith(w) for w in _AT_MOST):
+            low = 0.0
+        for a, b, r in ranges:
+            if where >= 0 and r.start() <= where <= r.end() and mention.value in (a, b):
+                low, high = min(low, a * factor), max(high, b * factor)
+        if kind == "percent" and mention.text in fractions and mention.text not in text:
+            low, high = value - 1.5, value + 1.5  # a fraction read as a percentage: "a third" is 33.3
+        if kind == "number" and where >= 0:  # what a bare number counts: the noun after it ("310,000 visitors")
+            after = re.match(r"\s*([a-z]{3,})", lowered[where + len(mention.text) :])
+            if after and after.group(1) not in _NOT_COUNTED:
+                kind = "count:" + re.sub(r"(?<=[a-z]{3})(?:es|s)$", "", after.group(1))
+        currency = None if kind != "money" or mention.unit in ("cent", "pence") else mention.unit
+        out.append(Quantity(value, kind, mention.text, low, high, currency, mention.value))
+    return tuple(out)
+
+
+def _counted(q: Quantity) -> bool:
+    return q.kind == "number" or q.kind.startswith("count:")
+
+
+def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
+    """Whether two quantities of one kind agree: either one's allowed values hold the other's value, or the
+    claim rounds the evidence ("38 million" for 38.2 million, "a year" for 12 months, "a third" for 33%)."""
+    if claim.kind != evidence.kind and not (_counted(claim) and _counted(evidence)):
+        return False
+    if claim.currency and evidence.currency and claim.currency != evidence.currency:
+        return False  # "50 euros" for "£50"
+    if claim.holds(evidence.value) or evidence.holds(claim.value):
+        return True
+    a, b = claim.value, evidence.value
+    if a == 0 or b == 0:
+        return False
+    if claim.kind == "duration":
+        return abs(a - b) / max(abs(a), abs(b)) < 0.03  # "a month" for 30 days, "a year" for 52 weeks
+    magnitude = 10 ** max(0, len(str(int(abs(a)))) - 2)
+    return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
+
+
+def _derived(claim: Quantity, figures: Sequence[Quantity], sentences: Sequence[Sequence[Quantity]] = ()) -> bool:
+    """Whether one step of arithmetic on two of ``figures`` gives the claim's value: a sum or a difference of
+    two of its kind, a percentage of an amount, an amount less or more a percentage, a share of two counts."""
+    if claim.kind in ("date", "year", "time", "number"):
+        return False  # a sum of two dates or of two bare numbers is a coincidence, not a figure
+    same = [f.value for f in figures if f.kind == claim.kind]
+    shares = [f.value for f in figures if f.kind == "percent"]
+    target = claim.value
+
+    def near(x: float) -> bool:
+        return abs(x - target) <= max(1e-9, 0.01 * abs(target)) or claim.holds(x)
+
+    for i, a in enumerate(same if claim.kind != "percent" else ()):  # two shares seldom add up to a third
+        for b in same[i + 1 :]:
+            if near(a + b) or near(abs(a - b)):
+                return True
+    if claim.kind != "percent":
+        for p in shares:
+            if any(near(a * p / 100) or near(a * (1 - p / 100)) or near(a * (1 + p / 100)) for a in same):
+                return True
+    else:  # a share or a change of two figures of one kind in one sentence ("12 of the 48 staff", "$80 to $100")
+        for group in sentences:
+            pairs = [f for f in group if f.kind == "money" or f.kind.startswith("count:") or f.kind == "number"]
+            for x in pairs:
+                for y in pairs:
+                    if x is y or not y.value or not (x.kind == y.kind or _counted(x) and _counted(y)):
+                        continue
+                    if near(x.value / y.value * 100) or near(abs(x.value - y.value) / y.value * 100):
+                        return True
+    return False
+
+
+@functools.lru_cache(maxsize=32)
+def _by_sentence(source: str) -> tuple[tuple[Quantity, ...], ...]:
+    from nlgeval_runtime.sentences import split_sentences
+
+    return tuple(quantities(sentence) for sentence in split_sentences(source) or [source])
+
+
+def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Quantity]]:
+    """The claim's quantities that conflict with its evidence: ``(claim quantity, what the evidence says)``.
+
+    A quantity conflicts when the evidence states quantities of its kind, none agrees with it, and the source's
+    figures do not give it by one step of arithmetic. References ("section 5.3") are compared only with
+    references; a claim's quantity whose kind the evidence does not state is not a conflict."""
+    found = []
+    said = [q for q in quantities(evidence)]
+    figures = [q for q in quantities(source) if q.kind != "reference"]
+    for q in quantities(claim, liberal=False):
+        if q.kind == "reference":
+            continue  # "form 12", "section 4.2": identifiers, not amounts
+        counted = q.kind == "number" or q.kind.startswith("count:")
+        if (q.kind == "year" or counted) and any(same_quantity(q, s) for s in figures):
+            continue  # a bare number or a year stated anywhere in the source is context
+        rivals = [s for s in said if s.kind == q.kind]
+        if not rivals and counted:
+            # a count the source states nowhere, beside the evidence's own counts ("155,000 visitors" where the
+            # evidence says "a record 310,000"): the same kind of figure, about the same thing
+            if any(s.raw == q.raw for s in figures):
+                continue
+            rivals = [s for s in said if _counted(s)]
+        if not rivals or any(same_quantity(q, s) for s in rivals):
+            continue
+        if _derived(q, figures, _by_sentence(source) if q.kind == "percent" else ()):
+            continue
+        found.append((q, rivals[0]))
+    return found

@@ -1,0 +1,86 @@
+"""Quantities read as a reader compares them (nlgeval_runtime.quantities): number words, fractions and
+percentages, durations in other units, currencies, ranges, approximate words, derived figures, references."""
+
+from __future__ import annotations
+
+import pytest
+
+from nlgeval_runtime.factcheck import check_claim
+from nlgeval_runtime.quantities import quantities
+
+POLICY = (
+    "4.2 Deductible. The standard deductible is $1,000. Policyholders with five claim-free years get a 25% "
+    "discount on the deductible. 5.3 Claims. Claims are paid within 30 days of approval. Items may be returned "
+    "within 14 days of delivery. The cover lasts 12 months. The monthly plan costs $120 a year; the annual plan "
+    "costs $100. About 20 percent of claims are settled by phone. 40% of customers renewed in 2025. The parcel "
+    "box measures 40 x 30 x 15 cm and weighs 12 kg. Delivery takes 3-5 working days. The meeting starts at 15:00."
+)
+
+
+def fired(claim: str, evidence: str | None = None) -> list[str]:
+    """The checks that fail, the evidence being the policy's sentence that shares most words with the claim (as
+    the evaluator aligns a claim with its source units) and the source the whole policy."""
+    if evidence is None:
+        from nlgeval_runtime.claims import content_words
+        from nlgeval_runtime.sentences import split_sentences
+
+        mine = set(content_words(claim))
+        evidence = max(split_sentences(POLICY), key=lambda s: len(mine & set(content_words(s))))
+        return [m.message for m in check_claim(claim, evidence, POLICY)]
+    return [m.message for m in check_claim(claim, evidence)]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "You can return it within two weeks.",  # a duration in other units
+        "You have a fortnight to return it.",
+        "The cover lasts a year.",
+        "One fifth of claims are settled by phone.",  # a fraction for a percentage
+        "Two in five customers renewed.",
+        "With the discount the deductible is $750.",  # a percentage of a stated amount
+        "You save $20 with the annual plan.",  # the difference of two stated prices
+        "The standard deductible is one thousand dollars.",  # number words
+        "Claims are paid within thirty days.",
+        "Delivery takes four days.",  # inside a stated range
+        "The meeting is at 3pm.",  # a time of day in another notation
+        "More than 30 percent of customers renewed.",  # an approximate word
+        "See section 5.3 for how claims are paid.",  # a reference, not an amount
+        "Roughly a fifth of claims are settled by phone.",
+    ],
+)
+def test_a_faithful_quantity_is_never_called_wrong(claim):
+    assert fired(claim) == []
+
+
+@pytest.mark.parametrize(
+    "claim, expected",
+    [
+        ("Items may be returned for a month.", "the source says 14 days"),
+        ("Three in five customers renewed in 2025.", "the source says 40%"),
+        ("The parcel box weighs 30 kg.", "the source says 12 kg"),  # not the 30 of "40 x 30 x 15 cm"
+        ("Claims are paid within 5 days.", "the source says 30 days"),
+        ("The meeting is at 4pm.", "the source says 15:00"),
+        ("The standard deductible is $1,500.", "the source says $1,000"),
+        ("The standard deductible is 1,000 euros.", "the source says $1,000"),  # another currency
+        ("The cover lasts 12 weeks.", "the source says 12 months"),  # another unit
+    ],
+)
+def test_a_conflicting_quantity_is_named_with_what_the_source_says(claim, expected):
+    messages = fired(claim)
+    assert len(messages) == 1 and messages[0].endswith(expected), messages
+
+
+def test_a_quantity_of_a_kind_the_evidence_does_not_state_is_left_to_the_head():
+    # absence is not a conflict: the source states no duration at all
+    assert fired("The refund takes three weeks.", "Refunds go to the original card.") == []
+
+
+def test_a_section_number_is_a_reference_not_evidence():
+    kinds = {q.text: q.kind for q in quantities("Under section 5.3 and clause 4, pay 30 dollars.")}
+    assert kinds["5.3"] == "reference" and kinds["4"] == "reference" and kinds["30 dollars"] == "money"
+
+
+def test_a_size_gives_each_side_its_unit():
+    sides = [q for q in quantities("It measures 40 x 30 x 15 cm.") if q.kind == "length"]
+    assert [round(q.value, 2) for q in sides] == [0.4, 0.3, 0.15]
