@@ -30,7 +30,7 @@ from pytest_nlgeval.core.dimensions import (
     prepare_inputs,
 )
 from pytest_nlgeval.core.models import ModelSessions
-from pytest_nlgeval.core.score import Score, ScoreList
+from pytest_nlgeval.core.score import _NOT_PROOF, Score, ScoreList
 from pytest_nlgeval.core.scorers.base import Planned
 from pytest_nlgeval.core.scorers.boolqa import WHOLE_SOURCE_TOKENS
 from pytest_nlgeval.core.scorers.registry import ScorerRegistry, default_scorers
@@ -449,7 +449,7 @@ def proven_wrong(reading_support: dict | None) -> list[dict]:
     """The failed explicit checks a unit's reading carries (a conflicting number, date, name, role or negation
     found in its evidence): such a claim is wrong whatever the other claims say."""
     verdict = (reading_support or {}).get("claim") or {}
-    return [m for m in verdict.get("mismatches") or [] if m.get("kind") != "support"]
+    return [m for m in verdict.get("mismatches") or [] if m.get("kind") not in _NOT_PROOF]
 
 
 def _aggregate(dim: Dimension, unit_scores: list[float], proven: Sequence[float] = ()) -> float:

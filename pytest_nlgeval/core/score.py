@@ -39,6 +39,9 @@ _MAX_TEXT = 120
 _AGGREGATION_WORDS = {"mean": "mean", "sum": "sum", "min": "the weakest"}
 
 
+#: failed checks that are a model's reading, not a conflict found in the evidence: a checker's "no support" and the
+#: fluency head's "does not read as a statement"; they cap their claim but do not prove it wrong
+_NOT_PROOF = frozenset({"support", "form"})
 #: a claim's score from which it counts as supported (its combination is a probability of support)
 SUPPORTED_FROM = 0.5
 
@@ -73,7 +76,7 @@ def _threshold(value: Any, op: str) -> float:
 
 def _proven(unit: dict) -> bool:
     verdict = (unit.get("window") or {}).get("claim") or {}
-    return any(isinstance(m, dict) and m.get("kind") != "support" for m in verdict.get("mismatches") or [])
+    return any(isinstance(m, dict) and m.get("kind") not in _NOT_PROOF for m in verdict.get("mismatches") or [])
 
 
 class Score:
@@ -250,7 +253,7 @@ class Score:
         for unit in self.units:
             verdict = (unit.get("window") or {}).get("claim") or {}
             mismatches = [m for m in verdict.get("mismatches") or [] if isinstance(m, dict)]
-            proven = any(m.get("kind") != "support" for m in mismatches)
+            proven = any(m.get("kind") not in _NOT_PROOF for m in mismatches)
             score = float(unit["score"])
             out.append(
                 ClaimVerdict(

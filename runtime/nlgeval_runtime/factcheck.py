@@ -32,6 +32,7 @@ from typing import Collection
 from dataclasses import dataclass
 
 from nlgeval_runtime.claims import STOPWORDS, content_words, words
+from nlgeval_runtime.figures import _MONTHS, _WEEKDAYS, NumberMention, numbers
 
 __all__ = [
     "FactChecks",
@@ -45,56 +46,6 @@ __all__ = [
     "negated",
 ]
 
-_UNITS_WORDS = {
-    "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12, "half": 0.5,
-    "once": 1, "twice": 2, "thrice": 3,
-}  # fmt: skip
-#: ordinals from "third" on ("first" and "second" are too often not counts: "the first time", "a second")
-_ORDINALS = {
-    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
-    "eleventh": 11, "twelfth": 12, "twentieth": 20, "thirtieth": 30, "hundredth": 100,
-}  # fmt: skip
-_SCALES = {
-    "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "mln": 1e6, "billion": 1e9, "bn": 1e9,
-    "b": 1e9, "trillion": 1e12, "tn": 1e12,
-}  # fmt: skip
-_MONTH_SPELLINGS = (
-    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-    ("december", "dec"),
-)  # fmt: skip
-#: every spelling of a month -> the month's full name
-_MONTHS = {spelling: forms[0] for forms in _MONTH_SPELLINGS for spelling in forms}
-_MONTH_NAMES = frozenset(forms[0] for forms in _MONTH_SPELLINGS)
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-#: the noun after a number that says what is counted; plural and singular map to one name
-_UNIT_NOUNS = {
-    "second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week", "fortnight": "fortnight",
-    "month": "month", "year": "year", "decade": "decade", "century": "century", "centurie": "century",
-    "percent": "percent", "%": "percent", "percentage": "percent",
-    "euro": "euro", "€": "euro", "dollar": "dollar", "$": "dollar", "usd": "dollar", "pound": "pound",
-    "£": "pound", "gbp": "pound", "yen": "yen", "cent": "cent", "pence": "pence", "p": "pence",
-    "mile": "mile", "km": "km", "kilometre": "km", "kilometer": "km", "metre": "metre", "meter": "metre",
-    "m2": "square metre", "foot": "foot", "feet": "foot", "inch": "inch", "inche": "inch", "kg": "kg",
-    "kilogram": "kg", "kilo": "kg", "cm": "cm", "centimetre": "cm", "centimeter": "cm", "mm": "mm",
-    "millimetre": "mm", "millimeter": "mm", "ml": "ml", "millilitre": "ml", "milliliter": "ml", "mg": "mg",
-    "milligram": "mg", "g": "gram", "ft": "foot", "tonne": "tonne", "ton": "tonne", "gram": "gram", "litre": "litre",
-    "liter": "litre", "gallon": "gallon", "people": "people", "person": "people", "men": "people",
-    "women": "people", "child": "child", "children": "child", "student": "student", "worker": "worker",
-    "employee": "employee", "job": "job", "home": "home", "house": "house", "vote": "vote", "seat": "seat",
-    "goal": "goal", "point": "point", "game": "game", "match": "match", "time": "time", "member": "member",
-    "country": "country", "state": "state", "city": "city", "store": "store", "shop": "store",
-    "customer": "customer", "user": "user", "passenger": "passenger", "patient": "patient", "death": "death",
-    "case": "case", "bag": "bag", "item": "item", "unit": "unit", "page": "page", "night": "night",
-    "floor": "floor", "room": "room", "victim": "victim", "soldier": "soldier", "officer": "officer",
-    "player": "player", "team": "team", "mph": "mph", "kmh": "kmh", "gb": "gb", "mb": "mb", "tb": "tb",
-    "degree": "degree", "am": "am", "pm": "pm", "quarter": "quarter", "half": "half", "place": "place",
-    "round": "round", "term": "term", "edition": "edition", "generation": "generation", "grade": "grade",
-}  # fmt: skip
-_CURRENCY_SIGNS = {"$": "dollar", "€": "euro", "£": "pound", "us$": "dollar"}
 _NEGATION = frozenset(
     "not n't no never nobody none nothing neither nor without cannot can't won't don't doesn't didn't isn't "
     "wasn't aren't weren't hasn't haven't hadn't wouldn't shouldn't couldn't".split()
@@ -104,24 +55,9 @@ _NOT_NAMES = frozenset(
     """i mr mrs ms dr prof sir madam mayor president minister chief the a an it this that these those he she they we
     you his her their our my your its there here however but and or so if when while after before as at in on
     for from with by of to under over according meanwhile also yesterday today tomorrow monday tuesday wednesday
-    thursday friday saturday sunday ok yes no""".split()
+    thursday friday saturday sunday ok yes no christmas easter eid diwali hanukkah ramadan new year's gp id pin
+    atm tv pc faq""".split()
 )
-
-_TOKEN = re.compile(
-    r"(?P<cur>us\$|[$€£])?\s?(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>(?:st|nd|rd|th)\b|%|(?:bn|mn|mln|m|k|tn|b)\b)?"
-    r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)|(?P<sign>[%$€£])",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class NumberMention:
-    """A number in a text: its value (scale applied), the unit that says what it counts, and its words."""
-
-    value: float
-    unit: str | None
-    text: str
-    kind: str = "number"  # "number", "date" (a day with its month) or "year"
 
 
 @dataclass(frozen=True)
@@ -143,154 +79,6 @@ class Mismatch:
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "span": self.span, "evidence": self.evidence, "message": self.message}
-
-
-def _untokenise(text: str) -> str:
-    """Undo the tokenisation of news corpora in numbers: ``3 , 500`` -> ``3,500``, ``$ 25`` -> ``$25``,
-    ``1 . 5`` -> ``1.5``, ``31 %`` -> ``31%``."""
-    text = re.sub(r"(?<=\d) , (?=\d{3}\b)", ",", text)
-    text = re.sub(r"(?<=\d) \. (?=\d)", ".", text)
-    text = re.sub(r"([$€£]) (?=\d)", r"\1", text)
-    return re.sub(r"(?<=\d) %", "%", text)
-
-
-def _tokens(text: str) -> list[tuple[str, str, str]]:
-    """``(kind, lower-cased token, original text)`` for numbers, words and signs, in order."""
-    out = []
-    for m in _TOKEN.finditer(_untokenise(text)):
-        if m.group("num") is not None:
-            out.append(("num", m.group(0).lower().replace(" ", ""), m.group(0).strip()))
-        elif m.group("word") is not None:
-            out.append(("word", m.group("word").lower().replace("’", "'"), m.group("word")))
-        else:
-            out.append(("sign", m.group("sign").lower(), m.group("sign")))
-    return out
-
-
-def _unit(token: str) -> str | None:
-    if token in _UNIT_NOUNS:
-        return _UNIT_NOUNS[token]
-    if token.endswith("s") and token[:-1] in _UNIT_NOUNS:
-        return _UNIT_NOUNS[token[:-1]]
-    if token.endswith("es") and token[:-2] in _UNIT_NOUNS:
-        return _UNIT_NOUNS[token[:-2]]
-    return None
-
-
-def _parse_digits(token: str) -> tuple[float | None, str | None, str | None]:
-    """Value, currency and suffix of a digit token such as ``$38.5m``, ``31%``, ``1,200`` or ``19th``."""
-    m = re.fullmatch(r"(us\$|[$€£])?(\d+(?:[.,]\d+)*)(st|nd|rd|th|%|bn|mn|mln|m|k|tn|b)?", token)
-    if not m:
-        return None, None, None
-    digits = m.group(2)
-    if re.fullmatch(r"\d{1,3}(,\d{3})+", digits):
-        digits = digits.replace(",", "")
-    elif "," in digits:
-        digits = digits.replace(",", ".") if re.fullmatch(r"\d+,\d{1,2}", digits) else digits.replace(",", "")
-    try:
-        value = float(digits)
-    except ValueError:
-        return None, None, None
-    if not math.isfinite(value) or value > 1e15:
-        return None, None, None  # beyond any quantity a source states (10**400 written out): not compared
-    return value, _CURRENCY_SIGNS.get(m.group(1) or ""), (m.group(3) or None)
-
-
-def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
-    """The numbers of ``text`` with scale and unit: ``"38 million euros"`` -> 38e6 euro; ``"eleven weeks"``
-    -> 11 week; ``"19 May"`` and ``"May 19th"`` -> 19 may (a date); ``"2015"`` -> a year.
-
-        >>> [(n.value, n.unit) for n in numbers("It cost $3.5bn over eleven weeks, up 31% since 19 May 2015.")]
-        [(3500000000.0, 'dollar'), (11.0, 'week'), (31.0, 'percent'), (19.0, 'may'), (2015.0, None)]
-    """
-    toks = _tokens(text)
-    out: list[NumberMention] = []
-    i = 0
-    while i < len(toks):
-        kind, tok, orig = toks[i]
-        start = i
-        value: float | None = None
-        unit: str | None = None
-        if kind == "num":
-            value, unit, suffix = _parse_digits(tok)
-            if value is None:
-                i += 1
-                continue
-            if suffix == "%":
-                unit = "percent"
-            elif suffix in _SCALES:
-                value *= _SCALES[suffix]
-        elif kind == "word" and tok in _UNITS_WORDS and (liberal or tok != "half"):
-            value = float(_UNITS_WORDS[tok])
-            # compound number words: "twenty five", "two hundred", "half a million"
-            while i + 1 < len(toks) and toks[i + 1][0] == "word" and toks[i + 1][1] in _UNITS_WORDS:
-                nxt = _UNITS_WORDS[toks[i + 1][1]]
-                value = value * nxt if nxt == 100 else value + nxt
-                i += 1
-        elif kind == "word" and tok in _ORDINALS:
-            value = float(_ORDINALS[tok])
-        elif kind == "word" and tok == "one" and (liberal or _unit_follows(toks, i)):
-            value = 1.0  # "one" counts only before a unit of time ("one week"); "no one", "one of" are not numbers
-        elif kind == "word" and tok in ("a", "an") and i + 1 < len(toks) and toks[i + 1][1] in _SCALES_WORDS:
-            value = 1.0  # "a million"
-        elif kind == "sign" and tok in _CURRENCY_SIGNS and i + 1 < len(toks) and toks[i + 1][0] == "num":
-            i += 1
-            continue
-        if value is None:
-            i += 1
-            continue
-        if i > 0 and toks[start - 1][0] == "sign" and toks[start - 1][1] in _CURRENCY_SIGNS and unit is None:
-            unit = _CURRENCY_SIGNS[toks[start - 1][1]]
-        # scale words and the counted noun follow ("38 million euros", "eleven weeks", "31 per cent")
-        j = i + 1
-        if j < len(toks) and toks[j][1] in _SCALES_WORDS:
-            value *= _SCALES[toks[j][1]]
-            j += 1
-        if j + 1 < len(toks) and toks[j][1] == "per" and toks[j + 1][1] == "cent":
-            unit, j = "percent", j + 2
-        elif j < len(toks) and (toks[j][0] == "sign" and toks[j][1] == "%"):
-            unit, j = "percent", j + 1
-        elif j < len(toks) and toks[j][1] in _MONTHS and toks[j][0] == "word" and value <= 31:
-            unit, j = _MONTHS[toks[j][1]], j + 1
-        elif j < len(toks) and unit is None:
-            noun = _unit(toks[j][1])
-            if noun is None and j + 1 < len(toks) and toks[j][0] == "word" and toks[j][1] not in _NOT_ADJECTIVES:
-                noun = _unit(toks[j + 1][1]) if toks[j + 1][1] not in ("of",) else None
-                if noun is not None:
-                    j += 1  # "38 million new jobs": one adjective between the number and its noun
-            if noun is not None:
-                unit, j = noun, j + 1
-        if unit is None and start > 0 and toks[start - 1][1] in _MONTHS and value <= 31 and kind == "num":
-            unit = _MONTHS[toks[start - 1][1]]  # "May 19"
-        mention_kind = "date" if unit in _MONTH_NAMES else "number"
-        if unit is None and kind == "num" and float(value).is_integer() and 1800 <= value <= 2100 and "," not in tok:
-            mention_kind = "year"
-        span = _span_text(text, toks, start, j)
-        if start > 0 and toks[start - 1][0] == "sign" and toks[start - 1][1] in _CURRENCY_SIGNS:
-            span = toks[start - 1][2] + span
-        out.append(NumberMention(float(value), unit, span, mention_kind))
-        i = j
-    return out
-
-
-#: words that may stand between a number and its noun only as adjectives do ("38 million new jobs"); "310,000
-#: last year" is a number and a time, not 310,000 years
-_NOT_ADJECTIVES = STOPWORDS | {"last", "next", "this", "each", "every", "per", "a", "an"}
-_TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "century"})
-_SCALES_WORDS = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "m", "k"})
-
-
-def _span_text(text: str, toks: list, start: int, end: int) -> str:
-    """The original words from token ``start`` to ``end - 1`` (joined with single spaces)."""
-    parts = [t[2] for t in toks[start:end]]
-    out = " ".join(parts)
-    return out.replace(" %", "%")
-
-
-#: count nouns of people that a summary interchanges ("21,000 employees" for "21,000 people")
-_PEOPLE = frozenset(
-    "people worker employee member student passenger patient customer user victim soldier officer player child".split()
-)
 
 
 def _stem_match(word: str, vocabulary: Collection[str]) -> bool:
@@ -318,12 +106,12 @@ def names(text: str) -> list[str]:
     found: list[str] = []
     for sentence in split_sentences(text) or [text]:
         for m in _NAME.finditer(sentence):
-            parts = [p.strip(".’'") for p in m.group(0).split()]
+            parts = [re.sub(r"['’]s$", "", p).strip(".’'") for p in m.group(0).split()]  # "Sam's" is Sam
             at_start = not sentence[: m.start()].strip(" \"'“‘([")
             while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in _MONTHS):
                 parts.pop(0)
                 at_start = False if parts else at_start
-            parts = [p for p in parts if p.lower() not in _MONTHS and p.lower() not in _WEEKDAYS]
+            parts = [p for p in parts if p.lower() not in _MONTHS and p.lower().removesuffix("s") not in _WEEKDAYS]
             if not parts:
                 continue
             if at_start and len(parts) < 2:
@@ -398,7 +186,8 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
         said += [str(n.unit) for n in numbers(evidence) if n.kind == "date"]  # "19 May": "may" is a date there
         if said:  # the evidence dates it otherwise; a month the source never mentions is left to the head
             found.append(Mismatch("month", month.capitalize(), said[0].capitalize()))
-    for day in dict.fromkeys(w for w in claim_words if w in _WEEKDAYS):
+    weekdays = [] if negated(claim) or re.search(r"(?i)(day)\s*(?:to|-|–|through)\s*\w+day", source) else claim_words
+    for day in dict.fromkeys(w.removesuffix("s") for w in weekdays if w.removesuffix("s") in _WEEKDAYS):
         if day not in source_words:
             said = [w for w in evidence_words if w in _WEEKDAYS]
             if said:
@@ -422,12 +211,12 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
 _SKIP_AFTER_CUE = STOPWORDS | {"one", "longer", "more", "need", "needs", "needed", "get", "got", "be", "been"}
 
 
-def _negated_predicates(text: str) -> set[str]:
+def _negated_predicates(text: str, cues: Collection[str] = _NEGATION) -> set[str]:
     """The first content word after each negation cue: what is negated ("did not approve" -> approve)."""
     toks = words(text)
     out = set()
     for k, t in enumerate(toks):
-        if t in _NEGATION or t.endswith("n't"):
+        if t in cues or t.endswith("n't"):
             for nxt in toks[k + 1 : k + 5]:
                 if nxt not in _SKIP_AFTER_CUE and nxt not in _NEGATION:
                     out.add(nxt)
@@ -449,6 +238,8 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     claim_content = {w for w in content_words(claim) if w not in _NEGATION}
     if len(claim_content) < 2:
         return None
+    if set(words(claim)) & _CONDITIONS:
+        return None  # "not final until the board votes": a condition, which the head reads
     best, best_overlap = None, 0.0
     for sentence in split_sentences(evidence) or [evidence]:
         for clause in _clauses(sentence):
@@ -457,7 +248,9 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
                 best, best_overlap = clause, shared / len(claim_content)
     if best is None or best_overlap < 0.65:
         return None
-    claim_negated, best_negated = _negated_predicates(claim), _negated_predicates(best)
+    # in the claim only a verb's negation ("not", "n't", "never") says what is negated: "no outage now", "no single
+    # item over $500" quantify, and the head reads them
+    claim_negated, best_negated = _negated_predicates(claim, ("not", "never", "cannot")), _negated_predicates(best)
     best_words, claim_words = set(words(best)), set(words(claim))
     for word in claim_negated:
         if _ANTONYMS.get(word, frozenset()) & best_words:
@@ -467,11 +260,13 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
             # matters is that the word the claim negates is asserted there
             return Mismatch("negation", _cue(claim) + " " + word, f"the source asserts it: {best.strip()!r}")
     for word in best_negated:
-        if word not in claim_negated and _stem_match(word, claim_words) and not claim_negated:
+        contrast = re.search(r"(?i)\b(?:rather than|instead of|other than|except|apart from)\b", claim)
+        if word not in claim_negated and _stem_match(word, claim_words) and not negated(claim) and not contrast:
             return Mismatch("negation", claim.strip(), f"the source negates it: {best.strip()!r}")
     return None
 
 
+_CONDITIONS = frozenset("until unless if only except before after without".split())
 _ANTONYM_PAIRS = (
     ("open", "closed"), ("open", "shut"), ("allowed", "banned"), ("allowed", "prohibited"), ("allowed", "forbidden"),
     ("included", "excluded"), ("available", "unavailable"), ("accepted", "refused"), ("accepted", "rejected"),
@@ -640,7 +435,7 @@ def _initials(text: str) -> frozenset[str]:
 
 def _acronym_of(name: str, source: str) -> bool:
     """Whether ``name`` is an acronym (2-6 capitals) of a capitalised phrase of ``source``."""
-    bare = name.replace(".", "").strip()
+    bare = re.sub(r"['’]s$", "", name.replace(".", "").strip())
     return 2 <= len(bare) <= 6 and bare.isupper() and bare.isalpha() and bare.lower() in _initials(source)
 
 
@@ -754,8 +549,3 @@ class FactChecks:
         if mismatches:
             score = min(score, self.cap)
         return Verdict(score, float(head), float(form), lexical, tuple(mismatches))
-
-
-def _unit_follows(toks: list, i: int) -> bool:
-    """Whether a unit of time follows token ``i`` ("one week"): only then is "one" a count in a claim."""
-    return i + 1 < len(toks) and _unit(toks[i + 1][1]) in _TIME_UNITS

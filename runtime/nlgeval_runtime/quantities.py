@@ -1,6 +1,6 @@
 """Quantities as a reader compares them: a value with its kind, converted to one unit per kind.
 
-:func:`nlgeval_runtime.factcheck.numbers` finds the numbers of a text with their scale and the noun that says what
+:func:`nlgeval_runtime.figures.numbers` finds the numbers of a text with their scale and the noun that says what
 is counted. This module reads them as quantities and decides when a claim's quantity *conflicts* with its
 evidence, which is the only time an explicit check may call a claim wrong:
 
@@ -80,6 +80,13 @@ _FRACTION = re.compile(
     r"(?=\s+(?:of|the|all|those|its|their|our|your)\b)",
     re.I,
 )
+_TIME_UNIT_RE = r"(?P<unit>second|minute|hour|day|week|fortnight|month|year|decade|century)"
+# "a quarter of a year", "half an hour", "three quarters of an hour"
+_PART_OF_UNIT = re.compile(
+    rf"\b(?:(?P<num>{_SMALL_RE})[\s-]+)?(?P<frac>half|thirds?|quarters?)\s+(?:of\s+)?(?:a|an)\s+{_TIME_UNIT_RE}\b", re.I
+)
+# "a year and a half", "two days and a half"
+_AND_A_HALF = re.compile(rf"\b(?P<num>{_SMALL_RE})\s+{_TIME_UNIT_RE}s?\s+and\s+a\s+half\b", re.I)
 _HALF_OF = re.compile(r"\b(?<!a\s)(?<!and\s)half\s+(?=of\b|the\b|all\b|its\b|their\b)", re.I)
 _IN = re.compile(rf"\b(?P<a>{_SMALL_RE})\s+(?:in|out\s+of)\s+(?P<b>{_SMALL_RE}|\d{{2,3}})\b", re.I)
 _ONE_UNIT = re.compile(
@@ -122,6 +129,10 @@ def _rewrite(text: str) -> tuple[str, frozenset[str]]:
         a, b = _small(m.group("a")), _small(m.group("b"))
         return percent(a / b * 100) if 0 < a <= b else m.group(0)
 
+    def part_of_unit(m: re.Match) -> str:
+        share = _small(m.group("num") or "a") / _FRACTION_WORDS[m.group("frac").lower()]
+        return f"{share:g} {m.group('unit')}"
+
     def half(m: re.Match) -> str:
         return percent(50.0) + " "
 
@@ -129,6 +140,8 @@ def _rewrite(text: str) -> tuple[str, frozenset[str]]:
         unit = m.group(4)
         return " by ".join(f"{v} {unit}" for v in m.groups()[:3] if v)
 
+    text = _PART_OF_UNIT.sub(part_of_unit, text)
+    text = _AND_A_HALF.sub(lambda m: f"{_small(m.group('num')) + 0.5:g} {m.group('unit')}", text)
     text = _FRACTION.sub(fraction, text)
     text = _HALF_OF.sub(half, text)
     text = _IN.sub(share_in, text)
@@ -172,7 +185,7 @@ def _kind(unit: str | None, mention_kind: str) -> tuple[str, float]:
         return "money", 0.01 if unit in ("cent", "pence") else 1.0
     if unit in ("am", "pm"):
         return "time", 1.0
-    from nlgeval_runtime.factcheck import _PEOPLE
+    from nlgeval_runtime.figures import _PEOPLE
 
     return f"count:{'people' if unit in _PEOPLE else unit}", 1.0
 
@@ -181,7 +194,7 @@ def _kind(unit: str | None, mention_kind: str) -> tuple[str, float]:
 def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
     """The quantities of ``text`` in reading order (times of day first), references marked as such.
     ``liberal``: read "one" and "half" as numbers everywhere (a source), not only before a unit (a claim)."""
-    from nlgeval_runtime.factcheck import numbers
+    from nlgeval_runtime.figures import numbers
 
     rewritten, fractions = _rewrite(text)
     out: list[Quantity] = []
@@ -196,7 +209,8 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
         if hour <= 24 and minute < 60:
             minutes = float(hour * 60 + minute)
             shown = m.group(0) if m.group(0).count(".") > 1 else m.group(0).rstrip(".")
-            out.append(Quantity(minutes, "time", shown, minutes, minutes, None, minutes))
+            clock = None if half or hour > 12 else "12h"  # "at 7:02" may be 7:02 p.m.
+            out.append(Quantity(minutes, "time", shown, minutes, minutes, clock, minutes))
     rewritten = _TIME.sub(" ", rewritten)
     lowered = rewritten.lower()
     ranges = [(float(a), float(b), r) for r in _RANGE.finditer(lowered) for a, b in [r.groups()] if float(a) < float(b)]
@@ -205,7 +219,12 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
         where = lowered.find(mention.text.lower())
         before = lowered[max(0, where - 24) : where] if where >= 0 else ""
         before_words = re.findall(r"[\w§#]+", before)
-        if before_words and before_words[-1] in _REFERENCE_WORDS or re.search(r"[§#]\s*$", before):
+        if (
+            before_words
+            and before_words[-1] in _REFERENCE_WORDS
+            or re.search(r"[§#]\s*$", before)
+            or re.fullmatch(r"0\d{3,}", mention.text.split()[0])  # "0300 123 4567", "01632": a phone number
+        ):
             kind = "reference"
         value = float(mention.value * factor)
         if kind == "date":  # a day of a month: May 19 is 519, so that 19 July and 19 May differ
@@ -224,6 +243,8 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
                 low, high = min(low, a * factor), max(high, b * factor)
         if kind == "percent" and mention.text in fractions and mention.text not in text:
             low, high = value - 1.5, value + 1.5  # a fraction read as a percentage: "a third" is 33.3
+        if re.fullmatch(r"\d+(?:st|nd|rd|th)|[a-z]+(?:st|nd|rd|th)", mention.text.lower().split()[0]):
+            kind, value, low, high = "ordinal", mention.value, mention.value, mention.value  # "the fifth day"
         if kind == "number" and where >= 0:  # what a bare number counts: the noun after it ("310,000 visitors")
             after = re.match(r"\s*([a-z]{3,})", lowered[where + len(mention.text) :])
             if after and after.group(1) not in _NOT_COUNTED:
@@ -234,7 +255,7 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
 
 
 def _counted(q: Quantity) -> bool:
-    return q.kind == "number" or q.kind.startswith("count:")
+    return q.kind in ("number", "ordinal") or q.kind.startswith("count:")
 
 
 def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
@@ -242,6 +263,8 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     claim rounds the evidence ("38 million" for 38.2 million, "a year" for 12 months, "a third" for 33%)."""
     if claim.kind != evidence.kind and not (_counted(claim) and _counted(evidence)):
         return False
+    if claim.kind == "time" and "12h" in (claim.currency, evidence.currency):
+        return claim.value % 720 == evidence.value % 720
     if claim.currency and evidence.currency and claim.currency != evidence.currency:
         return False  # "50 euros" for "£50"
     if claim.holds(evidence.value) or evidence.holds(claim.value):
@@ -250,7 +273,8 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     if a == 0 or b == 0:
         return False
     if claim.kind == "duration":
-        return abs(a - b) / max(abs(a), abs(b)) < 0.03  # "a month" for 30 days, "a year" for 52 weeks
+        # "a month" for 30 days, "a year" for 52 weeks, "three months" for 12 weeks
+        return abs(a - b) / max(abs(a), abs(b)) < 0.1
     magnitude = 10 ** max(0, len(str(int(abs(a)))) - 2)
     return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
 
@@ -258,8 +282,8 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
 def _derived(claim: Quantity, figures: Sequence[Quantity], sentences: Sequence[Sequence[Quantity]] = ()) -> bool:
     """Whether one step of arithmetic on two of ``figures`` gives the claim's value: a sum or a difference of
     two of its kind, a percentage of an amount, an amount less or more a percentage, a share of two counts."""
-    if claim.kind in ("date", "year", "time", "number"):
-        return False  # a sum of two dates or of two bare numbers is a coincidence, not a figure
+    if claim.kind in ("date", "year", "time"):
+        return False  # a sum of two dates is a coincidence, not a figure
     same = [f.value for f in figures if f.kind == claim.kind]
     shares = [f.value for f in figures if f.kind == "percent"]
     target = claim.value
@@ -267,10 +291,23 @@ def _derived(claim: Quantity, figures: Sequence[Quantity], sentences: Sequence[S
     def near(x: float) -> bool:
         return abs(x - target) <= max(1e-9, 0.01 * abs(target)) or claim.holds(x)
 
+    if claim.raw and claim.kind not in ("percent", "money"):  # "fifteen years on labor; Crestline only offers ten"
+        bare = [f.raw * claim.value / claim.raw for f in figures if f.kind == "number"]
+        if any(near(abs(a - b)) for a in same for b in bare):
+            return True
+
     for i, a in enumerate(same if claim.kind != "percent" else ()):  # two shares seldom add up to a third
         for b in same[i + 1 :]:
             if near(a + b) or near(abs(a - b)):
                 return True
+    if _counted(claim):  # "106 of 120 posts filled" where 14 are vacant; "four recipes for four people" is 16
+        raws = [f.raw for f in figures if _counted(f)]
+        if any(near(a + b) or near(abs(a - b)) or near(a * b) for i, a in enumerate(raws) for b in raws[i:]):
+            return True
+    if claim.kind == "money":  # a price times a count or a period ("22 staff at $150", "$1,850 a month" a year)
+        counts = {f.raw for f in figures if _counted(f) and 1 < f.raw <= 1000} | {2, 3, 4, 12, 52}
+        if any(near(a * n) for a in same for n in counts):
+            return True
     if claim.kind != "percent":
         for p in shares:
             if any(near(a * p / 100) or near(a * (1 - p / 100)) or near(a * (1 + p / 100)) for a in same):
@@ -304,13 +341,15 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
     said = [q for q in quantities(evidence)]
     figures = [q for q in quantities(source) if q.kind != "reference"]
     for q in quantities(claim, liberal=False):
-        if q.kind == "reference":
-            continue  # "form 12", "section 4.2": identifiers, not amounts
-        counted = q.kind == "number" or q.kind.startswith("count:")
-        if (q.kind == "year" or counted) and any(same_quantity(q, s) for s in figures):
-            continue  # a bare number or a year stated anywhere in the source is context
+        if q.kind in ("reference", "number"):
+            continue  # "form 12", "section 4.2": identifiers; "at twenty to twelve": a bare number says not what of
+        counted = _counted(q)
+        if any(same_quantity(q, s) or (counted or s.kind == "number") and s.raw == q.raw for s in figures):
+            # stated somewhere in the source (or the bare number: "the budget stays at forty thousand"): a figure
+            # the source gives is no conflict it can prove
+            continue
         rivals = [s for s in said if s.kind == q.kind]
-        if not rivals and counted:
+        if not rivals and q.kind.startswith("count:"):
             # a count the source states nowhere, beside the evidence's own counts ("155,000 visitors" where the
             # evidence says "a record 310,000"): the same kind of figure, about the same thing
             if any(s.raw == q.raw for s in figures):

@@ -56,10 +56,10 @@ def test_a_faithful_quantity_is_never_called_wrong(claim):
 @pytest.mark.parametrize(
     "claim, expected",
     [
-        ("Items may be returned for a month.", "the source says 14 days"),
+        ("Items may be returned for two months.", "the source says 14 days"),
         ("Three in five customers renewed in 2025.", "the source says 40%"),
         ("The parcel box weighs 30 kg.", "the source says 12 kg"),  # not the 30 of "40 x 30 x 15 cm"
-        ("Claims are paid within 5 days.", "the source says 30 days"),
+        ("Claims are paid within 45 days.", "the source says 30 days"),
         ("The meeting is at 4pm.", "the source says 15:00"),
         ("The standard deductible is $1,500.", "the source says $1,000"),
         ("The standard deductible is 1,000 euros.", "the source says $1,000"),  # another currency
@@ -69,6 +69,11 @@ def test_a_faithful_quantity_is_never_called_wrong(claim):
 def test_a_conflicting_quantity_is_named_with_what_the_source_says(claim, expected):
     messages = fired(claim)
     assert len(messages) == 1 and messages[0].endswith(expected), messages
+
+
+def test_a_figure_the_source_states_elsewhere_is_not_a_conflict_it_can_prove():
+    # "30 days" is the claims deadline, not the return window: a wrong claim, but one the head must judge
+    assert fired("Items may be returned within 30 days of delivery.") == []
 
 
 def test_a_quantity_of_a_kind_the_evidence_does_not_state_is_left_to_the_head():
