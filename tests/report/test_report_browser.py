@@ -150,3 +150,39 @@ def test_sections_of_installed_plugins_render_cleanly(browser, tmp_path):
     assert no_alert(browser)
     shown = [e.get_attribute("id") for e in browser.find_elements(By.CSS_SELECTOR, "section.extra")]
     assert [s.id for s in sections if s.id not in shown] == []
+
+
+def test_a_failed_fact_check_shows_its_explanation(browser, tmp_path):
+    """The weakest claim, the unsupported span with what the source says and the deciding window are on the
+    page, visible without opening anything, and they are the lines of the terminal's message."""
+    from selenium.webdriver.common.by import By
+
+    from fact_case import MUST_SAY, OUTPUT, SOURCE
+    from pytest_nlgeval.core.checks import CheckRecorder
+    from pytest_nlgeval.core.evaluator import Evaluator
+    from pytest_nlgeval.plugin import build_results
+
+    recorder = CheckRecorder()
+    recorder.start_test("test_facts.py::test_summary_is_faithful")
+    score = Evaluator(cache=False).score(OUTPUT, "consistency", source=SOURCE, recorder=recorder)
+    with pytest.raises(AssertionError) as failure:
+        score > 0.45
+    recorder.end_test()
+    local = {"checks": [c.to_dict() for c in recorder.checks], "evaluators": recorder.evaluators, "scoring": {}}
+    page = write_html(
+        build_results([local], {"test_facts.py::test_summary_is_faithful": "failed"}), tmp_path / "r.html"
+    )
+    log = open_page(browser, page)
+    assert [entry for entry in log if entry["level"] in ("SEVERE", "WARNING")] == []
+
+    row = browser.find_element(
+        By.CSS_SELECTOR, "#checks-table tr[data-key$='test_summary_is_faithful::consistency::0']"
+    )
+    explanation = row.find_element(By.CSS_SELECTOR, "ul.explanation")
+    assert explanation.is_displayed()
+    lines = [item.text for item in explanation.find_elements(By.TAG_NAME, "li")]
+    message = str(failure.value)
+    for phrase in MUST_SAY:
+        assert any(phrase in line for line in lines), (phrase, lines)
+    for line in lines:
+        assert line in message, f"the page says {line!r}, the terminal does not"
