@@ -72,6 +72,8 @@ def code_thresholds(text: str) -> list[tuple[str, float, str]]:
         fraction = re.match(r"\.fraction\(above=([01]\.\d+)\)", rest)
         if fraction:
             values.append(float(fraction[1]))
+        if m["fn"] == "check_dimension" and not values and key in THRESHOLDS:
+            values.append(THRESHOLDS[key].value)  # the default: the table's, by construction
         for value in values:
             if 0.001 < value < 0.999:  # 0.999 / 0.001: a demonstration of a failure message
                 found.append((key, value, call[:80]))
@@ -181,7 +183,7 @@ def test_every_threshold_in_the_docstrings_is_the_tables():
         ('assert_dimension(s, "consistency", source=a) > 0.7', [("summarization/consistency", 0.7)]),
         ('assert assert_dimension(r, "coherence", task="dialogue", context=h) > 0.5', [("dialogue/coherence", 0.5)]),
         ('check_dimension(s, "fluency", above=0.9)', [("summarization/fluency", 0.9)]),
-        ('check_dimension(s, "fluency")', []),  # the default is the table's
+        ('check_dimension(s, "fluency")', [("summarization/fluency", THRESHOLDS["summarization/fluency"].value)]),
         ('assert_dimensions(xs, "fluency").fraction(above=0.7) >= 0.9', [("summarization/fluency", 0.7)]),
         ('assert_dimensions(xs, "consistency", sources=d).min() > 0.3', [("summarization/consistency", 0.3)]),
         ('assert_dimension(s, "fluency") > 0.999', []),  # a demonstration of the failure message
