@@ -67,6 +67,8 @@ def assert_dimension(
     ``unit`` and ``aggregation``): ``mean`` (UniEval's average over sentences or the whole text), ``sum``
     (engagingness), ``min`` (the weakest unit) or ``mean_min``, (average + weakest) / 2. The embedded model
     reads summarization consistency, fact consistency and rag faithfulness claim by claim with ``mean_min``.
+    A claim that an explicit check proves wrong (a number, date, name, role or negation the source contradicts)
+    also bounds the score: it is at most that claim's.
 
         assert assert_dimension(summary, "consistency", source=article) > 0.45
         assert assert_dimension(answer, "faithfulness", task="rag", question=q, contexts=passages) > 0.45
