@@ -52,8 +52,8 @@ test-plan:
 	else echo "make test: $(VENV) is set up; ruff, mypy and the tests take about 25 min on 2 cores"; fi
 
 # The demo needs the runtime and the plugin only (with the metric bank's light extra for the induced-metric
-# example): no torch, Ray, DSPy or llama.cpp build. A fresh clone's `make demo`: 32 s of setup and 12 s of tests
-# on 2 shared cores, packages from a nearby index (README).
+# example): no torch, Ray, DSPy or llama.cpp build. A fresh clone's `make demo`: 32-40 s of setup and 10-12 s of
+# tests on 2 shared cores, packages from a nearby index (README).
 DEMO_STAMP := $(VENV)/.demo-installed
 $(DEMO_STAMP): $(BIN)/python pyproject.toml runtime/pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
