@@ -112,8 +112,9 @@ def check_dimension(
         check_dimension(reply, "coherence", task="dialogue", context=history, above=0.35)  # the same, written out
 
     The recommended thresholds were measured for the embedded default model: with another model (an
-    ``evaluator=``, ``--nlgeval-model`` or the marker's ``model=``) ``above=`` is required, as it is for a
-    dimension with no recommended threshold (``overall``, a custom dimension).
+    ``evaluator=``, ``--nlgeval-model`` or the marker's ``model=``), or a fact checker reading the fact
+    dimensions' claims (``--nlgeval-fact-checker``), ``above=`` is required, as it is for a dimension with no
+    recommended threshold (``overall``, a custom dimension).
     """
     __tracebackhide__ = hide_user_errors
     task, evaluator, recorder = _resolve(task, evaluator)
@@ -153,7 +154,19 @@ def _recommended(dimension: str, task: str, evaluator) -> float:
             f"check_dimension: the recommended thresholds were measured for the embedded default model, and this "
             f"evaluator runs {evaluator.model!r}; pass the threshold for it, e.g. check_dimension(..., above=0.5)"
         )
+    if key in _CHECKER_READS and getattr(evaluator, "fact_checker", None) is not None:
+        raise TypeError(
+            f"check_dimension: the recommended threshold of {key!r} was measured with the embedded model reading "
+            f"the claims, and this evaluator reads them with the fact checker {evaluator.fact_checker!r}; pass the "
+            "threshold for it, e.g. check_dimension(..., above=0.5)"
+        )
     return THRESHOLDS[key].value
+
+
+#: the dimensions whose claims a fact checker (``--nlgeval-fact-checker``) reads instead of the embedded model
+_CHECKER_READS = frozenset(
+    {"summarization/consistency", "fact/consistency", "rag/faithfulness", "dialogue/groundedness"}
+)
 
 
 def assert_dimensions(

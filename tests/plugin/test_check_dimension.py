@@ -104,6 +104,21 @@ def test_another_model_or_dimension_needs_a_threshold(pytester, tiny_t5_model):
     assert "check_dimension: above= must be a number such as 0.45, got '0.5'" in out
 
 
+def test_a_fact_checker_needs_a_threshold_for_the_dimensions_it_reads():
+    from types import SimpleNamespace
+
+    from pytest_nlgeval import check_dimension
+
+    reading = SimpleNamespace(model=None, fact_checker="models/minicheck")
+    with pytest.raises(TypeError) as info:
+        check_dimension("The bridge reopens.", "consistency", source=ARTICLE, evaluator=reading)
+    assert str(info.value) == (
+        "check_dimension: the recommended threshold of 'summarization/consistency' was measured with the embedded "
+        "model reading the claims, and this evaluator reads them with the fact checker 'models/minicheck'; pass "
+        "the threshold for it, e.g. check_dimension(..., above=0.5)"
+    )
+
+
 def _python_blocks(text: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, re.S)
 
