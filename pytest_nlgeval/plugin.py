@@ -520,14 +520,27 @@ class _XdistController:
 def test_outcome(report) -> str | None:
     """pytest's verdict on a test from one of its reports, as its summary line counts it: ``xfailed``,
     ``xpassed``, ``xpassed-strict`` (an xfail(strict=True) test that passed: pytest reports it failed),
-    ``passed``, ``failed`` or ``skipped``; None for a report that does not decide it (teardown, a passed setup)."""
+    ``passed``, ``failed``, ``skipped`` or ``error`` (its setup failed); None for a report that does not decide
+    it (teardown, a passed setup)."""
     if report.when != "call" and (report.when != "setup" or report.passed):
         return None
     if hasattr(report, "wasxfail"):
         return "xfailed" if report.skipped else "xpassed"
     if report.failed and isinstance(report.longrepr, str) and report.longrepr.startswith("[XPASS(strict)]"):
         return "xpassed-strict"
+    if report.when == "setup" and report.failed:
+        return "error"
     return str(report.outcome)
+
+
+def count_tests(test_outcomes: dict[str, str]) -> dict[str, int]:
+    """pytest's summary line over the tests that ran: ``failed`` includes the strict xpasses."""
+    counts = {"passed": 0, "failed": 0, "xfailed": 0, "xpassed": 0, "skipped": 0, "error": 0}
+    for outcome in test_outcomes.values():
+        key = "failed" if outcome == "xpassed-strict" else outcome
+        if key in counts:
+            counts[key] += 1
+    return counts
 
 
 def build_results(parts: list[dict[str, Any]], test_outcomes: dict[str, str] | None = None) -> dict[str, Any]:
@@ -574,6 +587,8 @@ def build_results(parts: list[dict[str, Any]], test_outcomes: dict[str, str] | N
         "summary": count_outcomes(checks),
         "scoring": scoring,
     }
+    if test_outcomes is not None:
+        results["summary"]["tests"] = count_tests(test_outcomes)  # pytest's own line, all tests that ran
     if judges is not None:
         results["judges"] = judges
     return results

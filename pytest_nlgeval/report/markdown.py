@@ -75,6 +75,8 @@ def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, headin
         f"{view.regressions if view.baseline is not None else 'no baseline'} | {view.tests} |",
         "",
     ]
+    if view.pytest_line:
+        lines += [f"pytest: {md_escape(view.pytest_line)}", ""]
     baseline = view.baseline
     if baseline is not None:
         if baseline.error:

@@ -185,6 +185,8 @@ class ReportView:
     failed_tests: int
     xfailed: int = 0  # failed checks inside xfail tests: expected, not failures
     xpassed: int = 0  # passed checks inside non-strict xfail tests that passed (strict ones are in failed)
+    #: pytest's summary line of the run (``summary["tests"]``: all tests that ran), e.g. "3 failed, 2 passed"
+    pytest_line: str | None = None
 
     @property
     def regressions(self) -> int:
@@ -306,7 +308,24 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
         failed_tests=failed_tests,
         xfailed=_count(summary, "xfailed", counted["xfailed"]),
         xpassed=_count(summary, "xpassed", counted["xpassed"]),
+        pytest_line=_pytest_line(summary.get("tests")),
     )
+
+
+#: the order of pytest's summary line
+_PYTEST_ORDER = ("failed", "passed", "skipped", "xfailed", "xpassed", "error")
+
+
+def _pytest_line(tests: Any) -> str | None:
+    """``summary["tests"]`` as pytest's summary line says it ("3 failed, 2 passed, 2 xfailed"), or None."""
+    if not isinstance(tests, Mapping):
+        return None
+    said = [
+        f"{tests[k]} {k}{'s' if k == 'error' and tests[k] != 1 else ''}"  # pytest's plural: "2 errors"
+        for k in _PYTEST_ORDER
+        if isinstance(tests.get(k), int) and tests[k]
+    ]
+    return ", ".join(said) or None
 
 
 def _count(summary: Mapping[str, Any], name: str, default: int) -> int:

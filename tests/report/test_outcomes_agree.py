@@ -78,7 +78,7 @@ def test_every_view_counts_as_pytest_does(pytester, capsys, workers):
     assert counts == {"passed": 2, "failed": 3, "xfailed": 2, "xpassed": 1}
 
     data = json.loads((pytester.path / "results.json").read_text(encoding="utf-8"))
-    assert data["summary"] == {"checks": 8, **counts}
+    assert data["summary"] == {"checks": 8, **counts, "tests": {**counts, "skipped": 0, "error": 0}}
     by_test = {c["nodeid"].split("::")[-1]: c["outcome"] for c in data["checks"]}
     assert by_test == EXPECTED_OUTCOMES
     # the comparison itself is still recorded as it went
@@ -107,6 +107,7 @@ def test_every_view_counts_as_pytest_does(pytester, capsys, workers):
     assert "| checks | passed | failed | xfailed | xpassed | regressions | tests |" in markdown
     assert "| 8 | 2 | 3 | 2 | 1 | no baseline | 8 |" in markdown
     assert "8 checks, 2 passed, 3 failed (1 passed in a strict xfail test), 2 expected to fail (xfail), " in markdown
+    assert "pytest: 3 failed, 2 passed, 2 xfailed, 1 xpassed\n" in markdown
     worst = markdown.split("**Worst failures**", 1)[1]
     assert "test\\_flawed\\_missed" in worst and "(XPASS(strict))" in worst
     assert "test\\_flawed\\_caught" not in worst and "test\\_loose\\_xpass" not in worst
@@ -118,6 +119,7 @@ def test_every_view_counts_as_pytest_does(pytester, capsys, workers):
         for name in ("checks", "passed", "failed", "xfailed", "xpassed")
     }
     assert shown == {"checks": 8, **counts}
+    assert '<span id="summary-pytest">3 failed, 2 passed, 2 xfailed, 1 xpassed</span>' in html
     badges = {
         m["test"]: m["status"]
         for m in re.finditer(
@@ -159,3 +161,41 @@ def test_a_results_file_without_outcomes_is_counted_as_before():
     assert count_outcomes(old) == {"checks": 3, "passed": 1, "failed": 1, "xfailed": 1, "xpassed": 0}
     strict = [{"passed": True, "outcome": "xpassed-strict"}, {"passed": True, "outcome": "xpassed"}]
     assert count_outcomes(strict) == {"checks": 2, "passed": 0, "failed": 1, "xfailed": 0, "xpassed": 1}
+
+
+def test_the_results_carry_pytests_own_line_over_every_test(pytester):
+    """Tests that make no check (a plain test, a skipped one, one whose fixture fails) are in pytest's line
+    too: the results file, the report and the summary repeat that line as it is."""
+    pytester.makepyfile(
+        test_mixed='''
+        import pytest
+        from pytest_nlgeval import assert_score
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("no database")
+
+        def test_checked():
+            assert assert_score(0.9, "quality") > 0.5
+
+        def test_plain():
+            assert True
+
+        @pytest.mark.skip(reason="not today")
+        def test_skipped():
+            pass
+
+        def test_setup_fails(broken):
+            pass
+        '''
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "2", "--nlgeval-json", "r.json", "--nlgeval-report", "r.html"
+    )
+    said = result.parseoutcomes()
+    assert said == {"passed": 2, "skipped": 1, "errors": 1}
+    data = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
+    assert data["summary"]["tests"] == {"passed": 2, "failed": 0, "xfailed": 0, "xpassed": 0, "skipped": 1, "error": 1}
+    assert data["summary"]["checks"] == data["summary"]["passed"] == 1
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert '<span id="summary-pytest">2 passed, 1 skipped, 1 error</span>' in page
