@@ -572,6 +572,9 @@ def build_results(parts: list[dict[str, Any]], test_outcomes: dict[str, str] | N
         # counted as pytest counts the test (a failure under strict=True).
         test = (test_outcomes or {}).get(check["nodeid"])
         check["outcome"] = check_outcome(check["passed"], test) if test is not None else outcome_of(check)
+    summary: dict[str, Any] = dict(count_outcomes(checks))
+    if test_outcomes is not None:
+        summary["tests"] = count_tests(test_outcomes)  # pytest's own line, over all the tests that ran
     results = {
         "schema": RESULTS_SCHEMA,
         "version": RESULTS_VERSION,
@@ -584,11 +587,9 @@ def build_results(parts: list[dict[str, Any]], test_outcomes: dict[str, str] | N
         },
         "evaluators": evaluators,
         "checks": checks,
-        "summary": count_outcomes(checks),
+        "summary": summary,
         "scoring": scoring,
     }
-    if test_outcomes is not None:
-        results["summary"]["tests"] = count_tests(test_outcomes)  # pytest's own line, all tests that ran
     if judges is not None:
         results["judges"] = judges
     return results
