@@ -50,9 +50,9 @@ T = TypeVar("T")
 
 def user_cache_dir() -> Path:
     """Where an :class:`~pytest_nlgeval.core.evaluator.Evaluator` made outside pytest keeps its scores: the
-    ``scores`` folder of the user's cache folder for pytest-nlgeval (platformdirs: ``$XDG_CACHE_HOME`` or
-    ``~/.cache`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows), never the current
-    folder.
+    ``scores`` folder of the user's cache folder for pytest-nlgeval (platformdirs: under ``$XDG_CACHE_HOME`` or
+    ``~/.cache`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows; the LLM answer cache is
+    its sibling ``llm``), never the current folder.
 
     >>> str(user_cache_dir())  # doctest: +SKIP
     '/home/me/.cache/pytest-nlgeval/scores'
