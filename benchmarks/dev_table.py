@@ -7,8 +7,8 @@ reference, UniEval's protocol), and consistency unless ``--skip-consistency`` (i
 reference and the meaning representation. Beside them, on the same rows: ROUGE-2 (SummEval: the mean over the
 11 references), METEOR, BLEU (data-to-text) and unigram precision against the source. Spearman with 95%
 bootstrap intervals (1,000 replicates over documents or samples). Also, for each dimension, the share of the
-outputs that readers rated well (4 or more of 5 on SummEval, 5 or more of 6 on SF) that score at least 0.7,
-the README's threshold.
+outputs that readers rated well (4 or more of 5 on SummEval, 5 or more of 6 on SF) that score at least 0.7
+(a fixed bar; the recommended thresholds are in pytest_nlgeval/core/thresholds.py).
 
     python benchmarks/dev_table.py --data $NLGEVAL_DATA/human [--skip-consistency]
 

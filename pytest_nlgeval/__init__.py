@@ -1,9 +1,9 @@
 """pytest-nlgeval: quality tests for text-generating applications, as pytest assertions.
 
-    from pytest_nlgeval import assert_dimension
+    from pytest_nlgeval import check_dimension
 
     def test_summary_is_faithful(summarize, article):
-        assert_dimension(summarize(article), "consistency", source=article) > 0.7
+        check_dimension(summarize(article), "consistency", source=article)  # > 0.45, the recommended threshold
 
 Names are imported on first use, so ``import pytest_nlgeval`` loads no model runtime.
 """
@@ -19,6 +19,8 @@ _LAZY = {
     "assert_dimension": "pytest_nlgeval.assertions",
     "assert_dimensions": "pytest_nlgeval.assertions",
     "assert_score": "pytest_nlgeval.assertions",
+    "check_dimension": "pytest_nlgeval.assertions",
+    "recommended_threshold": "pytest_nlgeval.core.thresholds",
     "Score": "pytest_nlgeval.core.score",
     "ScoreList": "pytest_nlgeval.core.score",
     "Evaluator": "pytest_nlgeval.core.evaluator",
@@ -39,6 +41,8 @@ __all__ = [  # every lazy name, spelled out for readers and linters (a test keep
     "assert_dimension",
     "assert_dimensions",
     "assert_score",
+    "check_dimension",
+    "recommended_threshold",
     "Score",
     "ScoreList",
     "Evaluator",
@@ -55,7 +59,8 @@ __all__ = [  # every lazy name, spelled out for readers and linters (a test keep
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_nlgeval.assertions import assert_dimension, assert_dimensions, assert_score
+    from pytest_nlgeval.assertions import assert_dimension, assert_dimensions, assert_score, check_dimension
+    from pytest_nlgeval.core.thresholds import recommended_threshold
     from pytest_nlgeval.core.checks import Check
     from pytest_nlgeval.core.dimensions import Dimension, DimensionRegistry
     from pytest_nlgeval.core.evaluator import Evaluator

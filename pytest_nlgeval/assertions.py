@@ -1,12 +1,20 @@
-"""``assert_dimension``, ``assert_dimensions``, ``assert_judged`` and ``assert_score``: the assertions of the DSL.
+"""``check_dimension``, ``assert_dimension``, ``assert_dimensions``, ``assert_judged`` and ``assert_score``: the
+assertions of the DSL.
 
-    from pytest_nlgeval import assert_dimension, assert_dimensions, assert_judged, assert_score
+    from pytest_nlgeval import assert_dimension, assert_dimensions, assert_judged, assert_score, check_dimension
 
-    assert_dimension(summary, "consistency", source=article) > 0.7
-    assert_dimension(reply, "groundedness", task="dialogue", fact=knowledge) >= 0.6
-    assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
-    assert_score(len(answer.split()), "answer_words") <= 120     # a number of your own, recorded as a check
-    assert_judged(answer, "The answer names the refund deadline.", input=question) >= 4   # an LLM judge
+    check_dimension(summary, "consistency", source=article)               # > the recommended threshold, 0.45
+    check_dimension(reply, "groundedness", task="dialogue", fact=knowledge, above=0.2)
+    assert assert_dimension(summary, "fluency") > 0.8                     # the same check as an assert statement
+    assert assert_dimensions(summaries, "fluency").fraction(above=0.8) >= 0.9
+    assert assert_score(len(answer.split()), "answer_words") <= 120       # a number of your own, recorded
+    assert assert_judged(answer, "The answer names the refund deadline.", input=question) >= 4   # an LLM judge
+
+A comparison of a score asserts by itself (``assert_dimension(...) > 0.45`` raises when it fails), so the bare
+form works too; linters flag a comparison whose result is unused (flake8-bugbear and ruff B015), which
+``check_dimension(...)`` and ``assert ... > t`` are not. The recommended thresholds are
+:data:`pytest_nlgeval.core.thresholds.THRESHOLDS` (``recommended_threshold(dimension, task)``), measured for the
+embedded default model.
 
 The task comes from ``task=``, else from the test's ``@pytest.mark.nlgeval(task=...)``, else
 ``summarization``; the evaluator from ``evaluator=``, else the session's (the marker's ``model=`` picks
@@ -21,7 +29,7 @@ from pytest_nlgeval.core import run as _run
 from pytest_nlgeval.core.dimensions import DEFAULT_TASK, hide_user_errors
 from pytest_nlgeval.core.score import Score, ScoreList
 
-__all__ = ["assert_dimension", "assert_dimensions", "assert_judged", "assert_score"]
+__all__ = ["assert_dimension", "assert_dimensions", "assert_judged", "assert_score", "check_dimension"]
 
 
 def _resolve(task: str | None, evaluator):
@@ -55,8 +63,15 @@ def assert_dimension(
     mean of the task's dimensions. The rag task takes ``question`` and ``contexts`` (the retrieved passages),
     and ``reference`` for ``context_recall``.
 
-        assert_dimension(summary, "consistency", source=article) > 0.7
-        assert_dimension(answer, "faithfulness", task="rag", question=q, contexts=passages) > 0.7
+    The score is the dimension's unit scores combined as the model folder declares (``score.details`` holds
+    ``unit`` and ``aggregation``): ``mean`` (UniEval's average over sentences or the whole text), ``sum``
+    (engagingness), ``min`` (the weakest unit) or ``mean_min``, (average + weakest) / 2. The embedded model
+    reads summarization consistency, fact consistency and rag faithfulness claim by claim with ``mean_min``.
+    A claim that an explicit check proves wrong (a number, date, name, role or negation the source contradicts)
+    also bounds the score: it is at most that claim's.
+
+        assert assert_dimension(summary, "consistency", source=article) > 0.45
+        assert assert_dimension(answer, "faithfulness", task="rag", question=q, contexts=passages) > 0.45
     """
     __tracebackhide__ = hide_user_errors
     task, evaluator, recorder = _resolve(task, evaluator)
@@ -72,6 +87,86 @@ def assert_dimension(
         recorder=recorder,
         **extra,
     )
+
+
+def check_dimension(
+    output: str,
+    dimension: str,
+    *,
+    above: float | None = None,
+    source: str | None = None,
+    reference: str | None = None,
+    context: str | Sequence[str] | None = None,
+    fact: str | Sequence[str] | None = None,
+    task: str | None = None,
+    evaluator=None,
+    question: str | None = None,
+    contexts: Sequence[str] | None = None,
+) -> Score:
+    """Score ``output`` on ``dimension`` and assert that the score is above ``above``, by default the recommended
+    threshold of the task's dimension (:func:`~pytest_nlgeval.core.thresholds.recommended_threshold`); returns
+    the :class:`Score`. It is :func:`assert_dimension` followed by ``> above``, written as a call, which linters
+    accept as a statement. The inputs are those of :func:`assert_dimension`.
+
+        check_dimension(summary, "consistency", source=article)            # > 0.45, the recommended threshold
+        check_dimension(reply, "coherence", task="dialogue", context=history, above=0.35)  # the same, written out
+
+    The recommended thresholds were measured for the embedded default model: with another model (an
+    ``evaluator=``, ``--nlgeval-model`` or the marker's ``model=``), or a fact checker reading the fact
+    dimensions' claims (``--nlgeval-fact-checker``), ``above=`` is required, as it is for a dimension with no
+    recommended threshold (``overall``, a custom dimension).
+    """
+    __tracebackhide__ = hide_user_errors
+    task, evaluator, recorder = _resolve(task, evaluator)
+    if above is None:
+        above = _recommended(dimension, task, evaluator)
+    elif isinstance(above, bool) or not isinstance(above, (int, float)):
+        raise TypeError(f"check_dimension: above= must be a number such as 0.45, got {above!r}")
+    extra = {k: v for k, v in (("question", question), ("contexts", contexts)) if v is not None}
+    score = evaluator.score(
+        output,
+        dimension,
+        source=source,
+        reference=reference,
+        context=context,
+        fact=fact,
+        task=task,
+        recorder=recorder,
+        **extra,
+    )
+    score.__gt__(above)  # records the check; raises AssertionError with the explanation when it fails
+    return score
+
+
+def _recommended(dimension: str, task: str, evaluator) -> float:
+    """The recommended threshold of ``task/dimension`` for the embedded model; a ``TypeError`` that says to pass
+    ``above=`` where there is none or the evaluator runs another model."""
+    from pytest_nlgeval.core.thresholds import THRESHOLDS
+
+    key = f"{task}/{dimension}"
+    if key not in THRESHOLDS:
+        raise TypeError(
+            f"check_dimension: {key!r} has no recommended threshold (documented: {', '.join(sorted(THRESHOLDS))}); "
+            f"pass one, e.g. check_dimension(..., above=0.5)"
+        )
+    if getattr(evaluator, "model", None) is not None:
+        raise TypeError(
+            f"check_dimension: the recommended thresholds were measured for the embedded default model, and this "
+            f"evaluator runs {evaluator.model!r}; pass the threshold for it, e.g. check_dimension(..., above=0.5)"
+        )
+    if key in _CHECKER_READS and getattr(evaluator, "fact_checker", None) is not None:
+        raise TypeError(
+            f"check_dimension: the recommended threshold of {key!r} was measured with the embedded model reading "
+            f"the claims, and this evaluator reads them with the fact checker {evaluator.fact_checker!r}; pass the "
+            "threshold for it, e.g. check_dimension(..., above=0.5)"
+        )
+    return THRESHOLDS[key].value
+
+
+#: the dimensions whose claims a fact checker (``--nlgeval-fact-checker``) reads instead of the embedded model
+_CHECKER_READS = frozenset(
+    {"summarization/consistency", "fact/consistency", "rag/faithfulness", "dialogue/groundedness"}
+)
 
 
 def assert_dimensions(
@@ -96,9 +191,9 @@ def assert_dimensions(
     Per-output inputs are lists (``sources=[...]``), an input shared by all outputs a single value
     (``source=...``).
 
-        assert_dimensions(summaries, "consistency", sources=articles).mean() > 0.8
-        assert_dimensions(summaries, "fluency").fraction(above=0.7) >= 0.9
-        assert_dimensions(answers, "faithfulness", task="rag", contexts=retrieved).mean() > 0.8
+        assert assert_dimensions(summaries, "consistency", sources=articles).min() > 0.45
+        assert assert_dimensions(summaries, "fluency").fraction(above=0.8) >= 0.9
+        assert assert_dimensions(answers, "faithfulness", task="rag", contexts=retrieved).min() > 0.45
 
     In the rag task ``contexts=`` holds each output's list of retrieved passages, ``questions=`` its question.
     """

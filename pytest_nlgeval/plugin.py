@@ -399,6 +399,8 @@ class NLGEvalSession:
         )
         self.worker_data: list[dict] = []
         self.results_path: str | None = None
+        #: pytest's verdict on each test that ran (TEST_OUTCOMES), read from its reports on the controller
+        self.test_outcomes: dict[str, str] = {}
         # The state stays here, in config.stash; the assertions of the DSL (assert_dimension, ...) find it
         # through pytest_nlgeval.core.run, where this run is the current one while the session runs.
         run.install(self.run)
@@ -454,6 +456,12 @@ class NLGEvalSession:
         if isinstance(excinfo[1], DimensionNotServedError):
             outcome.force_exception(pytest.skip.Exception(str(excinfo[1]), _use_item_location=True))
 
+    def pytest_runtest_logreport(self, report) -> None:
+        """Note pytest's verdict on the test (with xdist, the controller sees every worker's reports)."""
+        outcome = test_outcome(report)
+        if outcome is not None:
+            self.test_outcomes[report.nodeid] = outcome
+
     # -- results -------------------------------------------------------------------------------------------
     def local_data(self) -> dict[str, Any]:
         stats = {"scored": 0, "cached": 0, "sessions": 0}
@@ -479,7 +487,7 @@ class NLGEvalSession:
 
             self.config.workeroutput[_WORKEROUTPUT_KEY] = json.dumps(data)
             return
-        results = build_results([data, *self.worker_data])
+        results = build_results([data, *self.worker_data], self.test_outcomes)
         self.config.hook.pytest_nlgeval_results_ready(config=self.config, results=results)
         self.config.stash[results_key] = results
         path = self.options.get("json")
@@ -509,11 +517,40 @@ class _XdistController:
             self.session.worker_data.append(json.loads(raw))
 
 
-def build_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Merge per-process check data into the results dict of docs/results-schema.md."""
+def test_outcome(report) -> str | None:
+    """pytest's verdict on a test from one of its reports, as its summary line counts it: ``xfailed``,
+    ``xpassed``, ``xpassed-strict`` (an xfail(strict=True) test that passed: pytest reports it failed),
+    ``passed``, ``failed``, ``skipped`` or ``error`` (its setup failed); None for a report that does not decide
+    it (teardown, a passed setup)."""
+    if report.when != "call" and (report.when != "setup" or report.passed):
+        return None
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed"
+    if report.failed and isinstance(report.longrepr, str) and report.longrepr.startswith("[XPASS(strict)]"):
+        return "xpassed-strict"
+    if report.when == "setup" and report.failed:
+        return "error"
+    return str(report.outcome)
+
+
+def count_tests(test_outcomes: dict[str, str]) -> dict[str, int]:
+    """pytest's summary line over the tests that ran: ``failed`` includes the strict xpasses."""
+    counts = {"passed": 0, "failed": 0, "xfailed": 0, "xpassed": 0, "skipped": 0, "error": 0}
+    for outcome in test_outcomes.values():
+        key = "failed" if outcome == "xpassed-strict" else outcome
+        if key in counts:
+            counts[key] += 1
+    return counts
+
+
+def build_results(parts: list[dict[str, Any]], test_outcomes: dict[str, str] | None = None) -> dict[str, Any]:
+    """Merge per-process check data into the results dict of docs/results-schema.md; ``test_outcomes`` (pytest's
+    verdict per node id) gives each check its ``outcome``."""
     import datetime
     import platform
     import sys
+
+    from pytest_nlgeval.core.checks import check_outcome, count_outcomes, outcome_of
 
     checks: list[dict] = []
     evaluators: dict[str, dict] = {}
@@ -530,9 +567,14 @@ def build_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
                 judges[key] = judges.get(key, 0) + int(value)
     # Workers finish in any order; a stable sort by test keeps each test's checks in their own order.
     checks.sort(key=lambda c: c["nodeid"])
-    passed = sum(1 for c in checks if c["passed"])
-    # A check that fails inside an xfail test is the expected outcome: counted apart, never as a failure.
-    xfailed = sum(1 for c in checks if not c["passed"] and c.get("xfail"))
+    for check in checks:
+        # A failed check inside a test pytest reports xfailed is expected; a passed one inside an XPASS test is
+        # counted as pytest counts the test (a failure under strict=True).
+        test = (test_outcomes or {}).get(check["nodeid"])
+        check["outcome"] = check_outcome(check["passed"], test) if test is not None else outcome_of(check)
+    summary: dict[str, Any] = dict(count_outcomes(checks))
+    if test_outcomes is not None:
+        summary["tests"] = count_tests(test_outcomes)  # pytest's own line, over all the tests that ran
     results = {
         "schema": RESULTS_SCHEMA,
         "version": RESULTS_VERSION,
@@ -545,12 +587,7 @@ def build_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "evaluators": evaluators,
         "checks": checks,
-        "summary": {
-            "checks": len(checks),
-            "passed": passed,
-            "failed": len(checks) - passed - xfailed,
-            "xfailed": xfailed,
-        },
+        "summary": summary,
         "scoring": scoring,
     }
     if judges is not None:
@@ -581,22 +618,31 @@ def write_results(results: dict[str, Any], path: str) -> None:
 
 def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None:
     """The terminal table: checks per task and dimension (or metric / trajectory field)."""
+    from pytest_nlgeval.core.checks import count_outcomes
+
     groups: dict[tuple, list[dict]] = {}
     for check in results["checks"]:
         groups.setdefault((check["task"] or "-", check["kind"], check["name"]), []).append(check)
     tr.write_sep("=", "nlgeval")
-    header = f"{'task':<15} {'kind':<10} {'name':<28} {'checks':>6} {'passed':>6} {'failed':>6} {'mean':>8} {'min':>8}"
+    # passed / failed / xfailed / xpassed as pytest's summary line counts them (failed includes strict xpasses)
+    header = (
+        f"{'task':<15} {'kind':<10} {'name':<28} {'checks':>6} {'passed':>6} {'failed':>6} {'xfailed':>7} "
+        f"{'xpassed':>7} {'mean':>8} {'min':>8}"
+    )
     tr.write_line(header)
     for (task, kind, name), rows in sorted(groups.items()):
         scores = [r["score"] for r in rows if r["score"] is not None]
-        failed = sum(1 for r in rows if not r["passed"])
+        counts = count_outcomes(rows)
         mean = f"{sum(scores) / len(scores):8.4f}" if scores else f"{'-':>8}"
         low = f"{min(scores):8.4f}" if scores else f"{'-':>8}"
         line = (
-            f"{task[:15]:<15} {kind[:10]:<10} {name[:28]:<28} {len(rows):>6} {len(rows) - failed:>6} "
-            f"{failed:>6} {mean} {low}"
+            f"{task[:15]:<15} {kind[:10]:<10} {name[:28]:<28} {len(rows):>6} {counts['passed']:>6} "
+            f"{counts['failed']:>6} {counts['xfailed']:>7} {counts['xpassed']:>7} {mean} {low}"
         )
-        tr.write_line(line, red=bool(failed), green=not failed)
+        tr.write_line(line, red=bool(counts["failed"]), green=not counts["failed"])
+    totals = count_outcomes(results["checks"])
+    said = [f"{totals[k]} {k}" for k in ("failed", "passed", "xfailed", "xpassed") if totals[k]]
+    tr.write_line(f"checks: {', '.join(said) or 'none'} (counted as pytest counts their tests)")
     for fid, fp in sorted(results["evaluators"].items()):
         if fp.get("kind") == "judge":
             criterion = " ".join(str(fp.get("criterion", "")).split())

@@ -19,19 +19,19 @@ pytestmark = pytest.mark.nlgeval(task="dialogue", refused="skip")
 
 def test_reply_is_grounded_in_the_fact(chatbot, conversation):
     response = chatbot(conversation["history"], conversation["fact"])
-    assert_dimension(response, "groundedness", fact=conversation["fact"]) > 0.2
+    assert assert_dimension(response, "groundedness", fact=conversation["fact"]) > 0.2
 
 
 def test_reply_follows_the_history(chatbot, conversation):
     response = chatbot(conversation["history"], conversation["fact"])
-    assert_dimension(response, "coherence", context=conversation["history"]) > 0.35
+    assert assert_dimension(response, "coherence", context=conversation["history"]) > 0.35
 
 
 def test_replies_are_natural_and_understandable(chatbot):
     responses = [chatbot(c["history"], c["fact"]) for c in CONVERSATIONS]
     # word salad of these replies scores below 0.01 on both; the replies themselves above 0.8
-    assert_dimensions(responses, "naturalness").mean() > 0.45
-    assert_dimensions(responses, "understandability").min() > 0.45
+    assert assert_dimensions(responses, "naturalness").mean() > 0.45
+    assert assert_dimensions(responses, "understandability").min() > 0.45
 
 
 def test_engagingness_is_a_sum_over_sentences(chatbot):
@@ -39,7 +39,7 @@ def test_engagingness_is_a_sum_over_sentences(chatbot):
     response = chatbot(conversation["history"], conversation["fact"])
     score = assert_dimension(response, "engagingness", context=conversation["history"], fact=conversation["fact"])
     # engagingness adds up sentence scores (range [0, inf)): two sentences can exceed 1
-    score > 0.5
+    assert score > 0.5
 
 
 def test_an_off_topic_reply_is_less_grounded(chatbot):
@@ -47,13 +47,16 @@ def test_an_off_topic_reply_is_less_grounded(chatbot):
     grounded = assert_dimension(
         chatbot(conversation["history"], conversation["fact"]), "groundedness", fact=conversation["fact"]
     )
-    assert_dimension(
-        "my favourite colour is green and i think trains are loud .", "groundedness", fact=conversation["fact"]
-    ) < grounded
+    assert (
+        assert_dimension(
+            "my favourite colour is green and i think trains are loud .", "groundedness", fact=conversation["fact"]
+        )
+        < grounded
+    )
 
 
 @pytest.mark.xfail(strict=True, reason="demonstration: shows the failure message of an off-topic reply")
 def test_demo_failure_message_of_an_ungrounded_reply():
     conversation = CONVERSATIONS[1]
     off_topic = "my favourite colour is green and i think trains are loud ."
-    assert_dimension(off_topic, "groundedness", fact=conversation["fact"]) >= 0.999
+    assert assert_dimension(off_topic, "groundedness", fact=conversation["fact"]) >= 0.999

@@ -32,11 +32,14 @@ REFERENCES = {
 @pytest.mark.parametrize("question", sorted(ANSWERS))
 def test_answer_is_helpful(question):
     answer = ANSWERS[question]
-    assert_metric(answer, "helpful.json", input=question, references=REFERENCES[question]) >= 3.5
+    assert assert_metric(answer, "helpful.json", input=question, references=REFERENCES[question]) >= 3.5
 
 
 def test_a_refusal_is_not_helpful():
     question = "How do I descale an electric kettle?"
-    assert_metric(
-        "Sorry, I can't help with that question.", "helpful.json", input=question, references=REFERENCES[question]
-    ) < 2.5
+    assert (
+        assert_metric(
+            "Sorry, I can't help with that question.", "helpful.json", input=question, references=REFERENCES[question]
+        )
+        < 2.5
+    )

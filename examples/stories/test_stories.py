@@ -36,15 +36,15 @@ def test_sampled_continuation_looks_human(generator, prompt):
     story = generator.generate(prompt, strategy="sample", seed=PROMPTS.index(prompt) + 1)
     result = assert_trajectory(story, prompt=prompt, bank=BANK)
     result.assert_not_degenerate()  # diversity never leaves the human envelope
-    result.diversity_dtw > -0.03  # diversity trajectory close to the human ones
-    result.likelihood_var > -25  # a (coherence, diversity) variance profile humans produce
+    assert result.diversity_dtw > -0.03  # diversity trajectory close to the human ones
+    assert result.likelihood_var > -25  # a (coherence, diversity) variance profile humans produce
 
 
 def test_human_continuation_passes_its_own_check():
     row = HUMAN[0]
     result = assert_trajectory(row["continuation"], prompt=row["prompt"], bank=BANK)
     result.assert_not_degenerate()  # inside the envelope that 95% of the bank's humans stay inside
-    result.summary_mean > -3.0  # contrast with the matched human continuation (itself: ~0)
+    assert result.summary_mean > -3.0  # contrast with the matched human continuation (itself: ~0)
 
 
 @pytest.mark.xfail(

@@ -13,12 +13,17 @@ from the ini file to the rootdir)::
     ini only: nlgeval_baseline_tolerances, nlgeval_baseline_suite_tolerances (lines ``SELECTOR = VALUE``,
     see :mod:`pytest_nlgeval.baseline.tolerances`)
 
-Check keys hold pytest node ids, which are relative to the rootdir, and the rootdir depends on how pytest
-was invoked. The baseline records the folder its keys are relative to (``root``); this run's keys are
-rewritten relative to that folder before comparing or recording, so ``--nlgeval-baseline ../b.json`` (which
-moves the rootdir) and ``--nlgeval-baseline=../b.json`` give the same keys. A comparison whose keys still do
-not line up (no check has an entry, or most are new and as many entries did not run) fails with
-:class:`~pytest_nlgeval.baseline.errors.KeyMismatchError` instead of passing over nothing.
+The baseline file may be anywhere: a command-line path is taken from the current folder (or, when no file
+is there, from the rootdir), an ini path from the rootdir, an absolute path as it is. Check keys hold pytest
+node ids, which are relative to the rootdir, and the rootdir depends on how pytest was invoked. The baseline
+records the folder its keys are relative to (``root``); before comparing, this run's keys are matched to the
+baseline's three ways, and the way that matches most entries is used: as they are, rewritten relative to the
+recorded root (so ``--nlgeval-baseline ../b.json``, which moves the rootdir, and ``--nlgeval-baseline=../b.json``
+give the same keys), and with the folder that the two sides' test file paths differ by at their front added
+or dropped (a baseline moved or downloaded elsewhere after it was recorded, whose ``root`` no longer points
+at the tests). A comparison whose keys still do not line up (no check has an entry, or most are new and as
+many entries did not run) fails with a message that names the test files on each side, instead of passing
+over nothing.
 
 Flow: the baseline is read and validated at configure time on the controller (an invalid or missing file is
 a usage error before any test runs); the plugin core calls ``pytest_nlgeval_results_ready`` with the merged
@@ -150,7 +155,7 @@ def pytest_configure(config) -> None:
     from pytest_nlgeval.baseline.store import load_baseline
     from pytest_nlgeval.baseline.tolerances import Tolerances
 
-    path = os.path.join(base_dir, path)
+    path = _baseline_path(path, base_dir, str(config.rootpath), update)
     new_checks = config.getoption("nlgeval_baseline_new_checks") or config.getini("nlgeval_baseline_new_checks")
     if new_checks not in ("notice", "fail"):
         raise pytest.UsageError(f"nlgeval_baseline_new_checks must be notice or fail, got {new_checks!r}")
@@ -190,11 +195,27 @@ def pytest_configure(config) -> None:
             action = "refusing to overwrite it" if update else "cannot compare"
             raise pytest.UsageError(f"{exc} ({action}; nothing was run)") from None
     elif not update:
+        tried = path if base_dir == str(config.rootpath) else f"{path} (nor under the rootdir {config.rootpath})"
         raise pytest.UsageError(
-            f"baseline file {path} does not exist; record one with `pytest --nlgeval-baseline {path} "
+            f"baseline file {tried} does not exist; record one with `pytest --nlgeval-baseline {path} "
             "--nlgeval-baseline-update` and commit it"
         )
     config.stash[_state_key] = state
+
+
+def _baseline_path(path: str, base_dir: str, rootdir: str, update: bool) -> str:
+    """The baseline file ``path`` names: absolute as it is; relative, from ``base_dir`` (the current folder for
+    the command line, the rootdir for the ini file), else from the rootdir when only that file exists there
+    (``--nlgeval-baseline tests/b.json`` given from a sub-folder). A file to be recorded is placed from
+    ``base_dir`` unless it already exists under the rootdir."""
+    path = os.path.expanduser(path)
+    if os.path.isabs(path):
+        return os.path.normpath(path)
+    here = os.path.normpath(os.path.join(base_dir, path))
+    there = os.path.normpath(os.path.join(rootdir, path))
+    if not os.path.exists(here) and os.path.exists(there):
+        return there
+    return here
 
 
 def pytest_sessionstart(session) -> None:
@@ -211,7 +232,7 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         return
     state.done = True
     from pytest_nlgeval.baseline.errors import BaselineError
-    from pytest_nlgeval.baseline.store import Baseline, resolve_root, update_baseline_file
+    from pytest_nlgeval.baseline.store import Baseline, update_baseline_file
 
     try:
         head = Baseline.from_results(results, source="this run")
@@ -259,10 +280,10 @@ def pytest_nlgeval_results_ready(config, results) -> None:
         }
         return
     from pytest_nlgeval.baseline.compare import compare
+    from pytest_nlgeval.baseline.errors import KeyMismatchError
 
-    root = resolve_root(state.baseline, state.path) if state.baseline is not None else None
-    if root is not None and os.path.isdir(root):
-        head = head.rebased(state.rootdir, root)  # keys as the baseline has them, whatever the rootdir now
+    ways = _key_ways(head, state.baseline, state.rootdir, state.path)
+    head = max(ways, key=lambda h: len(h.entries.keys() & state.baseline.entries.keys()))  # the first of a tie
     try:
         state.comparison = compare(
             state.baseline,
@@ -272,6 +293,10 @@ def pytest_nlgeval_results_ready(config, results) -> None:
             new_checks=state.new_checks,
             seed=state.seed,
         )
+    except KeyMismatchError:
+        state.error = _mismatch_message(head, state.baseline, state.path)
+        results["baseline"] = {"status": "refused", "path": state.path, "error": state.error}
+        return
     except BaselineError as exc:
         state.error = str(exc)
         results["baseline"] = {"status": "refused", "path": state.path, "error": state.error}
@@ -282,6 +307,75 @@ def pytest_nlgeval_results_ready(config, results) -> None:
 
         with open(state.markdown, "a", encoding="utf-8") as fh:
             fh.write(render_markdown(state.comparison))
+
+
+def _key_ways(head, baseline, rootdir: str, baseline_path: str) -> list:
+    """This run's checks keyed each way they may line up with the baseline's: relative to the recorded root
+    (when it is a folder), as they are, and with a leading folder added or dropped."""
+    from pytest_nlgeval.baseline.store import resolve_root
+
+    ways = []
+    root = resolve_root(baseline, baseline_path)
+    if root is not None and os.path.isdir(root):
+        ways.append(head.rebased(rootdir, root))
+    ways.append(head)
+    shift = _leading_folder(_files(head), _files(baseline))
+    if shift is not None:
+        add, drop = shift
+        ways.append(head.renamed(lambda nodeid: add + nodeid[len(drop) :] if nodeid.startswith(drop) else nodeid))
+    return ways
+
+
+def _files(snapshot) -> set[str]:
+    """The test file paths of a snapshot's node ids (``tests/test_a.py``), without the ones that are no path."""
+    return {e.nodeid.split("::", 1)[0] for e in snapshot.entries.values() if not e.nodeid.startswith("<")}
+
+
+def _leading_folder(ours: set[str], theirs: set[str]) -> tuple[str, str] | None:
+    """``(add, drop)``: the leading folder to put in front of this run's file paths (``add``) or take from their
+    front (``drop``) so that most of them are the baseline's; None when no such folder does."""
+    votes: dict[tuple[str, str], int] = {}
+    for mine in ours:
+        for other in theirs:
+            if other.endswith("/" + mine):
+                votes[(other[: -len(mine)], "")] = votes.get((other[: -len(mine)], ""), 0) + 1
+            elif mine.endswith("/" + other):
+                votes[("", mine[: -len(other)])] = votes.get(("", mine[: -len(other)]), 0) + 1
+    if not votes:
+        return None
+    return max(sorted(votes), key=lambda shift: votes[shift])
+
+
+def _mismatch_message(head, baseline, path: str) -> str:
+    """Why the run's checks and the baseline's do not line up, naming the test files on each side."""
+    common = head.entries.keys() & baseline.entries.keys()
+    ours, theirs = _files(head), _files(baseline)
+    only_ours, only_theirs = sorted(ours - theirs), sorted(theirs - ours)
+
+    def some(files: list[str]) -> str:
+        return ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+
+    if not head.entries:
+        what = f"no nlgeval check ran, so none of the {len(baseline.entries)} entries of the baseline {path} was read"
+    else:
+        what = (
+            f"only {len(common)} of the {len(head.entries)} checks of this run have an entry in the baseline {path} "
+            f"({len(baseline.entries)} entries)"
+        )
+    message = f"refusing to compare: {what}"
+    if only_ours and only_theirs:
+        message += (
+            f". This run's test files ({some(only_ours)}) are not the baseline's ({some(only_theirs)}), matched as "
+            "they are, relative to the folder the baseline records as its root, and with a leading folder added "
+            "or dropped"
+        )
+    elif head.entries and not only_ours:
+        message += ". The test files are the same; the tests in them, or the checks they make, are not"
+    message += (
+        ". If the tests were renamed or moved, re-record the baseline with --nlgeval-baseline-update; otherwise "
+        "pass the baseline of this suite"
+    )
+    return message
 
 
 @pytest.hookimpl(trylast=True)

@@ -59,7 +59,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from pytest_nlgeval.baseline.errors import BaselineFormatError, BaselineLockError
 from pytest_nlgeval.baseline.jsontext import (
@@ -196,9 +196,13 @@ class Baseline:
         from_dir, to_dir = os.path.abspath(from_dir), os.path.abspath(to_dir)
         if from_dir == to_dir:
             return self
+        return self.renamed(lambda nodeid: rebase_nodeid(nodeid, from_dir, to_dir))
+
+    def renamed(self, rename: Callable[[str], str]) -> "Baseline":
+        """This snapshot with every node id (and the key that starts with it) replaced by ``rename(nodeid)``."""
         entries = {}
         for key, entry in self.entries.items():
-            nodeid = rebase_nodeid(entry.nodeid, from_dir, to_dir)
+            nodeid = rename(entry.nodeid)
             new_key = nodeid + key[len(entry.nodeid) :] if key.startswith(entry.nodeid) else key
             entries[new_key] = replace(entry, key=new_key, nodeid=nodeid)
         return Baseline(entries, dict(self.evaluators), self.source, self.origin, self.root)

@@ -3,8 +3,8 @@
     nlgeval score outputs.jsonl -d consistency -d fluency --source-field article -o scored.jsonl
 
 Each output row is the input row plus ``"nlgeval": {"<dimension>": score, ...}``; the means per
-dimension are printed at the end. Scores go through the same score cache as the pytest plugin
-(``.nlgeval-cache`` in the current directory unless ``--cache-dir``/``--no-cache``).
+dimension are printed at the end. Scores go through a score cache like the pytest plugin's, kept in
+the user's cache folder (``~/.cache/pytest-nlgeval/scores`` on Linux) unless ``--cache-dir``/``--no-cache``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,11 @@ def register(subparsers) -> None:
         "off: cut the tail as UniEval does (default auto)",
     )
     p.add_argument("--chunk", type=int, default=256, help="rows scored per batched call (progress granularity)")
-    p.add_argument("--cache-dir", default=None, help="score cache folder (default .nlgeval-cache)")
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="score cache folder (default: the user's cache folder, ~/.cache/pytest-nlgeval/scores on Linux)",
+    )
     p.add_argument("--no-cache", action="store_true", help="read and write no score cache")
     add_engine_arguments(p)
     p.set_defaults(func=run_score)

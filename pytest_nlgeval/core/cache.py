@@ -35,8 +35,9 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, TypeVar
 
-__all__ = ["CACHE_FILE", "DEFAULT_CACHE_DIR", "CacheWarning", "ScoreCache", "text_key"]
+__all__ = ["CACHE_FILE", "DEFAULT_CACHE_DIR", "CacheWarning", "ScoreCache", "text_key", "user_cache_dir"]
 
+#: the cache folder of a pytest run, under its rootdir (``--nlgeval-cache-dir`` sets another)
 DEFAULT_CACHE_DIR = ".nlgeval-cache"
 CACHE_FILE = "scores.sqlite3"  # the file's name inside the cache folder
 
@@ -45,6 +46,20 @@ _BUSY_TIMEOUT_S = 60.0
 _CHUNK = 500  # SQLite limits the number of bound parameters per statement
 
 T = TypeVar("T")
+
+
+def user_cache_dir() -> Path:
+    """Where an :class:`~pytest_nlgeval.core.evaluator.Evaluator` made outside pytest keeps its scores: the
+    ``scores`` folder of the user's cache folder for pytest-nlgeval (platformdirs: under ``$XDG_CACHE_HOME`` or
+    ``~/.cache`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows; the LLM answer cache is
+    its sibling ``llm``), never the current folder.
+
+    >>> str(user_cache_dir())  # doctest: +SKIP
+    '/home/me/.cache/pytest-nlgeval/scores'
+    """
+    from platformdirs import user_cache_dir as platform_cache
+
+    return Path(platform_cache("pytest-nlgeval")) / "scores"
 
 
 class CacheWarning(UserWarning):

@@ -5,6 +5,12 @@ A pytest session keeps its :class:`CheckRecorder` in its run (:mod:`pytest_nlgev
 assertion that made it, and outside pytest there is none (comparisons work unchanged, unrecorded). The recorder knows
 the running test (node id, ``nlgeval`` marker options) and numbers the checks of each name within a test, so a
 check's ``key`` (``nodeid::name::index``) is stable across runs. Fields follow docs/results-schema.md.
+
+A check's ``passed`` is its comparison; its ``outcome`` is what the run counts it as, following pytest's verdict
+on its test (:func:`check_outcome`): a check inside a test pytest reports as xfailed is ``xfailed``, a passed
+one inside an unexpectedly passing xfail test is ``xpassed`` (``xpassed-strict`` when the marker is strict,
+which pytest reports as failed). The totals of the terminal table, the results file, the report and
+``nlgeval summary`` all count outcomes (:func:`count_outcomes`), so they agree with pytest's summary line.
 """
 
 from __future__ import annotations
@@ -14,9 +20,63 @@ from pytest_nlgeval.util.numbers import format_threshold
 import math
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
-__all__ = ["Check", "CheckRecorder"]
+__all__ = [
+    "Check",
+    "CheckRecorder",
+    "FAILING_OUTCOMES",
+    "OUTCOMES",
+    "TEST_OUTCOMES",
+    "check_outcome",
+    "count_outcomes",
+    "outcome_of",
+]
+
+#: what a check counts as: passed, failed, xfailed (failed as its xfail test expects), xpassed (passed in an xfail
+#: test that pytest reports as XPASS) and xpassed-strict (the same under ``strict=True``: pytest reports it failed)
+OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "xpassed-strict")
+#: the outcomes that make a run fail, as they make pytest's exit status 1
+FAILING_OUTCOMES = frozenset({"failed", "xpassed-strict"})
+#: pytest's verdict on a test, as the plugin reads it from the test's reports
+TEST_OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "xpassed-strict")
+
+
+def check_outcome(passed: bool, test_outcome: str | None) -> str:
+    """What a check counts as, from its comparison and pytest's verdict on its test (None: not known): every
+    check of a test pytest reports xfailed is expected-failed with it; a passed check of an XPASS test is
+    xpassed (strict or not); otherwise the comparison decides.
+
+    >>> check_outcome(False, "xfailed"), check_outcome(True, "xpassed-strict"), check_outcome(False, "failed")
+    ('xfailed', 'xpassed-strict', 'failed')
+    """
+    if test_outcome == "xfailed":
+        return "xfailed"
+    if not passed:
+        return "failed"
+    if test_outcome in ("xpassed", "xpassed-strict"):
+        return test_outcome
+    return "passed"
+
+
+def outcome_of(check: Mapping[str, Any]) -> str:
+    """The ``outcome`` of a check of a results file; for a file that has none (written by an earlier version),
+    derived from ``passed`` and ``xfail`` as that version counted it."""
+    outcome = check.get("outcome")
+    if outcome in OUTCOMES:
+        return str(outcome)
+    return check_outcome(bool(check.get("passed")), "xfailed" if check.get("xfail") else None)
+
+
+def count_outcomes(checks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The totals of a list of checks as pytest's summary line counts tests: ``failed`` includes the strict
+    xpasses, ``xpassed`` only the others."""
+    counts = {"checks": 0, "passed": 0, "failed": 0, "xfailed": 0, "xpassed": 0}
+    for check in checks:
+        outcome = outcome_of(check)
+        counts["checks"] += 1
+        counts["failed" if outcome in FAILING_OUTCOMES else outcome] += 1
+    return counts
 
 
 @dataclass
@@ -37,6 +97,7 @@ class Check:
     details: dict[str, Any] = field(default_factory=dict)
     tolerance: float | None = None  # from the test's nlgeval(tolerance=...) marker, for baseline comparison
     xfail: bool = False  # the test is marked xfail: a failed check there is expected (e.g. a demonstration)
+    outcome: str | None = None  # what the run counts it as (OUTCOMES); set when pytest has reported the test
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready record: NaN/inf become None, numpy values plain numbers, other objects strings."""
@@ -46,6 +107,8 @@ class Check:
             del data["tolerance"]
         if not data["xfail"]:
             del data["xfail"]
+        if data["outcome"] is None:
+            del data["outcome"]
         for key in ("score", "threshold"):
             if isinstance(data[key], float) and not math.isfinite(data[key]):
                 data[key] = None  # JSON has no NaN/inf

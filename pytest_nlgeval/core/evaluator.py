@@ -44,8 +44,10 @@ class Evaluator(ModelSessions):
 
     ``model``: a model folder, a Hugging Face id, or None for the embedded default. ``device``:
     ``auto``/``cpu``/``cuda``; ``precision``: ``auto``/``fp32``/``fp16``/``int8``. ``batch_size``: the
-    most inputs per ONNX call. ``cache``: True (``cache_dir``, default ``.nlgeval-cache`` in the current
-    directory), False (no cache), or a :class:`~pytest_nlgeval.core.cache.ScoreCache`. ``registry``: the
+    most inputs per ONNX call. ``cache``: True (``cache_dir``, default the user's cache folder,
+    :func:`~pytest_nlgeval.core.cache.user_cache_dir`: ``~/.cache/pytest-nlgeval/scores`` on Linux; a pytest run
+    uses ``.nlgeval-cache`` under its rootdir), False (no cache), or a
+    :class:`~pytest_nlgeval.core.cache.ScoreCache`. ``registry``: the
     dimensions this evaluator knows (default: the built-in catalogue). ``source_windows``: ``auto``
     scores a long document in overlapping sentence windows where the dimension allows it
     (:mod:`pytest_nlgeval.core.windows`), ``off`` cuts the input's tail as UniEval does; the setting is part of
@@ -112,9 +114,9 @@ class Evaluator(ModelSessions):
         self.recorder = recorder
         self.progress = progress
         if cache is True:
-            from pytest_nlgeval.core.cache import ScoreCache
+            from pytest_nlgeval.core.cache import ScoreCache, user_cache_dir
 
-            cache = ScoreCache.in_folder(cache_dir or DEFAULT_CACHE_DIR)
+            cache = ScoreCache.in_folder(cache_dir or user_cache_dir())
         self.cache = cache or None
         self._scorer = None
         self._graph_scorers: dict = {}  # sub-folder name -> its scorer (see :meth:`_graph_scorer`)

@@ -115,9 +115,10 @@ class Run:
         """The run's :class:`~pytest_nlgeval.core.cache.ScoreCache` (None with ``cache=False``), shared by
         every evaluator of the run; opened on first use."""
         if self._cache is None and self.options.get("cache", True):
-            from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR, ScoreCache
+            from pytest_nlgeval.core.cache import ScoreCache, user_cache_dir
 
-            self._cache = ScoreCache.in_folder(self.options.get("cache_dir") or DEFAULT_CACHE_DIR)
+            # a pytest run always names its folder (under the rootdir); a run made elsewhere uses the user's
+            self._cache = ScoreCache.in_folder(self.options.get("cache_dir") or user_cache_dir())
         return self._cache
 
     def evaluator(self, model: str | None = None):

@@ -27,9 +27,9 @@ import math
 import numbers
 import operator as _op
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-__all__ = ["ClaimVerdict", "Score", "ScoreList"]
+__all__ = ["ClaimVerdict", "Score", "ScoreList", "explanation_lines"]
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {">": _op.gt, ">=": _op.ge, "<": _op.lt, "<=": _op.le}
 _MAX_TEXT = 120
@@ -74,9 +74,75 @@ def _threshold(value: Any, op: str) -> float:
     return float(value)
 
 
-def _proven(unit: dict) -> bool:
+def _proven(unit: Mapping[str, Any]) -> bool:
     verdict = (unit.get("window") or {}).get("claim") or {}
     return any(isinstance(m, dict) and m.get("kind") not in _NOT_PROOF for m in verdict.get("mismatches") or [])
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def explanation_lines(details: Mapping[str, Any], *, per_unit: bool = True) -> list[str]:
+    """The lines of a dimension score's failure message read from its ``details``: the per-unit scores (unless
+    ``per_unit`` is False, for a page that tabulates them), the weakest unit, the span the source does not
+    support and what it says instead, explicit-check findings and the deciding source window. The HTML report
+    reads the same lines from the results file, so the page and the terminal explain a failure alike."""
+    lines: list[str] = []
+    units = [u for u in details.get("units") or [] if isinstance(u, Mapping) and _is_number(u.get("score"))]
+    noun = {"context": "retrieved context", "reference_sentence": "reference sentence", "claim": "claim"}.get(
+        str(details.get("unit")), "sentence"
+    )
+    window: Mapping[str, Any] | None
+    if details.get("unit") == "claim" and not units:
+        lines.append("the output makes no claim to check (only replies such as 'Yes.' or preambles): score 1")
+    if len(units) > 1 or (units and details.get("aggregation") == "sum"):
+        weakest = min(range(len(units)), key=lambda i: units[i]["score"])
+        proven = [u for u in units if _proven(u)]
+        if proven:
+            lines.append(
+                f"{len(proven)} {noun}(s) proven wrong by an explicit check: the score is at most the weakest "
+                "of them, whatever the other claims say"
+            )
+        if per_unit:
+            if details.get("aggregation") == "mean_min":
+                lines.append(f"per-{noun} scores ({len(units)}; the score is (average + weakest) / 2):")
+            else:
+                how = _AGGREGATION_WORDS.get(str(details.get("aggregation", "mean")), "mean")
+                lines.append(f"per-{noun} scores ({how} of {len(units)}):")
+            for i, unit in enumerate(units):
+                mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
+                mark = "   <- proven wrong" if _proven(unit) else mark
+                lines.append(f"  [{i + 1}] {unit['score']:.4f}  {_clip(unit['text'])}{mark}")
+        lines.append(f"weakest {noun} ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
+        window = units[weakest].get("window")
+    elif units:
+        lines.append(f"{noun}: {_clip(units[0]['text'])!r}")
+        window = units[0].get("window")
+    else:
+        output = (details.get("inputs") or {}).get("output")
+        if output is not None and per_unit:
+            lines.append(f"output: {_clip(output)!r}")
+        window = details.get("window")
+    for part in units or [{"window": window}]:
+        verdict = (part.get("window") or {}).get("claim") or {}
+        for mismatch in verdict.get("mismatches", []):
+            lines.append(f"unsupported: {_clip(mismatch['message'])}")
+    for finding in (window or {}).get("findings", []):
+        lines.append(finding)
+    if window and window.get("evasive"):
+        lines.append(f"evasive: {window['evasive']}")
+    if window and "sentences" in window:
+        first, last = window["sentences"]
+        lines.append(
+            f"best-supporting source window {window['index'] + 1} of {window['count']} "
+            f"(sentences {first + 1}-{last}, {window['aggregation']} over windows): {_clip(window['text'])!r}"
+        )
+    if details.get("claims_read"):
+        lines.append(f"read: {details['claims_read']} (a cap on the cost of one output)")
+    if details.get("truncated") and per_unit:
+        lines.append("note: the evaluator input was longer than the model's maximum length; its tail was cut")
+    return lines
 
 
 class Score:
@@ -279,59 +345,7 @@ class Score:
 
     def explanation(self) -> list[str]:
         """Lines describing how the score came about (per-sentence scores, the weakest sentence)."""
-        lines: list[str] = []
-        units = self.units
-        noun = {"context": "retrieved context", "reference_sentence": "reference sentence", "claim": "claim"}.get(
-            str(self.details.get("unit")), "sentence"
-        )
-        if self.details.get("unit") == "claim" and not units:
-            lines.append("the output makes no claim to check (only replies such as 'Yes.' or preambles): score 1")
-        if len(units) > 1 or (units and self.details.get("aggregation") == "sum"):
-            proven = [u for u in units if _proven(u)]
-            if proven:
-                lines.append(
-                    f"{len(proven)} {noun}(s) proven wrong by an explicit check: the score is at most the weakest "
-                    "of them, whatever the other claims say"
-                )
-            if self.details.get("aggregation") == "mean_min":
-                lines.append(f"per-{noun} scores ({len(units)}; the score is (average + weakest) / 2):")
-            else:
-                how = _AGGREGATION_WORDS.get(str(self.details.get("aggregation", "mean")), "mean")
-                lines.append(f"per-{noun} scores ({how} of {len(units)}):")
-            weakest = min(range(len(units)), key=lambda i: units[i]["score"])
-            for i, unit in enumerate(units):
-                mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
-                mark = "   <- proven wrong" if _proven(unit) else mark
-                lines.append(f"  [{i + 1}] {unit['score']:.4f}  {_clip(unit['text'])}{mark}")
-            lines.append(f"weakest {noun} ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
-            window = units[weakest].get("window")
-        elif units:
-            lines.append(f"{noun}: {_clip(units[0]['text'])!r}")
-            window = units[0].get("window")
-        else:
-            output = (self.details.get("inputs") or {}).get("output")
-            if output is not None:
-                lines.append(f"output: {_clip(output)!r}")
-            window = self.details.get("window")
-        for part in units or [{"window": window}]:
-            verdict = (part.get("window") or {}).get("claim") or {}
-            for mismatch in verdict.get("mismatches", []):
-                lines.append(f"unsupported: {_clip(mismatch['message'])}")
-        for finding in (window or {}).get("findings", []):
-            lines.append(finding)
-        if window and window.get("evasive"):
-            lines.append(f"evasive: {window['evasive']}")
-        if window and "sentences" in window:
-            first, last = window["sentences"]
-            lines.append(
-                f"best-supporting source window {window['index'] + 1} of {window['count']} "
-                f"(sentences {first + 1}-{last}, {window['aggregation']} over windows): {_clip(window['text'])!r}"
-            )
-        if self.details.get("claims_read"):
-            lines.append(f"read: {self.details['claims_read']} (a cap on the cost of one output)")
-        if self.details.get("truncated"):
-            lines.append("note: the evaluator input was longer than the model's maximum length; its tail was cut")
-        return lines
+        return explanation_lines(self.details)
 
     def failure_message(self, op: str, threshold: float) -> str:
         lines = [f"{self.label} = {self.value:.4f}, expected {op} {format_threshold(threshold)}"]

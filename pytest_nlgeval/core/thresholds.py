@@ -7,8 +7,9 @@ the realistic cases in tests/data; their damaged copies are the liveness probes'
 document's claim, a changed number, another dialogue's reply, ...) and the realistic damaged outputs. The value
 is the strictest one on a 0.05 grid that fails at most one good output in ten; ``false_alarms`` and ``caught``
 are what that command printed for it: the shares of good outputs scoring it or less, and of damaged ones.
-Assert ``score > value`` (a claim capped at 0.2 by an explicit check fails ``> 0.2``). README,
-docs/validity.md and the examples use these values.
+Assert ``score > value`` (a claim capped at 0.2 by an explicit check fails ``> 0.2``), or let
+``check_dimension`` assert it. This table is the one source: the README's table, docs/ and the docstrings state
+its values, and tests/plugin/test_thresholds_documented.py checks every threshold they state against it.
 
     >>> recommended_threshold("consistency")
     0.45

@@ -69,12 +69,14 @@ def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, headin
     icon = _ICONS[view.verdict]
     lines = [f"{heading} {icon} pytest-nlgeval: {md_escape(view.headline)}", ""]
     lines += [
-        "| checks | passed | failed | regressions | tests |",
-        "|---:|---:|---:|---:|---:|",
-        f"| {view.checks} | {view.passed} | {view.failed} | "
+        "| checks | passed | failed | xfailed | xpassed | regressions | tests |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {view.checks} | {view.passed} | {view.failed} | {view.xfailed} | {view.xpassed} | "
         f"{view.regressions if view.baseline is not None else 'no baseline'} | {view.tests} |",
         "",
     ]
+    if view.pytest_line:
+        lines += [f"pytest: {md_escape(view.pytest_line)}", ""]
     baseline = view.baseline
     if baseline is not None:
         if baseline.error:
@@ -132,6 +134,8 @@ def _render(view: ReportView, *, artifact_url: str | None, max_rows: int, headin
         rows = []
         for row in failures[:max_rows]:
             threshold = row.threshold_text
+            if row.outcome == "xpassed-strict":  # passed its threshold; the strict xfail test failed by passing
+                threshold += " (XPASS(strict))"
             rows.append(
                 f"| {md_escape(row.check['nodeid'])} | {md_escape(row.label)} | {_num(row.score)} | "
                 f"{md_escape(threshold)} |"

@@ -302,8 +302,11 @@ def _judged_distribution(details: Mapping[str, Any], score: float | None) -> str
 
 
 def _card_class(row: CheckRow) -> str:
-    """The CSS class of a check's card and badge: ``pass``, ``fail``, or ``xfailed`` (neutral: expected)."""
-    return {"failed": "fail", "xfailed": "xfailed"}.get(row.status, "pass")
+    """The CSS class of a check's card and badge: ``pass``, ``fail`` (a failed check, or a strict xfail test's
+    check that passed), ``xfailed`` or ``xpassed`` (neutral: not counted as failures)."""
+    return {"failed": "fail", "xpassed-strict": "fail", "xfailed": "xfailed", "xpassed": "xpassed"}.get(
+        row.status, "pass"
+    )
 
 
 def _threshold(row: CheckRow) -> str:

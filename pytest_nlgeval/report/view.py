@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from pytest_nlgeval.core.checks import FAILING_OUTCOMES, count_outcomes, outcome_of
+from pytest_nlgeval.core.score import explanation_lines
 from pytest_nlgeval.report.baseline_view import BaselineCheck, BaselineView, read_baseline
 from pytest_nlgeval.report.results import validate_results
 from pytest_nlgeval.util.numbers import format_threshold
@@ -39,16 +41,28 @@ class CheckRow:
         return self.baseline is not None and self.baseline.status == "regression"
 
     @property
+    def outcome(self) -> str:
+        """What the run counts the check as, following pytest's verdict on its test (``OUTCOMES``)."""
+        return outcome_of(self.check)
+
+    @property
     def xfailed(self) -> bool:
-        """The check failed inside an xfail test: the expected outcome, never counted as a failure."""
-        return not self.passed and bool(self.check.get("xfail"))
+        """The check failed inside a test pytest reports xfailed: the expected outcome, never a failure."""
+        return self.outcome == "xfailed"
+
+    @property
+    def failing(self) -> bool:
+        """Counted as a failure: a failed check, or a passed one in an xfail(strict=True) test that passed."""
+        return self.outcome in FAILING_OUTCOMES
 
     @property
     def status(self) -> str:
-        """``failed``, ``xfailed`` (failed as its xfail test expects), ``regressed`` or ``passed`` (a check
-        that failed and regressed is shown as failed)."""
-        if not self.passed:
-            return "xfailed" if self.check.get("xfail") else "failed"
+        """``failed``, ``xpassed-strict`` (passed inside a strict xfail test: a failure, as pytest counts it),
+        ``regressed``, ``xfailed`` (failed as its xfail test expects), ``xpassed`` (passed inside a non-strict
+        xfail test) or ``passed`` (a check that failed and regressed is shown as failed)."""
+        outcome = self.outcome
+        if outcome != "passed":
+            return outcome
         return "regressed" if self.regressed else "passed"
 
     @property
@@ -83,6 +97,18 @@ class CheckRow:
         details = self.check.get("details")
         return details if isinstance(details, Mapping) else {}
 
+    @property
+    def explanation(self) -> list[str]:
+        """A dimension check's failure explanation as the terminal prints it, less the per-unit scores the
+        page tabulates: the weakest claim, the span the source does not support and what it says instead, the
+        explicit checks' findings and the deciding source window."""
+        if self.check.get("kind") != "dimension":
+            return []
+        try:
+            return explanation_lines(self.details, per_unit=False)
+        except (KeyError, TypeError, ValueError, IndexError):  # a results file written by hand or another version
+            return []
+
 
 def _scale_of(row: CheckRow) -> tuple[float, float]:
     """A judged check's scale (``details["scale"]``, e.g. [1, 5]); [0, 1] for everything else."""
@@ -104,6 +130,8 @@ class ScoreGroup:
     passed: list[bool] = field(default_factory=list)
     #: per score: it failed inside an xfail test (drawn apart from the failures, not counted as one)
     expected: list[bool] = field(default_factory=list)
+    #: per score: what the run counts it as (``OUTCOMES``); the counts below read these
+    outcomes: list[str] = field(default_factory=list)
     thresholds: list[tuple[str, float]] = field(default_factory=list)  # distinct (operator, threshold)
     #: the range the chart's axis spans at least: [0, 1] for the evaluator's dimensions, the judge's scale
     #: (e.g. 1 to 5) for judged checks
@@ -116,13 +144,23 @@ class ScoreGroup:
     def _expected(self) -> list[bool]:
         return list(self.expected[: len(self.passed)]) + [False] * (len(self.passed) - len(self.expected))
 
+    def _outcomes(self) -> list[str]:
+        if len(self.outcomes) == len(self.passed):
+            return self.outcomes
+        derived = ["passed" if p else "xfailed" if x else "failed" for p, x in zip(self.passed, self._expected())]
+        return list(self.outcomes) + derived[len(self.outcomes) :]
+
     @property
     def failed(self) -> int:
-        return sum(1 for p, x in zip(self.passed, self._expected()) if not p and not x)
+        return sum(1 for o in self._outcomes() if o in FAILING_OUTCOMES)
 
     @property
     def xfailed(self) -> int:
-        return sum(1 for p, x in zip(self.passed, self._expected()) if not p and x)
+        return self._outcomes().count("xfailed")
+
+    @property
+    def xpassed(self) -> int:
+        return self._outcomes().count("xpassed")
 
     @property
     def thresholds_text(self) -> list[str]:
@@ -146,6 +184,9 @@ class ReportView:
     tests: int
     failed_tests: int
     xfailed: int = 0  # failed checks inside xfail tests: expected, not failures
+    xpassed: int = 0  # passed checks inside non-strict xfail tests that passed (strict ones are in failed)
+    #: pytest's summary line of the run (``summary["tests"]``: all tests that ran), e.g. "3 failed, 2 passed"
+    pytest_line: str | None = None
 
     @property
     def regressions(self) -> int:
@@ -167,8 +208,13 @@ class ReportView:
             f"{self.passed} passed",
             f"{self.failed} failed",
         ]
+        strict = sum(1 for r in self.rows if r.outcome == "xpassed-strict")
+        if strict:
+            parts[-1] += f" ({strict} passed in a strict xfail test)"
         if self.xfailed:
             parts.append(f"{self.xfailed} expected to fail (xfail)")
+        if self.xpassed:
+            parts.append(f"{self.xpassed} passed unexpectedly (xpass)")
         if self.baseline is not None:
             parts.append(f"{self.regressions} regression{'s' if self.regressions != 1 else ''}")
         return ", ".join(parts)
@@ -176,7 +222,7 @@ class ReportView:
     @property
     def failures(self) -> list[CheckRow]:
         """Failed checks, the furthest below their threshold first."""
-        failed = [r for r in self.rows if not r.passed and not r.check.get("xfail")]
+        failed = [r for r in self.rows if r.failing]
         return sorted(failed, key=lambda r: (r.margin if r.margin is not None else 0.0, r.key))
 
     @property
@@ -208,7 +254,7 @@ def group_label(check: Mapping[str, Any]) -> str:
     return f"{kind}:{name}"
 
 
-_STATUS_ORDER = {"failed": 0, "regressed": 1, "xfailed": 2, "passed": 3}
+_STATUS_ORDER = {"failed": 0, "xpassed-strict": 1, "regressed": 2, "xfailed": 3, "xpassed": 4, "passed": 5}
 
 
 def build_view(results: Mapping[str, Any]) -> ReportView:
@@ -236,20 +282,20 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
         group.scores.append(row.score)
         group.passed.append(row.passed)
         group.expected.append(row.xfailed)
+        group.outcomes.append(row.outcome)
         op, threshold = row.check.get("operator"), row.threshold
         if isinstance(op, str) and threshold is not None and (op, threshold) not in group.thresholds:
             group.thresholds.append((op, threshold))
 
     raw_summary = results.get("summary")
     summary: Mapping[str, Any] = raw_summary if isinstance(raw_summary, Mapping) else {}
-    computed_failed = sum(1 for r in rows if not r.passed and not r.check.get("xfail"))
-    xfailed = sum(1 for r in rows if not r.passed and r.check.get("xfail"))
+    counted = count_outcomes(r.check for r in rows)
     # The results file's own summary is what CI reported; fall back to counting when it is absent.
     checks = _count(summary, "checks", len(rows))
-    failed = _count(summary, "failed", computed_failed)
-    passed = _count(summary, "passed", len(rows) - computed_failed - xfailed)
+    failed = _count(summary, "failed", counted["failed"])
+    passed = _count(summary, "passed", counted["passed"])
     nodeids = {r.check["nodeid"] for r in rows}
-    failed_tests = len({r.check["nodeid"] for r in rows if not r.passed and not r.check.get("xfail")})
+    failed_tests = len({r.check["nodeid"] for r in rows if r.failing})
     return ReportView(
         results=results,
         rows=rows,
@@ -260,8 +306,26 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
         failed=failed,
         tests=len(nodeids),
         failed_tests=failed_tests,
-        xfailed=_count(summary, "xfailed", xfailed),
+        xfailed=_count(summary, "xfailed", counted["xfailed"]),
+        xpassed=_count(summary, "xpassed", counted["xpassed"]),
+        pytest_line=_pytest_line(summary.get("tests")),
     )
+
+
+#: the order of pytest's summary line
+_PYTEST_ORDER = ("failed", "passed", "skipped", "xfailed", "xpassed", "error")
+
+
+def _pytest_line(tests: Any) -> str | None:
+    """``summary["tests"]`` as pytest's summary line says it ("3 failed, 2 passed, 2 xfailed"), or None."""
+    if not isinstance(tests, Mapping):
+        return None
+    said = [
+        f"{tests[k]} {k}{'s' if k == 'error' and tests[k] != 1 else ''}"  # pytest's plural: "2 errors"
+        for k in _PYTEST_ORDER
+        if isinstance(tests.get(k), int) and tests[k]
+    ]
+    return ", ".join(said) or None
 
 
 def _count(summary: Mapping[str, Any], name: str, default: int) -> int:

@@ -59,6 +59,7 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
     """HTML (``markupsafe.Markup``) for the trajectory checks of a results file."""
     from markupsafe import Markup, escape
 
+    from pytest_nlgeval.core.checks import FAILING_OUTCOMES, outcome_of
     from pytest_nlgeval.trajectory.plot import trajectory_svg
 
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
@@ -74,8 +75,9 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
         details = _mapping(group[0].get("details"))
         traj = _mapping(details.get("trajectory"))
         band = _mapping(details.get("band"))
-        failed = any(not c.get("passed") and not c.get("xfail") for c in group)
-        expected = any(not c.get("passed") and c.get("xfail") for c in group)  # failed inside an xfail test
+        outcomes = {outcome_of(c) for c in group}
+        failed = bool(outcomes & FAILING_OUTCOMES)
+        expected = "xfailed" in outcomes  # failed inside a test pytest reports xfailed
         status = "fail" if failed else "xfailed" if expected else "pass"
         parts.append(f'<div class="card {status}"><h3>{escape(nodeid)}</h3>')
         prompt = str(_mapping(details.get("inputs")).get("prompt", ""))
@@ -107,7 +109,7 @@ def render_trajectory_section(checks: list[Mapping[str, Any]]):
         for c in group:
             score = c.get("score")
             shown = f"{score:.4f}" if isinstance(score, (int, float)) else "n/a"
-            result = "passed" if c.get("passed") else "xfailed" if c.get("xfail") else "failed"
+            result = outcome_of(c)
             parts.append(
                 f'<tr><td>{escape(c.get("name", ""))}</td><td>{escape(shown)}</td>'
                 f'<td>{escape(str(c.get("operator", "")))} {escape(format_threshold(c.get("threshold")))}</td>'

@@ -11,6 +11,10 @@ from glob import escape as lit  # fnmatch patterns: "[0]" in a node id is litera
 
 import pytest
 
+# In-process pytester runs unload the modules they imported, and numpy (the comparison's bootstrap) cannot be
+# loaded twice in one process: load it once, before any pytester snapshot.
+import numpy  # noqa: F401,E402
+
 pytestmark = pytest.mark.xdist_group("tiny-t5")
 
 SUITE = '''
@@ -355,28 +359,88 @@ def test_a_baseline_whose_keys_match_nothing_fails(pytester):
     pytester.makepyfile(test_a=METRIC_SUITE)
     result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json", "--nlgeval-baseline-update")
     assert result.ret == 0, result.stdout.str()
-    # A baseline without a recorded root (an older file) whose keys were made under another rootdir.
+    # A baseline without a recorded root (an older file) whose keys were made under another rootdir: the folder
+    # the two sides differ by at the front is found, and the comparison runs.
     data = json.loads((pytester.path / "b.json").read_text())
     del data["root"]
-    data["checks"] = {
-        "proj/" + key: {**entry, "nodeid": "proj/" + entry["nodeid"]} for key, entry in data["checks"].items()
+    prefixed = {"proj/" + key: {**entry, "nodeid": "proj/" + entry["nodeid"]} for key, entry in data["checks"].items()}
+    (pytester.path / "b.json").write_text(json.dumps({**data, "checks": prefixed}, indent=2, sort_keys=True))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*passed: no regression (6 compared, 6 unchanged, 0 improved)*"])
+    # A baseline of other tests: refused, naming the test files on each side, without blaming the rootdir.
+    other = {
+        key.replace("test_a.py", "test_old.py"): {
+            **entry,
+            "nodeid": entry["nodeid"].replace("test_a.py", "test_old.py"),
+        }
+        for key, entry in data["checks"].items()
     }
-    (pytester.path / "b.json").write_text(json.dumps(data, indent=2, sort_keys=True))
+    (pytester.path / "b.json").write_text(json.dumps({**data, "checks": other}, indent=2, sort_keys=True))
     result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json")
     result.assert_outcomes(passed=6)
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
             "*= nlgeval baseline: FAILED =*",
-            "refusing to compare: none of the 6 checks of this run has an entry in the "
-            "baseline * (6 entries)*lack the prefix 'proj/'*",
+            "refusing to compare: only 0 of the 6 checks of this run have an entry in the baseline * (6 entries). "
+            "This run's test files (test_a.py) are not the baseline's (test_old.py), matched as they are, relative "
+            "to the folder the baseline records as its root, and with a leading folder added or dropped. If the "
+            "tests were renamed or moved, re-record the baseline with --nlgeval-baseline-update; otherwise pass "
+            "the baseline of this suite",
         ]
     )
+    assert "rootdir" not in result.stdout.str().split("nlgeval baseline: FAILED", 1)[1]
     # Running none of the recorded checks compares nothing either.
     pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--nlgeval-baseline=b.json", "test_plain.py")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*no nlgeval check ran, so none of the 6 entries*"])
+
+
+def test_a_baseline_anywhere_on_disk_is_compared(pytester, monkeypatch):
+    """Absolute, relative to the current folder, relative to the rootdir from a sub-folder, and a baseline
+    that was moved (or downloaded) after recording, whose recorded root no longer points at the tests."""
+    proj = pytester.mkdir("proj")
+    (proj / "pytest.ini").write_text("[pytest]\n")
+    (proj / "tests").mkdir()
+    (proj / "tests" / "test_a.py").write_text(METRIC_SUITE)
+    outside = pytester.mkdir("artifacts")
+    monkeypatch.chdir(proj)
+    absolute = str(outside / "b.json")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "tests", "--nlgeval-baseline", absolute, "--nlgeval-baseline-update"
+    )
+    assert result.ret == 0, result.stdout.str()
+    compared = "*passed: no regression (6 compared, 6 unchanged, 0 improved)*"
+    for args in (
+        ["tests", "--nlgeval-baseline", absolute],
+        ["tests", f"--nlgeval-baseline={absolute}"],
+        ["tests", "--nlgeval-baseline", "../artifacts/b.json"],
+    ):
+        result = pytester.runpytest("-p", "no:cacheprovider", *args)
+        assert result.ret == 0, (args, result.stdout.str())
+        result.stdout.fnmatch_lines([compared])
+    # from a sub-folder, a path relative to the rootdir
+    (proj / "tests" / "b.json").write_text((outside / "b.json").read_text())
+    monkeypatch.chdir(proj / "tests")
+    result = pytester.runpytest("-p", "no:cacheprovider", ".", "--nlgeval-baseline=tests/b.json")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([compared])
+    # moved after recording into a deeper folder: its root ("../proj") now names a folder that does not hold the
+    # tests, or none at all
+    moved = pytester.mkdir("downloads") / "main" / "b.json"
+    moved.parent.mkdir()
+    moved.write_text((outside / "b.json").read_text())
+    (pytester.path / "downloads" / "proj").mkdir()  # where "../proj" now points: a folder, not the tests
+    monkeypatch.chdir(proj)
+    result = pytester.runpytest("-p", "no:cacheprovider", "tests", f"--nlgeval-baseline={moved}")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([compared])
+    # a file that is nowhere names where it was looked for
+    result = pytester.runpytest("-p", "no:cacheprovider", "tests", "--nlgeval-baseline=nowhere/b.json")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines([f"*baseline file {proj / 'nowhere' / 'b.json'} does not exist; record one with*"])
 
 
 PAIR_SUITE = '''

@@ -63,7 +63,7 @@ def huge_results(n_checks: int, name_len: int = 400) -> dict:
 def test_summary_lists_totals_regressions_failures_and_link(results):
     text = step_summary(results, artifact_url=URL)
     assert text.startswith("## ❌ pytest-nlgeval: 29 checks, 20 passed, 9 failed, 3 regressions")
-    assert "| 29 | 20 | 9 | 3 | 14 |" in text
+    assert "| 29 | 20 | 9 | 0 | 0 | 3 | 14 |" in text
     assert "0.8300 → 0.2909" in text and "0.7900 → 0.6600" in text  # regressions, old -> new
     assert "summarization/consistency | 6 | 0.6789 → 0.6462" in text  # the dimension whose mean dropped
     assert f"[Full HTML report]({URL})" in text
@@ -129,7 +129,7 @@ def test_text_is_cut_only_as_a_last_resort_and_never_mid_row(results):
     assert len(text.encode("utf-8")) <= 6000
     assert text.endswith("*(summary cut to fit GitHub's size limit; the HTML report has everything)*\n")
     body = text.split("\n\n*(summary cut")[0]
-    assert all(line.count("|") in (0, 5, 6) for line in body.splitlines())
+    assert all(line.count("|") in (0, 5, 6, 8) for line in body.splitlines())  # 8: the totals row, seven cells
 
 
 def test_summary_command_writes_both_formats(tmp_path, capsys):
@@ -148,7 +148,7 @@ def test_verdict_icons_follow_failures_then_regressions(results):
     no_baseline = {k: v for k, v in results.items() if k != "baseline"}
     text = step_summary(no_baseline)
     assert text.startswith("## ❌ pytest-nlgeval: 29 checks, 20 passed, 9 failed\n")
-    assert "| 29 | 20 | 9 | no baseline | 14 |" in text and "Regressed" not in text
+    assert "| 29 | 20 | 9 | 0 | 0 | no baseline | 14 |" in text and "Regressed" not in text
     only_regressions = copy.deepcopy(results)
     for check in only_regressions["checks"]:
         check["passed"] = True
