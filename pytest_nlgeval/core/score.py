@@ -90,9 +90,12 @@ def explanation_lines(details: Mapping[str, Any], *, per_unit: bool = True) -> l
     reads the same lines from the results file, so the page and the terminal explain a failure alike."""
     lines: list[str] = []
     units = [u for u in details.get("units") or [] if isinstance(u, Mapping) and _is_number(u.get("score"))]
-    noun = {"context": "retrieved context", "reference_sentence": "reference sentence", "claim": "claim"}.get(
-        str(details.get("unit")), "sentence"
-    )
+    noun = {
+        "context": "retrieved context",
+        "reference_sentence": "reference sentence",
+        "claim": "claim",
+        "passage": "sentence pair",
+    }.get(str(details.get("unit")), "sentence")
     window: Mapping[str, Any] | None
     if details.get("unit") == "claim" and not units:
         lines.append("the output makes no claim to check (only replies such as 'Yes.' or preambles): score 1")
@@ -101,12 +104,14 @@ def explanation_lines(details: Mapping[str, Any], *, per_unit: bool = True) -> l
         proven = [u for u in units if _proven(u)]
         if proven:
             lines.append(
-                f"{len(proven)} {noun}(s) proven wrong by an explicit check: the score is at most the weakest "
-                "of them, whatever the other claims say"
+                f"{len(proven)} {noun}(s) proven wrong by an explicit check: the score is at most the lowest "
+                "of their scores, whatever the other claims say"
             )
         if per_unit:
             if details.get("aggregation") == "mean_min":
-                lines.append(f"per-{noun} scores ({len(units)}; the score is (average + weakest) / 2):")
+                lines.append(
+                    f"per-{noun} scores ({len(units)}; (average + weakest) / 2 unless a proven claim is lower):"
+                )
             else:
                 how = _AGGREGATION_WORDS.get(str(details.get("aggregation", "mean")), "mean")
                 lines.append(f"per-{noun} scores ({how} of {len(units)}):")

@@ -449,6 +449,8 @@ def _stated_elsewhere(quantity, claim: str, source: str) -> bool:
     if not claim_content:
         return False
     need = 2 if len(claim_content) >= 4 else max(1, len(claim_content) // 2)
+    if quantity.kind in ("duration", "length", "mass", "volume", "money", "percent"):
+        need = 1  # a measure with its unit is specific: one shared word says the sentence is about the same thing
     for sentence in split_sentences(source) or [source]:
         if not any(same_quantity(quantity, q) for q in quantities(sentence)):
             continue

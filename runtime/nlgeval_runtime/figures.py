@@ -208,7 +208,13 @@ def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
             unit, j = "percent", j + 2
         elif j < len(toks) and (toks[j][0] == "sign" and toks[j][1] == "%"):
             unit, j = "percent", j + 1
-        elif j < len(toks) and toks[j][1] in _MONTHS and toks[j][0] == "word" and value <= 31:
+        elif (
+            j < len(toks)
+            and toks[j][1] in _MONTHS
+            and toks[j][0] == "word"
+            and value <= 31
+            and (kind == "num" or toks[j][1] != "may")  # "under three may be eligible": the verb, not the month
+        ):
             unit, j = _MONTHS[toks[j][1]], j + 1
         elif j < len(toks) and unit is None:
             noun = _unit(toks[j][1])

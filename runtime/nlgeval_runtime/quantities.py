@@ -97,6 +97,7 @@ _ONE_UNIT = re.compile(
 )  # "within a fortnight", "lasts a year"; never "70,000 passengers a day" or "once a week", which are rates
 _RANGE = re.compile(r"\b(?:between\s+)?(\d+(?:\.\d+)?)\s*(?:-|–|to|and)\s*(\d+(?:\.\d+)?)\b", re.I)
 _TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?=\W|$)|\b(\d{1,2}):(\d{2})\b", re.I)
+_NOON = re.compile(r"\b(?:noon|midday|midnight)\b", re.I)
 _TIMES_SIGN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|by)\s*(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*"
                          r"(mm|cm|m|metres?|meters?|inch(?:es)?|in|feet|ft)\b", re.I)  # fmt: skip
 
@@ -105,6 +106,19 @@ _MONTH_ORDER = (
     "", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december",
 )  # fmt: skip
+
+
+def _clock(text: str, at: int, minutes: float, shown: str, clock: str | None) -> Quantity:
+    """A time of day; "before noon", "by 5pm", "until 12:00" allow any earlier time, "after 6pm" any later."""
+    before = re.findall(r"[a-z]+", text[max(0, at - 12) : at].lower())[-1:]
+    low, high = minutes, minutes
+    if before and before[0] in ("before", "by", "until", "till"):
+        low = 0.0
+        if shown.lower() == "midnight":
+            minutes = high = 1440.0  # "before midnight": by the end of the day
+    elif before and before[0] in ("after", "from"):
+        high = 1440.0
+    return Quantity(minutes, "time", shown, low, high, clock, minutes)
 
 
 def _small(word: str) -> float:
@@ -210,7 +224,10 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
             minutes = float(hour * 60 + minute)
             shown = m.group(0) if m.group(0).count(".") > 1 else m.group(0).rstrip(".")
             clock = None if half or hour > 12 else "12h"  # "at 7:02" may be 7:02 p.m.
-            out.append(Quantity(minutes, "time", shown, minutes, minutes, clock, minutes))
+            out.append(_clock(rewritten, m.start(), minutes, shown, clock))
+    for m in _NOON.finditer(rewritten):
+        minutes = 720.0 if m.group(0).lower() == "noon" or m.group(0).lower() == "midday" else 0.0
+        out.append(_clock(rewritten, m.start(), minutes, m.group(0), None))
     rewritten = _TIME.sub(" ", rewritten)
     lowered = rewritten.lower()
     ranges = [(float(a), float(b), r) for r in _RANGE.finditer(lowered) for a, b in [r.groups()] if float(a) < float(b)]
@@ -244,9 +261,11 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
         if kind == "percent" and mention.text in fractions and mention.text not in text:
             low, high = value - 1.5, value + 1.5  # a fraction read as a percentage: "a third" is 33.3
         if re.fullmatch(r"\d+(?:st|nd|rd|th)|[a-z]+(?:st|nd|rd|th)", mention.text.lower().split()[0]):
-            kind, value, low, high = "ordinal", mention.value, mention.value, mention.value  # "the fifth day"
+            # a position, not an amount: "the fifth day", "the fourth quarter"
+            kind = f"ordinal:{mention.unit or ''}"
+            value = low = high = mention.value
         if kind == "number" and where >= 0:  # what a bare number counts: the noun after it ("310,000 visitors")
-            after = re.match(r"\s*([a-z]{3,})", lowered[where + len(mention.text) :])
+            after = re.match(r"[\s-]*([a-z]{3,})", lowered[where + len(mention.text) :])
             if after and after.group(1) not in _NOT_COUNTED:
                 kind = "count:" + re.sub(r"(?<=[a-z]{3})(?:es|s)$", "", after.group(1))
         currency = None if kind != "money" or mention.unit in ("cent", "pence") else mention.unit
@@ -255,7 +274,7 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
 
 
 def _counted(q: Quantity) -> bool:
-    return q.kind in ("number", "ordinal") or q.kind.startswith("count:")
+    return q.kind == "number" or q.kind.startswith(("count:", "ordinal:"))
 
 
 def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
@@ -267,14 +286,20 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
         return claim.value % 720 == evidence.value % 720
     if claim.currency and evidence.currency and claim.currency != evidence.currency:
         return False  # "50 euros" for "£50"
-    if claim.holds(evidence.value) or evidence.holds(claim.value):
+    if claim.value == evidence.value and claim.low == evidence.low and claim.high == evidence.high:
         return True
+    bound = (
+        claim.low == 0 and evidence.low == 0 and claim.high == claim.value and evidence.high == evidence.value
+    ) or (claim.high == float("inf") and evidence.high == float("inf"))
+    if not bound and (claim.holds(evidence.value) or evidence.holds(claim.value)):
+        return True  # a bound holds a value ("under 5" holds 2) but two bounds must agree ("under five" is not "under two")
     a, b = claim.value, evidence.value
     if a == 0 or b == 0:
         return False
-    if claim.kind == "duration":
-        # "a month" for 30 days, "a year" for 52 weeks, "three months" for 12 weeks
-        return abs(a - b) / max(abs(a), abs(b)) < 0.1
+    if claim.kind == "duration" and claim.raw and evidence.raw:
+        if abs(a / claim.raw - b / evidence.raw) > 1e-9:  # in other units: "a month" for 30 days, "a year" for 52
+            return abs(a - b) / max(abs(a), abs(b)) < 0.1  # weeks, "three months" for 12 weeks
+        return False  # in the same unit a duration is exact: 15 working days are not 14
     magnitude = 10 ** max(0, len(str(int(abs(a)))) - 2)
     return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
 
@@ -289,6 +314,8 @@ def _derived(claim: Quantity, figures: Sequence[Quantity], sentences: Sequence[S
     target = claim.value
 
     def near(x: float) -> bool:
+        if claim.kind == "money" and claim.low == claim.high:  # money to the cent: 2 x 4.95 is not 9.95
+            return abs(x - target) < 0.005 + 1e-9 * abs(target)
         return abs(x - target) <= max(1e-9, 0.01 * abs(target)) or claim.holds(x)
 
     if claim.raw and claim.kind not in ("percent", "money"):  # "fifteen years on labor; Crestline only offers ten"
@@ -298,12 +325,17 @@ def _derived(claim: Quantity, figures: Sequence[Quantity], sentences: Sequence[S
 
     for i, a in enumerate(same if claim.kind != "percent" else ()):  # two shares seldom add up to a third
         for b in same[i + 1 :]:
-            if near(a + b) or near(abs(a - b)):
+            if claim.kind == "duration" and near(abs(a - b)):  # "five years longer than"
                 return True
-    if _counted(claim):  # "106 of 120 posts filled" where 14 are vacant; "four recipes for four people" is 16
-        raws = [f.raw for f in figures if _counted(f)]
-        if any(near(a + b) or near(abs(a - b)) or near(a * b) for i, a in enumerate(raws) for b in raws[i:]):
-            return True
+            if (claim.kind == "money" or _counted(claim)) and (near(a + b) or near(abs(a - b))):
+                return True  # a saving, a total, what remains; two weights or two lengths seldom make a third
+    if _counted(claim) and not claim.kind.startswith("ordinal:"):
+        # "106 of 120 posts filled" where 14 are vacant; "four recipes for four people" make 16 servings
+        raws = [f.raw for f in figures if _counted(f) and not f.kind.startswith("ordinal:")]
+        for i, a in enumerate(raws):
+            for b in raws[i + 1 :]:
+                if near(a + b) or near(abs(a - b)) or near(a * b):
+                    return True
     if claim.kind == "money":  # a price times a count or a period ("22 staff at $150", "$1,850 a month" a year)
         counts = {f.raw for f in figures if _counted(f) and 1 < f.raw <= 1000} | {2, 3, 4, 12, 52}
         if any(near(a * n) for a in same for n in counts):
@@ -341,15 +373,18 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
     said = [q for q in quantities(evidence)]
     figures = [q for q in quantities(source) if q.kind != "reference"]
     for q in quantities(claim, liberal=False):
-        if q.kind in ("reference", "number"):
-            continue  # "form 12", "section 4.2": identifiers; "at twenty to twelve": a bare number says not what of
+        if q.kind == "reference" or q.kind == "number" and _time_of_day(claim, q):
+            continue  # "form 12", "section 4.2": identifiers; "at twenty to twelve", "by seven in the morning"
         counted = _counted(q)
-        if any(same_quantity(q, s) or (counted or s.kind == "number") and s.raw == q.raw for s in figures):
-            # stated somewhere in the source (or the bare number: "the budget stays at forty thousand"): a figure
-            # the source gives is no conflict it can prove
+        if any(
+            s.raw == q.raw and (s.kind == "number" or counted and (q.kind == "number" or _counted(s))) for s in figures
+        ):
+            # the bare number stated somewhere ("the influencer budget stays at forty thousand"), or the same count:
+            # a figure the source gives is no conflict it can prove (a measure stated in another sentence about
+            # the same thing is :func:`nlgeval_runtime.factcheck.check_claim`'s to find)
             continue
         rivals = [s for s in said if s.kind == q.kind]
-        if not rivals and q.kind.startswith("count:"):
+        if not rivals and (q.kind.startswith("count:") or q.kind == "number"):
             # a count the source states nowhere, beside the evidence's own counts ("155,000 visitors" where the
             # evidence says "a record 310,000"): the same kind of figure, about the same thing
             if any(s.raw == q.raw for s in figures):
@@ -359,5 +394,36 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             continue
         if _derived(q, figures, _by_sentence(source) if q.kind == "percent" else ()):
             continue
-        found.append((q, rivals[0]))
+        found.append((q, _nearest(claim, evidence, rivals)))
     return found
+
+
+def _time_of_day(claim: str, q: Quantity) -> bool:
+    """Whether a bare number is a clock time in words ("twenty to twelve", "seven in the morning", "before four")."""
+    if q.raw > 59 or any(c.isdigit() for c in q.text):
+        return False
+    lowered = claim.lower()
+    at = lowered.find(q.text.lower())
+    after = lowered[at + len(q.text) : at + len(q.text) + 24] if at >= 0 else ""
+    before = lowered[max(0, at - 16) : at] if at >= 0 else ""
+    return bool(
+        re.match(r"\s*(?:to|past|in the (?:morning|afternoon|evening)|at night|o'clock|sharp|thirty|fifteen)\b", after)
+        or re.search(r"\b(?:at|before|after|until|till|by|around|past|to)\s*$", before)
+    )
+
+
+def _nearest(claim: str, evidence: str, rivals: list[Quantity]) -> Quantity:
+    """The rival the message names: one stated in the evidence sentence that shares most words with the claim
+    (the evidence holds several aligned sentences; the first figure of the kind may be about something else)."""
+    from nlgeval_runtime.claims import content_words
+    from nlgeval_runtime.sentences import split_sentences
+
+    mine = set(content_words(claim))
+    texts = {r.text for r in rivals}
+    best, most = rivals[0], -1
+    for sentence in split_sentences(evidence) or [evidence]:
+        shared = len(mine & set(content_words(sentence)))
+        found = [r for r in quantities(sentence) if r.text in texts]
+        if found and shared > most:
+            best, most = next((r for r in rivals if r.text == found[0].text), rivals[0]), shared
+    return best

@@ -47,6 +47,7 @@ def fired(claim: str, evidence: str | None = None) -> list[str]:
         "More than 30 percent of customers renewed.",  # an approximate word
         "See section 5.3 for how claims are paid.",  # a reference, not an amount
         "Roughly a fifth of claims are settled by phone.",
+        "The meeting finishes before midnight.",
     ],
 )
 def test_a_faithful_quantity_is_never_called_wrong(claim):
@@ -64,6 +65,7 @@ def test_a_faithful_quantity_is_never_called_wrong(claim):
         ("The standard deductible is $1,500.", "the source says $1,000"),
         ("The standard deductible is 1,000 euros.", "the source says $1,000"),  # another currency
         ("The cover lasts 12 weeks.", "the source says 12 months"),  # another unit
+        ("Delivery takes 15 working days.", "working days"),
     ],
 )
 def test_a_conflicting_quantity_is_named_with_what_the_source_says(claim, expected):
@@ -89,3 +91,14 @@ def test_a_section_number_is_a_reference_not_evidence():
 def test_a_size_gives_each_side_its_unit():
     sides = [q for q in quantities("It measures 40 x 30 x 15 cm.") if q.kind == "length"]
     assert [round(q.value, 2) for q in sides] == [0.4, 0.3, 0.15]
+
+
+def test_two_bounds_must_agree_and_a_bound_holds_what_it_bounds():
+    assert fired("Infants under five years fly free.", "Infants under two years fly free.")
+    assert fired("Infants under two years fly free.", "Infants under two years fly free.") == []
+    assert fired("Infants aged one fly free.", "Infants under two years fly free.") == []
+
+
+def test_a_clock_time_in_words_is_compared_as_a_time():
+    assert fired("Check-out is by noon.", "Check-out is until 12:00.") == []
+    assert fired("Check-out is at noon.", "Check-out is at 10:00.")
