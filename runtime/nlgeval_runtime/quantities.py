@@ -292,7 +292,7 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
         claim.low == 0 and evidence.low == 0 and claim.high == claim.value and evidence.high == evidence.value
     ) or (claim.high == float("inf") and evidence.high == float("inf"))
     if not bound and (claim.holds(evidence.value) or evidence.holds(claim.value)):
-        return True  # a bound holds a value ("under 5" holds 2) but two bounds must agree ("under five" is not "under two")
+        return True  # a bound holds a value ("under 5" holds 2); two bounds must agree ("under 5" is not "under 2")
     a, b = claim.value, evidence.value
     if a == 0 or b == 0:
         return False
