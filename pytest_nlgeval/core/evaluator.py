@@ -31,6 +31,7 @@ from pytest_nlgeval.core.dimensions import (
 )
 from pytest_nlgeval.core.models import ModelSessions
 from pytest_nlgeval.core.score import _NOT_PROOF, Score, ScoreList
+from pytest_nlgeval.core.scorers.answers import checked_answer
 from pytest_nlgeval.core.scorers.base import Planned
 from pytest_nlgeval.core.scorers.boolqa import WHOLE_SOURCE_TOKENS
 from pytest_nlgeval.core.scorers.registry import ScorerRegistry, default_scorers
@@ -234,7 +235,11 @@ class Evaluator(ModelSessions):
         for dim in members:
             spec = self._served(dim)
             for scorer in self.scorers.chain(spec):
-                for planned, readings in zip(batches[dim.name], scorer.score(dim, spec, batches[dim.name], self)):
+                # a part's answer is checked before it is aggregated: one reading per unit, each in [0, 1]
+                answer = checked_answer(
+                    scorer, dim, batches[dim.name], scorer.score(dim, spec, batches[dim.name], self)
+                )
+                for planned, readings in zip(batches[dim.name], answer):
                     planned.readings = readings
         by_case: list[dict[str, tuple]] = [dict() for _ in outputs]
         for dim in members:

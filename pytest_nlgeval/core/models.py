@@ -21,6 +21,30 @@ from pytest_nlgeval.core.scorers.similarity import PAIR
 __all__ = ["ModelSessions"]
 
 
+def _checked_values(keys: list[str], values: Any) -> list[tuple[float, bool, int]]:
+    """``values`` (what a part computed for ``keys``) when it is one ``(score, truncated, n_tokens)`` per key with
+    a finite score; otherwise a :class:`~pytest_nlgeval.core.scorers.answers.ScorerAnswerError`, so that a part's
+    bad answer is never cached."""
+    import math
+
+    from pytest_nlgeval.core.scorers.answers import ScorerAnswerError
+
+    values = list(values)
+    if len(values) != len(keys):
+        raise ScorerAnswerError(
+            f"a model call answered {len(values)} answer(s) for {len(keys)} input(s) (the first: {keys[0][:80]!r}); "
+            "nothing of it was cached"
+        )
+    for key, value in zip(keys, values):
+        score = value[0] if isinstance(value, (tuple, list)) and len(value) == 3 else None
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise ScorerAnswerError(
+                f"a model call answered {value!r:.80} for the input {key[:80]!r}, not (a finite score, truncated, "
+                "tokens); nothing of it was cached"
+            )
+    return values
+
+
 #: a model call over at least this many inputs draws its progress (where the evaluator draws any)
 LONG_CALL_INPUTS = 512
 
@@ -176,7 +200,7 @@ class ModelSessions:
             known = self.cache.get_many(self.fingerprint_id, unique)
         misses = [k for k in unique if k not in known]
         if misses:
-            fresh = dict(zip(misses, compute(misses)))
+            fresh = dict(zip(misses, _checked_values(misses, compute(misses))))
             known.update(fresh)
             if self.cache is not None:
                 self.cache.put_many(self.fingerprint_id, fresh)

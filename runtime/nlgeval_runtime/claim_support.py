@@ -51,6 +51,8 @@ __all__ = ["ClaimChecker", "Support", "load_claim_checker", "document_sentences"
 KIND = "claim-support"
 #: what a tokenizer-unbounded reading (HHEM) is given as its model length
 _UNBOUNDED = 1 << 30
+#: how far past [0, 1] a probability may stray by rounding before it is refused (within it, it is clipped)
+_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,14 @@ class ClaimChecker:
             scores[batch] = np.asarray(p, dtype=np.float64).reshape(-1)
         if not np.isfinite(scores).all():
             raise ScoringError(f"{self.name}: scores are not finite (precision {self.precision}); use precision 'fp32'")
+        outside = (scores < -_SLACK) | (scores > 1.0 + _SLACK)
+        if outside.any():
+            raise ScoringError(
+                f"{self.name} ({str(self.folder.path)!r}) answered {float(scores[outside][0]):g} for a (document, "
+                "claim) pair, not a probability in [0, 1]: its graph gives logits where a claim-support folder's "
+                "contract asks for p_supported (docs/checkers.md); export it again with `nlgeval export`"
+            )
+        np.clip(scores, 0.0, 1.0, out=scores)
         return scores, encoded.truncated, encoded.n_tokens
 
     def support(self, documents: Sequence[str], claims: Sequence[str]) -> list[Support]:
