@@ -211,7 +211,12 @@ def _options(config) -> dict[str, Any]:
     else:
         options["cache_dir"] = _path(config, options["cache_dir"], sourced["cache_dir"][1])
     if options["json"] is not None:
+        from pytest_nlgeval.util.files import output_problem
+
         options["json"] = _path(config, options["json"], sourced["json"][1])
+        problem = output_problem(options["json"])  # said now, not in a traceback after the tests ran
+        if problem is not None:
+            raise pytest.UsageError(f"--nlgeval-json / nlgeval_json: {problem}")
     if options["fact_checker"] is not None:
         options["fact_checker"] = _fact_checker(_path(config, options["fact_checker"], sourced["fact_checker"][1]))
     lm = options["trajectory_lm"]
@@ -401,6 +406,7 @@ class NLGEvalSession:
         #: workers that went down without their results: ``{"worker", "error", "rebuilt"}`` each
         self.workers_lost: list[dict] = []
         self._sent = 0  # on a worker: the checks already attached to a test report
+        self.write_error: str | None = None  # the results file could not be written
         self.results_path: str | None = None
         #: pytest's verdict on each test that ran (TEST_OUTCOMES), read from its reports on the controller
         self.test_outcomes: dict[str, str] = {}
@@ -515,11 +521,18 @@ class NLGEvalSession:
         self.config.stash[results_key] = results
         path = self.options.get("json")
         if path:
-            write_results(results, path)
-            self.results_path = path
+            try:
+                write_results(results, path)
+                self.results_path = path
+            except OSError as exc:  # the disk filled up, or the folder went away during the run
+                self.write_error = f"--nlgeval-json: cannot write {path!r}: {exc.strerror or exc}"
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         results = config.stash.get(results_key, None)
+        if self.write_error is not None:
+            terminalreporter.write_line(f"nlgeval: {self.write_error}", red=True, bold=True)
         for lost in self.workers_lost:
             terminalreporter.write_line(
                 f"nlgeval: xdist worker {lost['worker']} went down without its results ({lost['error']}); "
