@@ -80,7 +80,24 @@ class ModelSessions:
             from nlgeval_runtime.modelfolder import ModelFolder
             from nlgeval_runtime.resolve import resolve_model
 
-            self._folder = ModelFolder.open(resolve_model(self.model, cache_dir=self.model_cache_dir))
+            folder = ModelFolder.open(resolve_model(self.model, cache_dir=self.model_cache_dir))
+            if folder.kind != "boolqa":
+                from nlgeval_runtime.errors import ModelFormatError
+
+                what = {"claim-support": "a fact checker (kind claim-support)"}.get(
+                    folder.kind, f"a {folder.kind} model"
+                )
+                fix = (
+                    "give it as --nlgeval-fact-checker PATH (Evaluator(fact_checker=PATH)) beside an evaluator model"
+                    if folder.kind == "claim-support"
+                    else "give an evaluator folder (kind boolqa), e.g. the embedded default or `nlgeval export` of "
+                    "a UniEval checkpoint"
+                )
+                raise ModelFormatError(
+                    f"model {self.model_ref!r} ({str(folder.path)!r}) holds {what}, not an evaluator model (kind "
+                    f"boolqa, read from 'kind' in its nlgeval.json): {fix}"
+                )
+            self._folder = folder
         return self._folder
 
     @property
