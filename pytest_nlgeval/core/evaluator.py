@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Sequence
 
+from pytest_nlgeval.core.bounds import bounded_text, whole_text_chars
 from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR
 from pytest_nlgeval.core.dimensions import (
     DEFAULT_TASK,
@@ -224,9 +225,12 @@ class Evaluator(ModelSessions):
         members = [self._as_served(dim) for dim in self._members(dimension, task)]
         batches: dict[str, list[Planned]] = {dim.name: [] for dim in members}
         unread: dict[tuple[int, str], int] = {}  # (case, dimension) -> claims before the cap
+        head = whole_text_chars(self.folder.max_length)
         for i, output in enumerate(outputs):  # every input is checked before any model runs
             for dim in members:
-                units, texts = prepare_inputs(dim, output, per_case[i], label=labels[i])
+                # an output read whole is bounded before it is tokenized and split (pytest_nlgeval.core.bounds)
+                read = bounded_text(output, head) if dim.unit == "whole" and isinstance(output, str) else output
+                units, texts = prepare_inputs(dim, read, per_case[i], label=labels[i])
                 if dim.unit == "claim" and len(units) > MAX_CLAIMS:
                     # a runaway output (a 200,000-character dump) costs bounded time; the score says so
                     unread[(i, dim.name)] = len(units)
