@@ -173,8 +173,18 @@ class ModelSessions:
             return {}
         from nlgeval_runtime.modelfolder import ModelFolder
 
+        from nlgeval_runtime.claim_support import sentence_splitter
+
         checker = ModelFolder.open(self.fact_checker)
-        return {"fact_checker": {"files": checker.manifest["files"], "reading": checker.manifest.get("reading")}}
+        reading = checker.manifest.get("reading")
+        sentences = sentence_splitter(reading)[0]  # Punkt as the authors split, or this runtime's splitter
+        return {
+            "fact_checker": {
+                "files": checker.manifest["files"],
+                "reading": reading,
+                **({"sentences": sentences} if sentences else {}),
+            }
+        }
 
     def _ensure_fingerprint(self) -> tuple[dict, str]:
         """The fingerprint and its id: planned from the manifest or the cache, else from a session."""

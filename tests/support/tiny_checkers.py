@@ -278,6 +278,21 @@ BUILDERS = {
 }
 
 
+def authors_sent_tokenize():
+    """MiniCheck's ``sent_tokenize``: NLTK's English Punkt where NLTK and its data are installed. Where they are not,
+    the runtime reads with the project's splitter and says so in its fingerprint; this reference does the same, and
+    tests/plugin/test_checker_sentences.py holds the runtime's chunks to NLTK's Punkt algorithm either way."""
+    try:
+        from nltk.tokenize import sent_tokenize
+
+        sent_tokenize("One. Two.")
+        return sent_tokenize
+    except (ImportError, LookupError):
+        from nlgeval_runtime.sentences import split_sentences
+
+        return split_sentences
+
+
 def authors_reading(checker: str, checkpoint: Path, pairs: list[tuple[str, str]]) -> list[float]:
     """The authors' reading, written out from their published code (MiniCheck ``inference.py``, HHEM's
     ``predict``): chunks of sentences per line counted by the Hugging Face tokenizer (tokens) or by words, each
@@ -285,7 +300,7 @@ def authors_reading(checker: str, checkpoint: Path, pairs: list[tuple[str, str]]
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, T5ForConditionalGeneration
 
-    from nlgeval_runtime.sentences import split_sentences
+    split_sentences = authors_sent_tokenize()
 
     if checker == "hhem-2.1-open":
         from safetensors.torch import load_file
