@@ -36,6 +36,14 @@ SUITE = """
 """
 
 
+@pytest.fixture(autouse=True)
+def fresh_warnings(monkeypatch):
+    """Each test sees the once-per-server warning afresh."""
+    from pytest_nlgeval.llm import secrets
+
+    monkeypatch.setattr(secrets, "_warned", set())
+
+
 def cooperative(request):
     """A judge that writes its steps and the score 4."""
     prompt = request["messages"][-1]["content"]
