@@ -1,10 +1,11 @@
-"""A bound on the text an output is read by when a dimension reads it whole.
+"""A bound on the text an output is read by when a dimension reads it whole or by its sentences.
 
-A dimension that reads the output whole (fluency) hands it to a model that reads its first few hundred tokens
-and cuts the rest; tokenizing and splitting a 10 MB output before that cut cost a minute and gigabytes. An
-output longer than :func:`whole_text_chars` characters is read as its head (far more than the model reads) and
-its tail (where a text that breaks off shows it), joined at a paragraph break: what the model reads is the
-same, and the form reading (:mod:`nlgeval_runtime.form`) still sees how the text ends.
+A dimension that reads the output whole hands it to a model that reads its first few hundred tokens and cuts the
+rest, and one that reads it by its sentences (fluency) or sentence pairs (coherence) scores every sentence;
+tokenizing and splitting a 10 MB output cost a minute and gigabytes. An output longer than
+:func:`whole_text_chars` characters is read as its head (far more than a model reads whole, some 800 sentences)
+and its tail (where a text that breaks off shows it), joined at a paragraph break; the score's details say so
+(``text_read``), and the form reading (:mod:`nlgeval_runtime.form`) still sees how the text ends.
 
     >>> len(bounded_text("word " * 2_000_000)) <= 2 * WHOLE_TEXT_CHARS + 2
     True
@@ -12,7 +13,10 @@ same, and the form reading (:mod:`nlgeval_runtime.form`) still sees how the text
 
 from __future__ import annotations
 
-__all__ = ["TAIL_CHARS", "WHOLE_TEXT_CHARS", "bounded_text", "whole_text_chars"]
+__all__ = ["BOUNDED_UNITS", "TAIL_CHARS", "WHOLE_TEXT_CHARS", "bounded_text", "whole_text_chars"]
+
+#: the units of the dimensions whose output is bounded: read whole, by its sentences, or by sentence pairs
+BOUNDED_UNITS = ("whole", "sentence", "passage")
 
 #: the head of a long output read whole: at least 128 characters per token of a 512-token model
 WHOLE_TEXT_CHARS = 65_536

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Sequence
 
-from pytest_nlgeval.core.bounds import bounded_text, whole_text_chars
+from pytest_nlgeval.core.bounds import BOUNDED_UNITS, TAIL_CHARS, bounded_text, whole_text_chars
 from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR
 from pytest_nlgeval.core.dimensions import (
     DEFAULT_TASK,
@@ -226,10 +226,16 @@ class Evaluator(ModelSessions):
         batches: dict[str, list[Planned]] = {dim.name: [] for dim in members}
         unread: dict[tuple[int, str], int] = {}  # (case, dimension) -> claims before the cap
         head = whole_text_chars(self.folder.max_length)
+        cut: dict[int, str] = {}  # case -> how much of a long output the bounded dimensions read
         for i, output in enumerate(outputs):  # every input is checked before any model runs
             for dim in members:
-                # an output read whole is bounded before it is tokenized and split (pytest_nlgeval.core.bounds)
-                read = bounded_text(output, head) if dim.unit == "whole" and isinstance(output, str) else output
+                # an output read whole or by its sentences is bounded before it is tokenized and split
+                # (pytest_nlgeval.core.bounds): a 10 MB dump costs about what a long article costs
+                read = output
+                if dim.unit in BOUNDED_UNITS and isinstance(output, str):
+                    read = bounded_text(output, head)
+                    if len(read) < len(output):
+                        cut[i] = f"the first {head:,} and the last {TAIL_CHARS:,} of {len(output):,} characters"
                 units, texts = prepare_inputs(dim, read, per_case[i], label=labels[i])
                 if dim.unit == "claim" and len(units) > MAX_CLAIMS:
                     # a runaway output (a 200,000-character dump) costs bounded time; the score says so
@@ -260,6 +266,8 @@ class Evaluator(ModelSessions):
             for (case, name), total in unread.items():
                 if case == i:
                     score.details["claims_read"] = f"the first {MAX_CLAIMS} of {total} claims ({name})"
+            if i in cut:
+                score.details["text_read"] = cut[i]
             scores.append(score)
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 

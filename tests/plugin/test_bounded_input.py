@@ -58,3 +58,26 @@ def test_a_ten_megabyte_output_costs_about_a_normal_one(monkeypatch):
     # the same score as the bounded text, and the cut-off end is still named
     assert float(score) == pytest.approx(float(ev.score(bounded_text(huge), "fluency")))
     assert any("breaks off" in line for line in score.explanation())
+    assert score.details["text_read"] == f"the first 65,536 and the last 2,048 of {len(huge):,} characters"
+    assert "text_read" not in ev.score(normal, "fluency").details
+
+
+def test_a_long_varied_output_costs_a_bounded_number_of_model_inputs(monkeypatch):
+    """Fluency and coherence read a text by its sentences: a long dump of distinct sentences is read up to the
+    bound, not sentence by sentence to its end."""
+    from pytest_nlgeval.core.evaluator import Evaluator
+
+    ev = Evaluator(cache=False, device="cpu")
+    huge = " ".join(f"Report {k} says the council met on day {k} and voted." for k in range(100_000))
+    seen: list[int] = []
+
+    def counted(texts, graph=None):  # the model's answers do not matter here, only how many it is asked for
+        seen.append(len(texts))
+        return [(0.9, False, 12) for _ in texts]
+
+    monkeypatch.setattr(ev, "score_texts", counted)
+    for dimension in ("fluency", "coherence"):
+        seen.clear()
+        score = ev.score(huge, dimension, source="The council met and voted.")
+        assert sum(seen) < 3_000, (dimension, sum(seen))  # 100,000 sentences before the bound
+        assert "text_read" in score.details
