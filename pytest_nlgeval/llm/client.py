@@ -55,7 +55,7 @@ from pytest_nlgeval.llm.errors import (
     JudgeServerTimeout,
     JudgeServerUnreachable,
 )
-from pytest_nlgeval.llm.secrets import NO_KEY, Secret, public_url, warn_if_key_in_clear_text
+from pytest_nlgeval.llm.secrets import NO_KEY, Secret, masked, masked_bytes, public_url, warn_if_key_in_clear_text
 
 __all__ = [
     "BODY_LIMIT",
@@ -496,7 +496,7 @@ def post_json(
     def error(cls: type[JudgeServerError], detail: str, **extra: Any) -> JudgeServerError:
         # the caller's advice names its own options; otherwise the status's, otherwise the class's
         told = extra.pop("advice", None)
-        return cls(model, api_base, detail, advice=advice.get(cls) or told, **extra)
+        return cls(model, api_base, masked(detail, api_key), advice=advice.get(cls) or told, **extra)
 
     home = origin(api_base)
     if home is None or origin(url) != home:
@@ -532,6 +532,10 @@ def post_json(
             ) from None
         except _NoConnection as exc:
             raise error(JudgeServerUnreachable, f"{endpoint}: {exc.reason}") from None
+        if not 200 <= status < 300:
+            # an error page that echoes the request (its Authorization header) must not carry the key into a
+            # message, nor into this frame's locals that a traceback with --showlocals prints
+            raw = masked_bytes(raw, api_key)
         if status in _REDIRECTS:
             location = answer_headers.get("Location") or ""
             new = urllib.parse.urljoin(target, location.strip())
@@ -585,6 +589,7 @@ def post_json(
         try:
             return json.loads(raw)
         except (ValueError, RecursionError) as exc:  # also UnicodeDecodeError
+            raw = masked_bytes(raw, api_key)
             raise error(
                 JudgeServerAnswerError, f"{endpoint} answered with a body that is not JSON ({exc})", field="body"
             ) from None

@@ -33,6 +33,8 @@ __all__ = [
     "Secret",
     "judge_api_key",
     "key_in_clear_text",
+    "masked",
+    "masked_bytes",
     "public_params",
     "public_url",
     "warn_if_key_in_clear_text",
@@ -80,6 +82,22 @@ def public_url(url: Any) -> Any:
         return url
     host = parts.netloc.rsplit("@", 1)[-1]
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def masked(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by the mask (a server that echoes the request's
+    ``Authorization`` header in its error page must not put the key into the error's message). A secret shorter
+    than 8 characters, or :data:`NO_KEY`, is left alone: it is no key, and masking it would garble the text."""
+    if not secret or len(secret) < 8 or str.__str__(secret) == NO_KEY:
+        return text
+    return text.replace(str.__str__(secret), _MASK)
+
+
+def masked_bytes(data: bytes, secret: str | None) -> bytes:
+    """:func:`masked` for a body read from the network (the key as UTF-8 bytes)."""
+    if not secret or len(secret) < 8 or str.__str__(secret) == NO_KEY:
+        return data
+    return data.replace(str.__str__(secret).encode("utf-8"), _MASK.encode())
 
 
 def public_params(params: dict) -> dict:

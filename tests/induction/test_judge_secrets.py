@@ -78,7 +78,7 @@ def run_judged(pytester, api_base, *extra):
     )
 
 
-@pytest.mark.parametrize("mode", ["error", "unauthorized", "not json"])
+@pytest.mark.parametrize("mode", ["error", "unauthorized", "not json", "echo"])
 def test_a_failing_judged_run_writes_the_key_nowhere(pytester, monkeypatch, mode):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with OpenAIStub(mode="error") if mode == "error" else _FailingServer(mode) as server:
@@ -203,7 +203,8 @@ def test_the_judge_key_variable_comes_before_openais():
 
 
 class _FailingServer:
-    """A loopback server that answers every request with HTTP 401 or a 200 that is not JSON."""
+    """A loopback server that answers every request with HTTP 401, a 200 that is not JSON, or a 502 page that
+    echoes the request's headers."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
@@ -220,7 +221,12 @@ class _FailingServer:
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, blob = (401, b'{"error": "bad key"}') if mode == "unauthorized" else (200, b"<html>hi</html>")
+                if mode == "echo":  # an error page that shows the request's headers back
+                    status, blob = 502, f"bad gateway; you sent {dict(self.headers)}".encode()
+                elif mode == "unauthorized":
+                    status, blob = 401, b'{"error": "bad key"}'
+                else:
+                    status, blob = 200, b"<html>hi</html>"
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(blob)))
                 self.end_headers()
