@@ -55,8 +55,8 @@ def checked_answer(scorer: Any, dim: Dimension, batch: Sequence[Planned], answer
     def refuse(what: str) -> ScorerAnswerError:
         return ScorerAnswerError(
             f"{where} returned {what}; a scorer returns one list of Reading per planned output, one Reading per "
-            "unit, each score a probability in [0, 1] (docs/plugin.md). Fix the scorer, or uninstall the plugin "
-            "that registers it"
+            "unit, each score a probability in [0, 1] (docs/model-folder.md, Scorers). Fix the scorer, or "
+            "uninstall the plugin that registers it"
         )
 
     if isinstance(answer, (str, bytes)) or not isinstance(answer, Sequence):
