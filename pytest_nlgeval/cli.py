@@ -41,6 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"nlgeval {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path that is a folder, read-only or on a full disk: the user's to fix
+        where = f" {exc.filename!r}" if exc.filename else ""
+        print(f"nlgeval {args.command}: error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(f"nlgeval {args.command}: error: an input is nested too deeply to read", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -211,7 +211,12 @@ def _options(config) -> dict[str, Any]:
     else:
         options["cache_dir"] = _path(config, options["cache_dir"], sourced["cache_dir"][1])
     if options["json"] is not None:
+        from pytest_nlgeval.util.files import output_problem
+
         options["json"] = _path(config, options["json"], sourced["json"][1])
+        problem = output_problem(options["json"])  # said now, not in a traceback after the tests ran
+        if problem is not None:
+            raise pytest.UsageError(f"--nlgeval-json / nlgeval_json: {problem}")
     if options["fact_checker"] is not None:
         options["fact_checker"] = _fact_checker(_path(config, options["fact_checker"], sourced["fact_checker"][1]))
     lm = options["trajectory_lm"]
@@ -398,6 +403,10 @@ class NLGEvalSession:
             register_scorers=self._register_scorers,
         )
         self.worker_data: list[dict] = []
+        #: workers that went down without their results: ``{"worker", "error", "rebuilt"}`` each
+        self.workers_lost: list[dict] = []
+        self._sent = 0  # on a worker: the checks already attached to a test report
+        self.write_error: str | None = None  # the results file could not be written
         self.results_path: str | None = None
         #: pytest's verdict on each test that ran (TEST_OUTCOMES), read from its reports on the controller
         self.test_outcomes: dict[str, str] = {}
@@ -462,6 +471,24 @@ class NLGEvalSession:
         if outcome is not None:
             self.test_outcomes[report.nodeid] = outcome
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """On an xdist worker, each test report also carries the checks recorded since the last one (an
+        attribute the report's serialisation keeps, not a property written to JUnit XML): a worker that
+        crashes never sends its results, and the controller rebuilds its checks from these."""
+        outcome = yield
+        if not self.is_worker or len(self.recorder.checks) <= self._sent:
+            return
+        import json
+
+        fresh = self.recorder.checks[self._sent :]
+        self._sent = len(self.recorder.checks)
+        used = {c.evaluator for c in fresh if c.evaluator is not None}
+        evaluators = {k: v for k, v in self.recorder.evaluators.items() if k in used}
+        outcome.get_result().nlgeval_checks = json.dumps(
+            {"checks": [c.to_dict() for c in fresh], "evaluators": evaluators}
+        )
+
     # -- results -------------------------------------------------------------------------------------------
     def local_data(self) -> dict[str, Any]:
         stats = {"scored": 0, "cached": 0, "sessions": 0}
@@ -488,15 +515,31 @@ class NLGEvalSession:
             self.config.workeroutput[_WORKEROUTPUT_KEY] = json.dumps(data)
             return
         results = build_results([data, *self.worker_data], self.test_outcomes)
+        if self.workers_lost:
+            results["workers_lost"] = list(self.workers_lost)
         self.config.hook.pytest_nlgeval_results_ready(config=self.config, results=results)
         self.config.stash[results_key] = results
         path = self.options.get("json")
         if path:
-            write_results(results, path)
-            self.results_path = path
+            try:
+                write_results(results, path)
+                self.results_path = path
+            except OSError as exc:  # the disk filled up, or the folder went away during the run
+                self.write_error = f"--nlgeval-json: cannot write {path!r}: {exc.strerror or exc}"
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         results = config.stash.get(results_key, None)
+        if self.write_error is not None:
+            terminalreporter.write_line(f"nlgeval: {self.write_error}", red=True, bold=True)
+        for lost in self.workers_lost:
+            terminalreporter.write_line(
+                f"nlgeval: xdist worker {lost['worker']} went down without its results ({lost['error']}); "
+                f"{lost['rebuilt']} of its checks were rebuilt from its test reports, and the checks of the test "
+                "it was running when it went down are missing",
+                yellow=True,
+            )
         if not results or not (results["checks"] or results.get("judges")):
             return
         write_summary(terminalreporter, results, self.results_path)
@@ -507,14 +550,42 @@ class _XdistController:
 
     def __init__(self, session: NLGEvalSession) -> None:
         self.session = session
+        #: per worker, the checks its test reports carried (used only when it goes down without its results)
+        self.reported: dict[str, list[dict]] = {}
+
+    def pytest_runtest_logreport(self, report) -> None:
+        raw = getattr(report, "nlgeval_checks", None)
+        node = getattr(report, "node", None)
+        if raw and node is not None:
+            import json
+
+            self.reported.setdefault(_worker_id(node), []).append(json.loads(raw))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
         import json
 
+        parts = self.reported.pop(_worker_id(node), [])
         raw = getattr(node, "workeroutput", {}).get(_WORKEROUTPUT_KEY)
         if raw:
             self.session.worker_data.append(json.loads(raw))
+            return
+        # a crashed worker: its checks as its test reports carried them
+        checks = [c for part in parts for c in part["checks"]]
+        evaluators = {k: v for part in parts for k, v in part["evaluators"].items()}
+        self.session.worker_data.append({"checks": checks, "evaluators": evaluators})
+        self.session.workers_lost.append(
+            {
+                "worker": _worker_id(node),
+                "error": " ".join(str(error or "no results").split())[:200],
+                "rebuilt": len(checks),
+            }
+        )
+
+
+def _worker_id(node) -> str:
+    gateway = getattr(node, "gateway", None)
+    return str(getattr(gateway, "id", None) or id(node))
 
 
 def test_outcome(report) -> str | None:

@@ -10,6 +10,11 @@ Rules (docs/baselines.md has the reasoning):
   interval entirely on the bad side of zero and the mean change beyond the suite tolerance; an improvement
   mirrors it. Noise alone rarely moves a whole interval, and a tiny but consistent drift does not exceed
   the tolerance, so both are needed.
+* **the baseline's direction**: a paired check is judged in the direction its baseline entry records, so a run
+  that flips a check's comparison (``> 0.7`` to ``< 1.0``) cannot turn a falling score into an "improvement".
+  A changed assertion (the direction flipped, or a threshold loosened: lowered under ``>``, raised under ``<``,
+  ``>`` made ``>=`` at the same threshold) is reported and fails the comparison until the baseline is
+  re-recorded (``--nlgeval-baseline-update`` accepts it).
 * **new checks** (no baseline entry) are reported; ``new_checks="notice"`` (default) lets them pass,
   ``"fail"`` fails the comparison until the baseline is re-recorded (pytest-regressions' behaviour).
 * **removed checks** (in the baseline, not in this run) are reported and never fail: ``-k`` subsets and
@@ -50,6 +55,7 @@ __all__ = [
     "EvaluatorChange",
     "SuiteVerdict",
     "compare",
+    "changed_assertion",
     "describe_fingerprint_difference",
     "group_label",
     "same_evaluator",
@@ -83,6 +89,8 @@ class CheckVerdict:
     higher_is_better: bool
     drift: float = 0.0
     reason: str | None = None
+    #: how this run's assertion differs from the baseline's when it flipped or loosened (it fails), else None
+    assertion: str | None = None
 
     @property
     def change(self) -> float | None:
@@ -188,6 +196,11 @@ class Comparison:
         return self._with("incomparable")
 
     @property
+    def changed_assertions(self) -> list[CheckVerdict]:
+        """Paired checks whose comparison flipped or whose threshold loosened since the baseline."""
+        return [v for v in self.checks if v.assertion is not None]
+
+    @property
     def suite_regressions(self) -> list[SuiteVerdict]:
         return [s for s in self.suites if s.status == "regression"]
 
@@ -197,7 +210,12 @@ class Comparison:
 
     @property
     def failed(self) -> bool:
-        return bool(self.regressions or self.suite_regressions or (self.new_checks == "fail" and self.new))
+        return bool(
+            self.regressions
+            or self.suite_regressions
+            or self.changed_assertions
+            or (self.new_checks == "fail" and self.new)
+        )
 
     @property
     def status(self) -> str:
@@ -216,6 +234,7 @@ class Comparison:
             "incomparable": counts["incomparable"],
             "suite_regressions": len(self.suite_regressions),
             "suite_improvements": len(self.suite_improvements),
+            "changed_assertions": len(self.changed_assertions),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -357,14 +376,16 @@ def compare(
             continue
         widen = drift.get(gkey, 0.0) if evaluator_changed else 0.0
         tol = tolerances.for_check(new.kind, new.task, new.name, new.tolerance) + widen
+        assertion = changed_assertion(old, new)
         if old.score is None:
-            verdicts.append(_verdict(old, new, "incomparable", tol, widen, "baseline score was not finite"))
+            verdicts.append(_verdict(old, new, "incomparable", tol, widen, "baseline score was not finite", assertion))
         elif new.score is None:
-            verdicts.append(_verdict(old, new, "regression", tol, widen, "score is not finite"))
+            verdicts.append(_verdict(old, new, "regression", tol, widen, "score is not finite", assertion))
         else:
-            gain = (new.score - old.score) * (1 if new.higher_is_better else -1)
+            # the baseline's direction: a flipped comparison cannot make a falling score an improvement
+            gain = (new.score - old.score) * (1 if old.higher_is_better else -1)
             status = "regression" if gain < -tol - _EPS else "improvement" if gain > tol + _EPS else "unchanged"
-            verdicts.append(_verdict(old, new, status, tol, widen))
+            verdicts.append(_verdict(old, new, status, tol, widen, None, assertion))
     for key in sorted(set(head.entries) - set(base.entries)):
         verdicts.append(_verdict(None, head.entries[key], "new", None))
     for key in sorted(set(base.entries) - set(head.entries)):
@@ -435,6 +456,29 @@ def _pair_differences(old_id: str | None, new_id: str | None, base: Baseline, he
     return tuple(describe_fingerprint_difference(base.evaluators.get(old_id), head.evaluators.get(new_id)))
 
 
+def changed_assertion(old: BaselineEntry, new: BaselineEntry) -> str | None:
+    """How ``new``'s assertion is weaker than, or opposite to, the baseline's ``old``: its direction flipped
+    (``> 0.7`` to ``< 1.0``), its threshold loosened (lowered under ``>``/``>=``, raised under ``<``/``<=``), or
+    a strict comparison made inclusive at the same threshold. None when it is the same or stricter."""
+    was = f"{old.operator} {_threshold(old.threshold)}"
+    now = f"{new.operator} {_threshold(new.threshold)}"
+    if old.higher_is_better != new.higher_is_better:
+        return f"the comparison flipped: {was} in the baseline, {now} in this run"
+    if old.threshold is None or new.threshold is None:
+        return None
+    sign = 1 if old.higher_is_better else -1
+    looser = (new.threshold - old.threshold) * sign < 0
+    inclusive = new.threshold == old.threshold and len(old.operator) == 1 and len(new.operator) == 2
+    if looser or inclusive:
+        what = "lowered" if looser and sign > 0 else "raised" if looser else "made inclusive"
+        return f"the threshold was {what}: {was} in the baseline, {now} in this run"
+    return None
+
+
+def _threshold(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
 def _group_key(entry: BaselineEntry) -> tuple:
     return (entry.kind, entry.task, entry.name, entry.higher_is_better)
 
@@ -446,10 +490,13 @@ def _verdict(
     tolerance: float | None,
     drift: float = 0.0,
     reason: str | None = None,
+    assertion: str | None = None,
 ) -> CheckVerdict:
     ref = new if new is not None else old
     if ref is None:
         raise ValueError("a verdict needs the baseline entry, the new one, or both")
+    # a paired check is judged, and grouped into its suite, in the direction its baseline entry records
+    direction = old if old is not None else ref
     return CheckVerdict(
         key=ref.key,
         nodeid=ref.nodeid,
@@ -460,9 +507,10 @@ def _verdict(
         old=None if old is None else old.score,
         new=None if new is None else new.score,
         tolerance=tolerance,
-        higher_is_better=ref.higher_is_better,
+        higher_is_better=direction.higher_is_better,
         drift=drift,
         reason=reason,
+        assertion=assertion,
     )
 
 

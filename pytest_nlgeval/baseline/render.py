@@ -27,6 +27,8 @@ def headline(comparison: Comparison) -> str:
                 f"{'s' if c['regressions'] + c['suite_regressions'] != 1 else ''} "
                 f"({_n(c['regressions'], 'check')}, {_n(c['suite_regressions'], 'suite')})"
             )
+        if c["changed_assertions"]:
+            parts.append(f"{_n(c['changed_assertions'], 'changed assertion')} (flipped or loosened)")
         if comparison.new_checks == "fail" and c["new"]:
             parts.append(f"{_n(c['new'], 'new check')} without a baseline entry")
         head = "FAILED: " + "; ".join(parts)
@@ -54,6 +56,8 @@ def render_text(comparison: Comparison) -> list[tuple[str, dict]]:
         out.append(("REGRESSION   " + _suite_line(s), red))
     for v in comparison.regressions:
         out.append(("REGRESSION   " + _check_line(v), red))
+    for v in comparison.changed_assertions:
+        out.append(("ASSERTION    " + f"{v.key}: {v.assertion} (re-record with --nlgeval-baseline-update)", red))
     if comparison.new_checks == "fail":
         for v in comparison.new:
             out.append(("NEW (fails)  " + f"{v.key}: {_f(v.new)} has no baseline entry", red))
@@ -119,6 +123,7 @@ def render_markdown(comparison: Comparison) -> str:
             )
         lines.append("")
     rows = [(v, "**REGRESSION**" if v.status == "regression" else "**NEW (fails)**") for v in failing]
+    rows += [(v, f"**ASSERTION CHANGED**: {_md(v.assertion or '')}") for v in comparison.changed_assertions]
     rows += [(v, "improved") for v in comparison.improvements]
     if rows:
         lines += ["| check | old | new | change | tolerance | verdict |", "|---|---:|---:|---:|---:|---|"]

@@ -312,6 +312,10 @@ def load_snapshot(path: str | os.PathLike) -> Baseline:
             text = fh.read()
     except FileNotFoundError:
         raise BaselineFormatError(path, None, "file not found") from None
+    except IsADirectoryError:
+        raise BaselineFormatError(path, None, "is a folder, not a baseline or results file") from None
+    except OSError as exc:
+        raise BaselineFormatError(path, None, f"cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
         raise BaselineFormatError(path, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_snapshot(text, path)
@@ -335,6 +339,8 @@ def parse_snapshot(text: str, path: str = "<string>") -> Baseline:
         raise BaselineFormatError(
             path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})", _RERECORD
         ) from None
+    except RecursionError:
+        raise BaselineFormatError(path, None, "JSON nested too deeply to be a baseline or results file") from None
     except DuplicateKey as exc:
         raise BaselineFormatError(
             path, line_of_duplicate(text, exc.key), f"key {exc.key!r} appears twice", _RERECORD

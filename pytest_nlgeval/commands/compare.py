@@ -88,8 +88,9 @@ def run(args) -> int:
             line + "\n" for line, _ in render_text(comparison)
         )
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        from pytest_nlgeval.util.files import write_output
+
+        write_output(args.output, text)
     else:
         sys.stdout.write(text)
     return 1 if comparison.failed else 0

@@ -45,7 +45,7 @@ def register(subparsers) -> None:
         default=None,
         metavar="ID_OR_PATH",
         help="HHEM-2.1-Open: its flan-t5-base foundation (configuration and tokenizer; default: the one its "
-        "config.json names)",
+        "configuration names, the HHEMv2Config class attribute in configuration_hhem_v2.py, google/flan-t5-base)",
     )
     p.set_defaults(func=run_export)
 
@@ -106,19 +106,17 @@ def run_export(args) -> int:
 
 def _export_checker(args, checkpoint: str, checker: str, started: float, say) -> int:
     """A fact checker's claim-support folder (nlgeval_training.checkers), its parity printed as for any export."""
-    import json
     from pathlib import Path
 
     from pytest_nlgeval.errors import UsageError
-    from nlgeval_training.checkers import export_checker
+    from nlgeval_training.checkers import export_checker, hhem_foundation
 
     if args.max_length is not None:
         raise UsageError(f"--max-length does not apply to {checker}: a fact checker reads the length its authors set")
     foundation = getattr(args, "foundation", None)
     if checker == "hhem-2.1-open":
-        config = Path(checkpoint) / "config.json"
-        foundation = foundation or (json.loads(config.read_text()).get("foundation") if config.is_file() else None)
-        if foundation and not Path(foundation).is_dir():
+        foundation = foundation or hhem_foundation(checkpoint)
+        if not Path(foundation).is_dir():
             foundation = _download(foundation, say)
     try:
         manifest = export_checker(

@@ -157,7 +157,9 @@ def run(args) -> int:
             )
         except (JudgesUnavailable, ValueError) as exc:
             raise UsageError(str(exc)) from None
-        progress(f"judge LM: {args.lm}" + (f" at {args.api_base}" if args.api_base else ""))
+        from pytest_nlgeval.llm.secrets import public_url
+
+        progress(f"judge LM: {args.lm}" + (f" at {public_url(args.api_base)}" if args.api_base else ""))
     else:
         progress("no --lm given: inducing from bank metrics alone (offline)")
     use_bank = {"auto": None, "yes": True, "no": False}[args.bank]

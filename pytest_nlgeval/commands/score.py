@@ -88,6 +88,12 @@ def run_score(args) -> int:
 
     if args.chunk < 1:
         raise UsageError(f"--chunk must be >= 1, got {args.chunk}")
+    if args.out:
+        from pytest_nlgeval.util.files import output_problem
+
+        problem = output_problem(args.out)  # before any scoring, not after it
+        if problem is not None:
+            raise UsageError(f"-o/--out: {problem}")
     rows = read_rows(args.data)
     missing = [i for i, row in enumerate(rows) if args.output_field not in row]
     if missing:
@@ -134,11 +140,14 @@ def run_score(args) -> int:
         results[dimension] = values
     bar.close()
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
-            for i, row in enumerate(rows):
-                scored = dict(row)
-                scored["nlgeval"] = {**(row.get("nlgeval") or {}), **{d: results[d][i] for d in args.dimension}}
-                handle.write(json.dumps(scored, ensure_ascii=False) + "\n")
+        from pytest_nlgeval.util.files import write_output
+
+        lines = []
+        for i, row in enumerate(rows):
+            scored = dict(row)
+            scored["nlgeval"] = {**(row.get("nlgeval") or {}), **{d: results[d][i] for d in args.dimension}}
+            lines.append(json.dumps(scored, ensure_ascii=False) + "\n")
+        write_output(args.out, "".join(lines))
     stats = evaluator.stats
     print(
         f"{len(rows)} rows, task {args.task}, evaluator {evaluator.fingerprint_id} "

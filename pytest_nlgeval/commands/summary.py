@@ -50,8 +50,9 @@ def run(args) -> int:
     except (ReportInputError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     if args.output:
-        with open(args.output, "a", encoding="utf-8") as handle:
-            handle.write(text)
+        from pytest_nlgeval.util.files import write_output
+
+        write_output(args.output, text, append=True)
     else:
         sys.stdout.write(text)
     return 0

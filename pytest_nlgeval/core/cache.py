@@ -300,7 +300,15 @@ class ScoreCache:
         if not rows:
             return
         now = time.time()
-        values = [(evaluator_id, text_key(t), float(s), int(bool(tr)), int(n), now) for t, (s, tr, n) in rows.items()]
+        # a score that is not finite is no score: never written (SQLite stores NaN as NULL, which the table
+        # refuses, and a refused write would turn the file off for the rest of the run)
+        values = [
+            (evaluator_id, text_key(t), float(s), int(bool(tr)), int(n), now)
+            for t, (s, tr, n) in rows.items()
+            if math.isfinite(float(s))
+        ]
+        if not values:
+            return
         with self._lock:
             conn = self._connect()
             if conn is None or self._degraded is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Sequence
 
+from pytest_nlgeval.core.bounds import BOUNDED_UNITS, TAIL_CHARS, bounded_text, whole_text_chars
 from pytest_nlgeval.core.cache import DEFAULT_CACHE_DIR
 from pytest_nlgeval.core.dimensions import (
     DEFAULT_TASK,
@@ -31,6 +32,7 @@ from pytest_nlgeval.core.dimensions import (
 )
 from pytest_nlgeval.core.models import ModelSessions
 from pytest_nlgeval.core.score import _NOT_PROOF, Score, ScoreList
+from pytest_nlgeval.core.scorers.answers import checked_answer
 from pytest_nlgeval.core.scorers.base import Planned
 from pytest_nlgeval.core.scorers.boolqa import WHOLE_SOURCE_TOKENS
 from pytest_nlgeval.core.scorers.registry import ScorerRegistry, default_scorers
@@ -223,9 +225,18 @@ class Evaluator(ModelSessions):
         members = [self._as_served(dim) for dim in self._members(dimension, task)]
         batches: dict[str, list[Planned]] = {dim.name: [] for dim in members}
         unread: dict[tuple[int, str], int] = {}  # (case, dimension) -> claims before the cap
+        head = whole_text_chars(self.folder.max_length)
+        cut: dict[int, str] = {}  # case -> how much of a long output the bounded dimensions read
         for i, output in enumerate(outputs):  # every input is checked before any model runs
             for dim in members:
-                units, texts = prepare_inputs(dim, output, per_case[i], label=labels[i])
+                # an output read whole or by its sentences is bounded before it is tokenized and split
+                # (pytest_nlgeval.core.bounds): a 10 MB dump costs about what a long article costs
+                read = output
+                if dim.unit in BOUNDED_UNITS and isinstance(output, str):
+                    read = bounded_text(output, head)
+                    if len(read) < len(output):
+                        cut[i] = f"the first {head:,} and the last {TAIL_CHARS:,} of {len(output):,} characters"
+                units, texts = prepare_inputs(dim, read, per_case[i], label=labels[i])
                 if dim.unit == "claim" and len(units) > MAX_CLAIMS:
                     # a runaway output (a 200,000-character dump) costs bounded time; the score says so
                     unread[(i, dim.name)] = len(units)
@@ -234,7 +245,11 @@ class Evaluator(ModelSessions):
         for dim in members:
             spec = self._served(dim)
             for scorer in self.scorers.chain(spec):
-                for planned, readings in zip(batches[dim.name], scorer.score(dim, spec, batches[dim.name], self)):
+                # a part's answer is checked before it is aggregated: one reading per unit, each in [0, 1]
+                answer = checked_answer(
+                    scorer, dim, batches[dim.name], scorer.score(dim, spec, batches[dim.name], self)
+                )
+                for planned, readings in zip(batches[dim.name], answer):
                     planned.readings = readings
         by_case: list[dict[str, tuple]] = [dict() for _ in outputs]
         for dim in members:
@@ -251,6 +266,8 @@ class Evaluator(ModelSessions):
             for (case, name), total in unread.items():
                 if case == i:
                     score.details["claims_read"] = f"the first {MAX_CLAIMS} of {total} claims ({name})"
+            if i in cut:
+                score.details["text_read"] = cut[i]
             scores.append(score)
         return ScoreList(scores, name=dimension, task=task, labels=list(outputs))
 

@@ -21,6 +21,30 @@ from pytest_nlgeval.core.scorers.similarity import PAIR
 __all__ = ["ModelSessions"]
 
 
+def _checked_values(keys: list[str], values: Any) -> list[tuple[float, bool, int]]:
+    """``values`` (what a part computed for ``keys``) when it is one ``(score, truncated, n_tokens)`` per key with
+    a finite score; otherwise a :class:`~pytest_nlgeval.core.scorers.answers.ScorerAnswerError`, so that a part's
+    bad answer is never cached."""
+    import math
+
+    from pytest_nlgeval.core.scorers.answers import ScorerAnswerError
+
+    values = list(values)
+    if len(values) != len(keys):
+        raise ScorerAnswerError(
+            f"a model call answered {len(values)} answer(s) for {len(keys)} input(s) (the first: {keys[0][:80]!r}); "
+            "nothing of it was cached"
+        )
+    for key, value in zip(keys, values):
+        score = value[0] if isinstance(value, (tuple, list)) and len(value) == 3 else None
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise ScorerAnswerError(
+                f"a model call answered {value!r:.80} for the input {key[:80]!r}, not (a finite score, truncated, "
+                "tokens); nothing of it was cached"
+            )
+    return values
+
+
 #: a model call over at least this many inputs draws its progress (where the evaluator draws any)
 LONG_CALL_INPUTS = 512
 
@@ -56,7 +80,24 @@ class ModelSessions:
             from nlgeval_runtime.modelfolder import ModelFolder
             from nlgeval_runtime.resolve import resolve_model
 
-            self._folder = ModelFolder.open(resolve_model(self.model, cache_dir=self.model_cache_dir))
+            folder = ModelFolder.open(resolve_model(self.model, cache_dir=self.model_cache_dir))
+            if folder.kind != "boolqa":
+                from nlgeval_runtime.errors import ModelFormatError
+
+                what = {"claim-support": "a fact checker (kind claim-support)"}.get(
+                    folder.kind, f"a {folder.kind} model"
+                )
+                fix = (
+                    "give it as --nlgeval-fact-checker PATH (Evaluator(fact_checker=PATH)) beside an evaluator model"
+                    if folder.kind == "claim-support"
+                    else "give an evaluator folder (kind boolqa), e.g. the embedded default or `nlgeval export` of "
+                    "a UniEval checkpoint"
+                )
+                raise ModelFormatError(
+                    f"model {self.model_ref!r} ({str(folder.path)!r}) holds {what}, not an evaluator model (kind "
+                    f"boolqa, read from 'kind' in its nlgeval.json): {fix}"
+                )
+            self._folder = folder
         return self._folder
 
     @property
@@ -132,8 +173,18 @@ class ModelSessions:
             return {}
         from nlgeval_runtime.modelfolder import ModelFolder
 
+        from nlgeval_runtime.claim_support import sentence_splitter
+
         checker = ModelFolder.open(self.fact_checker)
-        return {"fact_checker": {"files": checker.manifest["files"], "reading": checker.manifest.get("reading")}}
+        reading = checker.manifest.get("reading")
+        sentences = sentence_splitter(reading)[0]  # Punkt as the authors split, or this runtime's splitter
+        return {
+            "fact_checker": {
+                "files": checker.manifest["files"],
+                "reading": reading,
+                **({"sentences": sentences} if sentences else {}),
+            }
+        }
 
     def _ensure_fingerprint(self) -> tuple[dict, str]:
         """The fingerprint and its id: planned from the manifest or the cache, else from a session."""
@@ -176,7 +227,7 @@ class ModelSessions:
             known = self.cache.get_many(self.fingerprint_id, unique)
         misses = [k for k in unique if k not in known]
         if misses:
-            fresh = dict(zip(misses, compute(misses)))
+            fresh = dict(zip(misses, _checked_values(misses, compute(misses))))
             known.update(fresh)
             if self.cache is not None:
                 self.cache.put_many(self.fingerprint_id, fresh)

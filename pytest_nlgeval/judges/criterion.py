@@ -804,14 +804,13 @@ def build_judge(
     if isinstance(model, str) and model.startswith("openai/") and settings.get("judge_api_base"):
         # An OpenAI-compatible server (llama.cpp, vLLM, Ollama): the project's own client, which imports
         # neither DSPy nor LiteLLM; one request, no retries, so a hung server fails within the time-out.
-        import os
-
         from pytest_nlgeval.llm.client import OpenAIClient
+        from pytest_nlgeval.llm.secrets import judge_api_key
 
         client = OpenAIClient(
             model,
             api_base=settings["judge_api_base"],
-            api_key=os.environ.get("OPENAI_API_KEY"),
+            api_key=judge_api_key(),  # NLGEVAL_JUDGE_API_KEY, else OPENAI_API_KEY
             temperature=settings["judge_temperature"],
             max_tokens=settings["judge_max_tokens"],
             timeout=settings["judge_timeout"],

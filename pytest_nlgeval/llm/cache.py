@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from pytest_nlgeval.core.cache import CacheWarning
 from pytest_nlgeval.llm.client import _answer_error, _Shape, logprobs_problem, post_json, read_usage
+from pytest_nlgeval.llm.secrets import Secret, public_params, public_url, warn_if_key_in_clear_text
 from pytest_nlgeval.llm.errors import (
     JudgeServerAnswerError,
     JudgeServerAnswerTooLarge,
@@ -154,14 +155,16 @@ def lm_identity(lm) -> dict:
     return {
         "model": str(getattr(lm, "model", type(lm).__name__)),
         "model_type": str(getattr(lm, "model_type", "chat")),
-        "params": _jsonable(params),
+        "params": _jsonable(public_params(params)),  # the API base without user:password@ or query string
     }
 
 
 def request_key(identity: dict, params: dict, prompt, messages) -> str:
     """SHA-256 of the canonical JSON of model id, merged parameters and the full prompt/messages."""
     merged = dict(identity.get("params") or {})
-    merged.update({k: v for k, v in params.items() if k not in _SECRET_PARAMS and k not in _TRANSPORT_PARAMS})
+    merged.update(
+        public_params({k: v for k, v in params.items() if k not in _SECRET_PARAMS and k not in _TRANSPORT_PARAMS})
+    )
     payload = {
         "model": identity["model"],
         "model_type": identity.get("model_type", "chat"),
@@ -622,7 +625,7 @@ class AnswerCache:
         self.cache_dir = None if cache_dir is False else Path(cache_dir)
         self.store = _DiskStore(self.cache_dir)
         self.usage = usage or LLMUsage()
-        self.api_base = (getattr(inner, "kwargs", {}) or {}).get("api_base")
+        self.api_base = public_url((getattr(inner, "kwargs", {}) or {}).get("api_base"))
         #: the first server failure; later calls that miss the cache fail at once with it, so a down or
         #: stalled server costs one time-out per thread instead of one per row
         self.server_error: JudgeServerError | None = None
@@ -815,11 +818,13 @@ def make_lm(
     if api_base:
         kwargs["api_base"] = api_base
     if api_key:
-        kwargs["api_key"] = api_key
+        kwargs["api_key"] = Secret(api_key)
     elif api_base and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         # Local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) ignore the key, but the client refuses to
         # send a request without one.
         kwargs["api_key"] = "no-key"
+    if api_base:
+        warn_if_key_in_clear_text(api_base, kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY"))
     if timeout is not None:
         kwargs["timeout"] = float(timeout)
     lm = dspy.LM(

@@ -22,6 +22,10 @@ The client's trust rules (docs/judges.md, "Trust rules of the judge client"):
 * HTTP 429 and 503 are asked again at most :data:`MAX_RETRIES` times, after the server's ``Retry-After``
   (or a short back-off), and only while the wait fits in the deadline;
 * at most :data:`BODY_LIMIT` bytes of an answer are read;
+* the key never reaches an artifact: it is held as a :class:`~pytest_nlgeval.llm.secrets.Secret` (masked in
+  tracebacks), the API base is shown without ``user:password@`` or query string, and a key about to go over
+  plain http to a host that is not loopback raises a
+  :class:`~pytest_nlgeval.llm.secrets.KeyInClearTextWarning` (:mod:`pytest_nlgeval.llm.secrets`);
 * an answer is returned only when every field the project reads has the type OpenAI's API gives it;
   otherwise :class:`~pytest_nlgeval.llm.errors.JudgeServerAnswerError` names the field.
 """
@@ -51,6 +55,7 @@ from pytest_nlgeval.llm.errors import (
     JudgeServerTimeout,
     JudgeServerUnreachable,
 )
+from pytest_nlgeval.llm.secrets import NO_KEY, Secret, masked, masked_bytes, public_url, warn_if_key_in_clear_text
 
 __all__ = [
     "BODY_LIMIT",
@@ -107,14 +112,15 @@ class OpenAIClient:
         # the keys and order of a dspy.LM's kwargs, so that the answer cache keys match
         self.kwargs: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **params}
         self.kwargs["api_base"] = api_base
-        self.kwargs["api_key"] = api_key or "no-key"
+        # a key is held masked, so that no traceback, log or repr shows it (docs/judges.md, "Secrets")
+        self.kwargs["api_key"] = Secret(api_key) if api_key else NO_KEY
         if timeout is not None:
             self.kwargs["timeout"] = float(timeout)
         #: one entry per request with the server's ``usage``, as a dspy.LM keeps it
         self.history: list[dict] = []
 
     def __repr__(self) -> str:
-        return f"OpenAIClient({self.model!r}, api_base={self.kwargs['api_base']!r})"
+        return f"OpenAIClient({self.model!r}, api_base={public_url(self.kwargs['api_base'])!r})"
 
     def __call__(self, prompt: str | None = None, *, messages: list[dict] | None = None, **kwargs: Any) -> list:
         if messages is None:
@@ -362,7 +368,7 @@ def _exchange(url: str, data: bytes, headers: dict[str, str], deadline: _Deadlin
         tunnel_headers = {}
         if p.username:
             pair = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
-            tunnel_headers["Proxy-Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+            tunnel_headers["Proxy-Authorization"] = Secret("Basic " + base64.b64encode(pair.encode()).decode())
         if parts.scheme == "https":
             conn = _HTTPS(p.hostname or "", p.port or 80, timeout=left, context=ssl.create_default_context())
             conn.set_tunnel(host, port, headers=tunnel_headers)
@@ -490,7 +496,7 @@ def post_json(
     def error(cls: type[JudgeServerError], detail: str, **extra: Any) -> JudgeServerError:
         # the caller's advice names its own options; otherwise the status's, otherwise the class's
         told = extra.pop("advice", None)
-        return cls(model, api_base, detail, advice=advice.get(cls) or told, **extra)
+        return cls(model, api_base, masked(detail, api_key), advice=advice.get(cls) or told, **extra)
 
     home = origin(api_base)
     if home is None or origin(url) != home:
@@ -500,11 +506,13 @@ def post_json(
             advice="give the API base as the server's address with its scheme, e.g. http://127.0.0.1:8080/v1",
         )
     data = json.dumps(body).encode("utf-8")
+    warn_if_key_in_clear_text(api_base, api_key)
+    api_key = Secret(api_key) if api_key else NO_KEY  # masked in every frame of a traceback from here on
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json",
         "User-Agent": "pytest-nlgeval",
-        "Authorization": f"Bearer {api_key or 'no-key'}",
+        "Authorization": Secret("Bearer " + api_key),
     }
     deadline = _Deadline(timeout)
     shown_timeout = f"{timeout:g} s" if timeout is not None else "the time-out"
@@ -524,6 +532,10 @@ def post_json(
             ) from None
         except _NoConnection as exc:
             raise error(JudgeServerUnreachable, f"{endpoint}: {exc.reason}") from None
+        if not 200 <= status < 300:
+            # an error page that echoes the request (its Authorization header) must not carry the key into a
+            # message, nor into this frame's locals that a traceback with --showlocals prints
+            raw = masked_bytes(raw, api_key)
         if status in _REDIRECTS:
             location = answer_headers.get("Location") or ""
             new = urllib.parse.urljoin(target, location.strip())
@@ -577,6 +589,7 @@ def post_json(
         try:
             return json.loads(raw)
         except (ValueError, RecursionError) as exc:  # also UnicodeDecodeError
+            raw = masked_bytes(raw, api_key)
             raise error(
                 JudgeServerAnswerError, f"{endpoint} answered with a body that is not JSON ({exc})", field="body"
             ) from None

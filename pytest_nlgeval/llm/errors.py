@@ -48,6 +48,9 @@ class JudgeServerError(NLGEvalError):
     def __init__(
         self, model: str, api_base: str | None, detail: str, *, status: int | None = None, advice: str | None = None
     ) -> None:
+        from pytest_nlgeval.llm.secrets import public_url
+
+        api_base = public_url(api_base)  # never a user:password@ or a query string in a message
         self.model, self.api_base, self.detail, self.status = model, api_base, detail, status
         self.original: Exception | None = None
         if advice:

@@ -39,12 +39,19 @@ def load_results(path: str | os.PathLike, *, what: str = "results file") -> dict
         ) from None
     except OSError as exc:
         raise ReportInputError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReportInputError(
+            f"{what} {path!r} is not UTF-8 text ({exc.reason} at byte {exc.start}): is it a results file written "
+            f"by `pytest --nlgeval-json`?"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportInputError(
             f"{what} {path!r} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except RecursionError:
+        raise ReportInputError(f"{what} {path!r} holds JSON nested too deeply to be a results file") from None
     validate_results(data, source=path)
     return data
 

@@ -57,3 +57,42 @@ def remove_stale_temporaries(path: str | os.PathLike, older_than: float = STALE_
                 os.unlink(leftover)
                 removed.append(leftover)
     return removed
+
+
+def output_problem(path: str | os.PathLike) -> str | None:
+    """Why a file cannot be written at ``path`` (a folder is there, its folder cannot be created or written,
+    the file is read-only), in words that name it; None when it can be written, as far as can be told before
+    trying."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return f"{path!r} is a folder; give a file name inside it"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"{path!r} is read-only; give a file you may write, or change its permissions"
+    folder = os.path.dirname(os.path.abspath(path))
+    existing = folder
+    while not os.path.isdir(existing):
+        parent = os.path.dirname(existing)
+        if os.path.exists(existing) or parent == existing:
+            return f"{path!r} cannot be created: {existing!r} is not a folder"
+        existing = parent
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{path!r} cannot be written: the folder {existing!r} is read-only"
+    return None
+
+
+def write_output(path: str | os.PathLike, text: str, *, append: bool = False) -> None:
+    """Write (or append) ``text`` to a command's output file; a :class:`~pytest_nlgeval.errors.UsageError`
+    naming the file when it cannot be written (a folder, a read-only file or folder, a full disk)."""
+    from pytest_nlgeval.errors import UsageError
+
+    problem = output_problem(path)
+    if problem is not None:
+        raise UsageError(problem)
+    try:
+        if append:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            write_text_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {os.fspath(path)!r}: {exc.strerror or exc}") from None

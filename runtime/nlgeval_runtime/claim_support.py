@@ -23,9 +23,12 @@ The readings ``nlgeval export`` writes (``nlgeval_training.checkers``):
   {document}\\n\\nHypothesis: {claim}`` by a T5 encoder with a token-classification head; the score is the softmax
   of the first token's logits, index 1 (consistent); supported from 0.5.
 
-MiniCheck splits sentences with NLTK's Punkt; this runtime has no data files and uses
-:func:`nlgeval_runtime.sentences.split_sentences`, so a chunk boundary can fall one sentence apart from theirs on
-text where the two splitters disagree (docs/sentence-splitting.md).
+MiniCheck splits sentences with NLTK's Punkt (``nltk.tokenize.sent_tokenize``, English): this runtime does the
+same wherever NLTK and its Punkt data are installed (``pip install nltk``, ``python -m nltk.downloader
+punkt_tab``; the ``metrics`` extra of pytest-nlgeval brings NLTK). Without them a chunked reading splits with
+:func:`nlgeval_runtime.sentences.split_sentences`, and a chunk boundary can fall one sentence apart from theirs on
+text where the two splitters disagree (docs/checkers.md). Which splitter read the chunks is part of the checker's
+fingerprint (``"sentences": "punkt"`` or ``"nlgeval"``), so scores of the two are never compared as one.
 
     >>> checker = load_claim_checker("models/minicheck-ft5", device="cpu")          # doctest: +SKIP
     >>> checker.support(["The cat sat on the mat."], ["A cat sat."])[0].score        # doctest: +SKIP
@@ -46,11 +49,21 @@ from nlgeval_runtime.modelfolder import ModelFolder
 from nlgeval_runtime.session import Session, check_options, create_session, verify_for
 from nlgeval_runtime.tokenize import TextEncoder, pad, plan_batches
 
-__all__ = ["ClaimChecker", "Support", "load_claim_checker", "document_sentences", "chunk_document"]
+__all__ = [
+    "ClaimChecker",
+    "Support",
+    "load_claim_checker",
+    "document_sentences",
+    "chunk_document",
+    "punkt_tokenizer",
+    "sentence_splitter",
+]
 
 KIND = "claim-support"
 #: what a tokenizer-unbounded reading (HHEM) is given as its model length
 _UNBOUNDED = 1 << 30
+#: how far past [0, 1] a probability may stray by rounding before it is refused (within it, it is clipped)
+_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -66,22 +79,52 @@ class Support:
     n_tokens: int
 
 
-def document_sentences(text: str) -> list[str]:
-    """The document's sentences line by line, a ``"\\n"`` entry between lines (MiniCheck's
-    ``sent_tokenize_with_newlines``, with this runtime's sentence splitter)."""
+_punkt: list = []  # the English Punkt tokenizer once looked up (None when NLTK or its data is missing)
+
+
+def punkt_tokenizer():
+    """NLTK's English Punkt tokenizer, the one ``nltk.tokenize.sent_tokenize`` uses, or None when NLTK or its
+    Punkt data (``punkt_tab``) is not installed. Looked up once per process."""
+    if not _punkt:
+        try:
+            from nltk.tokenize import PunktTokenizer
+
+            _punkt.append(PunktTokenizer("english"))
+        except (ImportError, LookupError, OSError, ValueError):
+            _punkt.append(None)
+    return _punkt[0]
+
+
+def sentence_splitter(reading: dict | None = None):
+    """``(name, split)``: the splitter a checker's chunks are read with. A chunked reading (MiniCheck) splits as
+    its authors do, with NLTK's Punkt (``"punkt"``) where it is installed, else with this runtime's
+    (``"nlgeval"``); a reading without chunks splits nothing, and names ``None``."""
+    if reading is not None and not reading.get("chunk"):
+        return None, None
+    punkt = punkt_tokenizer()
+    if punkt is not None:
+        return "punkt", punkt.tokenize
     from nlgeval_runtime.sentences import split_sentences
 
+    return "nlgeval", split_sentences
+
+
+def document_sentences(text: str, split=None) -> list[str]:
+    """The document's sentences line by line, a ``"\\n"`` entry between lines (MiniCheck's
+    ``sent_tokenize_with_newlines``); ``split`` splits one line (default: :func:`sentence_splitter`'s)."""
+    if split is None:
+        split = sentence_splitter()[1]
     out: list[str] = []
     for block in text.split("\n"):
-        out.extend(split_sentences(block))
+        out.extend(split(block))
         out.append("\n")
     return out[:-1]
 
 
-def chunk_document(text: str, size: int, count) -> list[str]:
+def chunk_document(text: str, size: int, count, split=None) -> list[str]:
     """MiniCheck's chunks of ``text``: whole sentences gathered while their ``count(sentence)`` stays within
     ``size``; a chunk is joined with spaces, line breaks restored, stripped; empty chunks are dropped."""
-    sentences = document_sentences(text) or [""]
+    sentences = document_sentences(text, split) or [""]
     chunks: list[str] = []
     current: list[str] = []
     total = 0
@@ -126,7 +169,11 @@ class ClaimChecker:
         self.batch_tokens = int(batch_tokens)
         self.max_batch_size = int(max_batch_size) if folder.batch_invariant(session.precision) else 1
         self.model_ref = model_ref or str(folder.path)
+        #: the sentence splitter of the chunks (``punkt``, ``nlgeval``, None without chunks): part of the fingerprint
+        self.sentences, self._split = sentence_splitter(self.reading)
         self.fingerprint = fingerprint_of(folder, self.model_ref, session.provider, session.precision)
+        if self.sentences is not None:
+            self.fingerprint["sentences"] = self.sentences
         self.fingerprint_id = fingerprint_id(self.fingerprint)
         if session.input_names[:2] != ["input_ids", "attention_mask"]:
             raise ModelFormatError(
@@ -152,7 +199,7 @@ class ClaimChecker:
         chunk = self.reading.get("chunk")
         if not chunk:
             return [document]
-        return chunk_document(document, int(chunk["size"]), self._count)
+        return chunk_document(document, int(chunk["size"]), self._count, self._split)
 
     def input_text(self, chunk: str, claim: str) -> str:
         """The text the tokenizer reads for one chunk and one claim."""
@@ -179,6 +226,14 @@ class ClaimChecker:
             scores[batch] = np.asarray(p, dtype=np.float64).reshape(-1)
         if not np.isfinite(scores).all():
             raise ScoringError(f"{self.name}: scores are not finite (precision {self.precision}); use precision 'fp32'")
+        outside = (scores < -_SLACK) | (scores > 1.0 + _SLACK)
+        if outside.any():
+            raise ScoringError(
+                f"{self.name} ({str(self.folder.path)!r}) answered {float(scores[outside][0]):g} for a (document, "
+                "claim) pair, not a probability in [0, 1]: its graph gives logits where a claim-support folder's "
+                "contract asks for p_supported (docs/checkers.md); export it again with `nlgeval export`"
+            )
+        np.clip(scores, 0.0, 1.0, out=scores)
         return scores, encoded.truncated, encoded.n_tokens
 
     def support(self, documents: Sequence[str], claims: Sequence[str]) -> list[Support]:

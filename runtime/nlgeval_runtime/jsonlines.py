@@ -42,6 +42,8 @@ def _row(line: str, where: str, error: type[Exception]) -> dict:
         raise error(
             f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be one JSON object"
         ) from None
+    except RecursionError:
+        raise error(f"{where}: JSON nested too deeply to read; each line must be one flat JSON object") from None
     if not isinstance(row, dict):
         raise error(f"{where}: a JSON {type(row).__name__}, not an object; each line must be one JSON object")
     return row
@@ -76,6 +78,8 @@ def rows_from_text(
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise error(f"{origin}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise error(f"{origin}: JSON nested too deeply to read") from None
         if not isinstance(data, list):
             raise error(f"{origin}: expected a JSON list of objects or JSON Lines")
         rows = []

@@ -208,8 +208,21 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
         fail(f"'format_version' {version!r} is not supported by this runtime (supports {FORMAT_VERSION})")
-    if manifest.get("kind") not in KINDS:
+    if not isinstance(manifest.get("kind"), str) or manifest["kind"] not in KINDS:
         fail(f"'kind' must be one of {KINDS}, not {manifest.get('kind')!r}")
+    # every field the runtime reads has its type checked here, so a wrong one is this error, not a crash later
+    for key in ("input", "source", "quantization", "external_data", "variants", "reading", "export"):
+        if key in manifest and manifest[key] is not None and not isinstance(manifest[key], dict):
+            fail(f"'{key}' must be a JSON object, not {_kind(manifest[key])}")
+    for key in ("tokenizer", "architecture"):
+        if key in manifest and (not isinstance(manifest[key], str) or not manifest[key]):
+            fail(f"'{key}' must be a non-empty string, not {_kind(manifest[key])}")
+    for precision, method in (manifest.get("quantization") or {}).items():
+        if precision not in PRECISIONS or not isinstance(method, str):
+            fail(f"'quantization' maps a precision ({', '.join(PRECISIONS)}) to how it is quantised (a string)")
+    for graph, data in (manifest.get("external_data") or {}).items():
+        if not isinstance(data, list) or not all(isinstance(name, str) for name in data):
+            fail(f"'external_data'[{graph!r}] must be a list of file names")
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
         fail("'files' must map every file name to its sha256")
@@ -222,6 +235,8 @@ def _validate_manifest(manifest: Any, where: Path) -> None:
     if not isinstance(variants, dict) or not variants:
         fail("'variants' must map precisions to ONNX file names")
     for precision, name in variants.items():
+        if not isinstance(name, str):
+            fail(f"'variants'[{precision!r}] must be an ONNX file name, not {_kind(name)}")
         if precision not in PRECISIONS:
             fail(f"unknown precision {precision!r} in 'variants' (known: {PRECISIONS})")
         if name not in files:
@@ -253,8 +268,12 @@ def _validate_reading(manifest: dict, fail) -> None:
     for key in ("checker", "template", "eos_token"):
         if not isinstance(reading.get(key), str) or not reading[key]:
             fail(f"'reading.{key}' must be a non-empty string")
-    if "{document}" not in reading["template"] or "{claim}" not in reading["template"]:
-        fail("'reading.template' must hold {document} and {claim}")
+    fields = _template_fields(reading["template"])
+    if fields != {"document", "claim"}:
+        fail(
+            "'reading.template' must hold {document} and {claim} and no other placeholder (no attribute, index, "
+            f"conversion or format spec; a literal brace is written {{{{ or }}}}), got {reading['template'][:120]!r}"
+        )
     chunk = reading.get("chunk")
     if chunk is not None and (
         not isinstance(chunk, dict)
@@ -284,6 +303,33 @@ def _validate_reading(manifest: dict, fail) -> None:
 #: a scorer a plugin registers is named ``package.name`` (pytest_nlgeval_register_scorers); the evaluator looks it up
 SCORERS = ("boolqa", "similarity", "informative", "related")
 SOURCE_UNITS = ("windows", "sentences", "both")
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a message: ``the string 'int8'``, ``a list``."""
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+        return json.dumps(value)
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _template_fields(template: str) -> set[str] | None:
+    """The placeholders of a ``str.format`` template when each is a bare name (``{document}``), else None."""
+    import string
+
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:  # an unmatched brace
+        return None
+    names: set[str] = set()
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            return None
+        names.add(name)
+    return names
 
 
 def _finite(value: Any, low: float, high: float) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlgeval_runtime.errors import ProviderError
+from nlgeval_runtime.errors import ModelFormatError, ProviderError
 from nlgeval_runtime.modelfolder import PRECISIONS as STORED_PRECISIONS
 from nlgeval_runtime.modelfolder import ModelFolder
 
@@ -152,7 +152,12 @@ def create_session(
 
     def build(providers: list[str], chosen_precision: str) -> Any:
         graph = folder.graph_for(chosen_precision)
-        return graph, ort.InferenceSession(str(graph), sess_options=options, providers=providers)
+        try:
+            return graph, ort.InferenceSession(str(graph), sess_options=options, providers=providers)
+        except Exception as exc:  # ONNX Runtime's own classes (InvalidProtobuf, ...) derive from Exception only
+            if "onnxruntime" not in type(exc).__module__:
+                raise
+            raise ModelFormatError(f"{str(graph)!r} {not_a_graph(graph, exc)}") from None
 
     if want_cuda:
         chosen = choose_precision(folder, device, precision, on_cuda=True)
@@ -174,6 +179,30 @@ def create_session(
     if not got or got[0] != CPU:  # pragma: no cover - ORT always has the CPU provider
         warnings.warn(f"ONNX Runtime session providers are {got}", RuntimeWarning, stacklevel=2)
     return Session(inner, CPU, chosen, graph)
+
+
+def not_a_graph(path: Path, exc: Exception) -> str:
+    """Why ONNX Runtime could not read the file ``path``, and what to do: what its first bytes say it is."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError as err:
+        return f"cannot be read ({err})"
+    text = head.lstrip().lower()
+    if not head:
+        return "is empty, not an ONNX graph: the download or export was cut short; download or export it again"
+    if text.startswith(b"version https://git-lfs"):
+        return (
+            "is a git-lfs pointer, not an ONNX graph: the repository was cloned without its large files; run "
+            "`git lfs pull` in it (or download the folder again)"
+        )
+    if text.startswith((b"<!doctype", b"<html", b"<?xml", b"<head", b"<body")):
+        return (
+            "is a web page (HTML), not an ONNX graph: the download saved an error or login page; download the "
+            "folder again from its source"
+        )
+    first = " ".join(str(exc).split())[:200]
+    return f"is not an ONNX graph ONNX Runtime can read ({type(exc).__name__}: {first}); export the folder again"
 
 
 def verify_for(folder: ModelFolder, device: str, precision: str) -> None:

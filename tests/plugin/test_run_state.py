@@ -31,6 +31,8 @@ ALLOWED = {
     "pytest_nlgeval.induction.assertions._LOADED": "memo: an artifact file loaded once per path and mtime",
     "pytest_nlgeval.induction.judges._SIGS": "memo: the DSPy signature classes, built once",
     "pytest_nlgeval.llm.cache._CLASS": "memo: the caching LM class, built once dspy is imported",
+    "pytest_nlgeval.llm.secrets._warned": "process state: a key in clear text is warned about once per server",
+    "nlgeval_runtime.claim_support._punkt": "memo: NLTK's English Punkt tokenizer, looked up once",
     "pytest_nlgeval.metrics.registry._EXTRA": "process registry: metrics added by register_metric",
     "pytest_nlgeval.metrics.registry._ENTRY_POINTS_LOADED": "process registry: entry points read once",
     "pytest_nlgeval.trajectory.gguf_lm._BACKEND_READY": "process state: llama.cpp's backend initialised once",

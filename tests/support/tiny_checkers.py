@@ -213,14 +213,36 @@ def build_hhem(path: Path, seed: int = 0) -> Path:
         if k != "transformer.encoder.embed_tokens.weight"
     }
     save_file(state, str(checkpoint / "model.safetensors"))
+    # as the published checkpoint keeps them: config.json names the model type only, and the foundation and the
+    # prompt are class attributes of HHEMv2Config in configuration_hhem_v2.py
     hhem = {
         "model_type": "HHEMv2",
         "architectures": ["HHEMv2ForSequenceClassification"],
-        "foundation": str(foundation),
-        "prompt": HHEM_PROMPT,
+        "auto_map": {"AutoConfig": "configuration_hhem_v2.HHEMv2Config"},
     }
     (checkpoint / "config.json").write_text(json.dumps(hhem), encoding="utf-8")
+    code = (
+        "from transformers import PretrainedConfig\n\n\n"
+        "class HHEMv2Config(PretrainedConfig):\n"
+        '    model_type = "HHEMv2"\n'
+        f"    foundation = {str(foundation)!r}\n"
+        f"    prompt = {HHEM_PROMPT!r}\n"
+    )
+    (checkpoint / "configuration_hhem_v2.py").write_text(code, encoding="utf-8")
     return checkpoint
+
+
+def hhem_class_attribute(checkpoint: Path, name: str) -> str:
+    """A class attribute of HHEMv2Config as its authors define it, read from the checkpoint's configuration file
+    the way ``AutoConfig`` with ``trust_remote_code`` would see it (the file is run in a namespace of its own)."""
+    import types
+
+    module = types.ModuleType("configuration_hhem_v2")
+    exec(
+        compile((checkpoint / "configuration_hhem_v2.py").read_text(), "configuration_hhem_v2.py", "exec"),
+        module.__dict__,
+    )
+    return getattr(module.HHEMv2Config, name)
 
 
 def _spread(model, tok, head: str):
@@ -256,6 +278,21 @@ BUILDERS = {
 }
 
 
+def authors_sent_tokenize():
+    """MiniCheck's ``sent_tokenize``: NLTK's English Punkt where NLTK and its data are installed. Where they are not,
+    the runtime reads with the project's splitter and says so in its fingerprint; this reference does the same, and
+    tests/plugin/test_checker_sentences.py holds the runtime's chunks to NLTK's Punkt algorithm either way."""
+    try:
+        from nltk.tokenize import sent_tokenize
+
+        sent_tokenize("One. Two.")
+        return sent_tokenize
+    except (ImportError, LookupError):
+        from nlgeval_runtime.sentences import split_sentences
+
+        return split_sentences
+
+
 def authors_reading(checker: str, checkpoint: Path, pairs: list[tuple[str, str]]) -> list[float]:
     """The authors' reading, written out from their published code (MiniCheck ``inference.py``, HHEM's
     ``predict``): chunks of sentences per line counted by the Hugging Face tokenizer (tokens) or by words, each
@@ -263,15 +300,16 @@ def authors_reading(checker: str, checkpoint: Path, pairs: list[tuple[str, str]]
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, T5ForConditionalGeneration
 
-    from nlgeval_runtime.sentences import split_sentences
+    split_sentences = authors_sent_tokenize()
 
     if checker == "hhem-2.1-open":
         from safetensors.torch import load_file
         from transformers import AutoConfig, T5ForTokenClassification
 
-        hhem = json.loads((checkpoint / "config.json").read_text())
-        tokenizer = AutoTokenizer.from_pretrained(hhem["foundation"])
-        model = T5ForTokenClassification(AutoConfig.from_pretrained(hhem["foundation"]))
+        foundation = hhem_class_attribute(checkpoint, "foundation")
+        prompt = hhem_class_attribute(checkpoint, "prompt")
+        tokenizer = AutoTokenizer.from_pretrained(foundation)
+        model = T5ForTokenClassification(AutoConfig.from_pretrained(foundation))
         state = {k[3:]: v for k, v in load_file(str(checkpoint / "model.safetensors")).items()}
         model.load_state_dict(state, strict=False)
         model.tie_weights()
@@ -279,9 +317,7 @@ def authors_reading(checker: str, checkpoint: Path, pairs: list[tuple[str, str]]
         out = []
         with torch.no_grad():
             for premise, hypothesis in pairs:
-                enc = tokenizer(
-                    [hhem["prompt"].format(text1=premise, text2=hypothesis)], return_tensors="pt", padding=True
-                )
+                enc = tokenizer([prompt.format(text1=premise, text2=hypothesis)], return_tensors="pt", padding=True)
                 out.append(float(torch.softmax(model(**enc).logits[:, 0, :], dim=-1)[0, 1]))
         return out
     tokenizer = AutoTokenizer.from_pretrained(str(checkpoint))

@@ -115,6 +115,55 @@ def parity_pairs() -> list[tuple[str, str]]:
     return [(d, c) for d in docs for c in claims[:2]] + [(long_doc, claims[2]), (docs[3], claims[3])]
 
 
+#: the foundation HHEM-2.1-Open's ``HHEMv2Config`` names (a class attribute of ``configuration_hhem_v2.py``)
+HHEM_FOUNDATION = "google/flan-t5-base"
+_HHEM_CONFIG_CODE = "configuration_hhem_v2.py"
+
+
+def hhem_config_attribute(checkpoint: str | Path, name: str) -> str | None:
+    """The string an HHEM checkpoint's configuration gives ``name`` (``foundation``, ``prompt``): a key of its
+    ``config.json`` where one is there, else the class attribute of the ``PretrainedConfig`` subclass in its
+    ``configuration_hhem_v2.py``, which is where the published checkpoint keeps both. The file is read as a
+    syntax tree, never run. None when neither gives a string."""
+    import ast
+
+    checkpoint = Path(checkpoint)
+    config = checkpoint / "config.json"
+    if config.is_file():
+        value = json.loads(config.read_text(encoding="utf-8")).get(name)
+        if isinstance(value, str) and value:
+            return value
+    code = checkpoint / _HHEM_CONFIG_CODE
+    if not code.is_file():
+        return None
+    try:
+        tree = ast.parse(code.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for statement in node.body:
+            targets = statement.targets if isinstance(statement, ast.Assign) else []
+            if isinstance(statement, ast.AnnAssign):
+                targets = [statement.target]
+            value = getattr(statement, "value", None)
+            if (
+                any(isinstance(t, ast.Name) and t.id == name for t in targets)
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+                and value.value
+            ):
+                return value.value
+    return None
+
+
+def hhem_foundation(checkpoint: str | Path) -> str:
+    """The foundation (a Hub id or a folder) an HHEM checkpoint reads with: its configuration's
+    (:func:`hhem_config_attribute`), else :data:`HHEM_FOUNDATION`."""
+    return hhem_config_attribute(checkpoint, "foundation") or HHEM_FOUNDATION
+
+
 def load_checker_model(checkpoint: str | Path, checker: str, foundation: str | Path | None = None) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a checker checkpoint in eval mode, fp32 (HHEM: its flan-t5 ``foundation``'s
     configuration and tokenizer, by default the one its ``config.json`` names)."""
@@ -126,17 +175,17 @@ def load_checker_model(checkpoint: str | Path, checker: str, foundation: str | P
     if recipe.model == "token-classifier":
         from transformers import T5ForTokenClassification
 
-        hhem = json.loads((checkpoint / "config.json").read_text(encoding="utf-8"))
-        base = Path(foundation or hhem.get("foundation") or "")
+        named = hhem_foundation(checkpoint)
+        base = Path(foundation or named)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(
                 f"{checkpoint}: HHEM reads with its foundation model's configuration and tokenizer "
-                f"({hhem.get('foundation')!r}); pass its local folder (nlgeval export --foundation PATH)"
+                f"({named!r}); pass its local folder (nlgeval export --foundation PATH)"
             )
         tokenizer = AutoTokenizer.from_pretrained(str(base), use_fast=True)
         config = AutoConfig.from_pretrained(str(base))
         config.num_labels = 2
-        config.prompt = hhem.get("prompt") or HHEM_PROMPT  # the prompt HHEMv2Config carries
+        config.prompt = hhem_config_attribute(checkpoint, "prompt") or HHEM_PROMPT  # the prompt HHEMv2Config carries
         classifier: Any = T5ForTokenClassification(config)
         state = _load_state(checkpoint)
         state = {k[len("t5.") :]: v for k, v in state.items() if k.startswith("t5.")}
