@@ -253,7 +253,9 @@ def _span_text(text: str, toks: list, start: int, end: int) -> str:
 
 #: count nouns of people that a summary interchanges ("21,000 employees" for "21,000 people")
 _PEOPLE = frozenset(
-    "people worker employee member student passenger patient customer user victim soldier officer player child".split()
+    """people worker employee member student passenger patient customer user victim soldier officer player child
+    crew staff firefighter resident adult visitor volunteer nurse doctor teacher pupil fan participant respondent
+    driver rider tenant client guest applicant person men women""".split()
 )
 
 

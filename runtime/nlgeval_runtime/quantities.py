@@ -96,7 +96,9 @@ _ONE_UNIT = re.compile(
     re.I,
 )  # "within a fortnight", "lasts a year"; never "70,000 passengers a day" or "once a week", which are rates
 _RANGE = re.compile(r"\b(?:between\s+)?(\d+(?:\.\d+)?)\s*(?:-|–|to|and)\s*(\d+(?:\.\d+)?)\b", re.I)
-_TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?=\W|$)|\b(\d{1,2}):(\d{2})\b", re.I)
+_TIME = re.compile(
+    r"(?<![:\d])\b(\d{1,2})(?:[:.](\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?=\W|$)|(?<![:\d])\b(\d{1,2}):(\d{2})\b(?!:\d)", re.I
+)  # "7:35 pm", "19:35"; never "2:05:48", a race time
 _NOON = re.compile(r"\b(?:noon|midday|midnight)\b", re.I)
 _TIMES_SIGN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|by)\s*(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*"
                          r"(mm|cm|m|metres?|meters?|inch(?:es)?|in|feet|ft)\b", re.I)  # fmt: skip
@@ -277,6 +279,11 @@ def _counted(q: Quantity) -> bool:
     return q.kind == "number" or q.kind.startswith(("count:", "ordinal:"))
 
 
+def _is_range(q: Quantity) -> bool:
+    """A range ("3-5 days", "between 400 and 900 euros"), not an approximate figure ("about 40": 36 to 44)."""
+    return q.low > 0 and q.high != float("inf") and q.high - q.low > 0.25 * abs(q.value)
+
+
 def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     """Whether two quantities of one kind agree: either one's allowed values hold the other's value, or the
     claim rounds the evidence ("38 million" for 38.2 million, "a year" for 12 months, "a third" for 33%)."""
@@ -288,6 +295,8 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
         return False  # "50 euros" for "£50"
     if claim.value == evidence.value and claim.low == evidence.low and claim.high == evidence.high:
         return True
+    if _is_range(claim):  # "between 400 and 900 euros" is not "600 euros"; it is "400 to 900 euros"
+        return claim.low == evidence.low and claim.high == evidence.high or claim.value == evidence.value
     bound = (
         claim.low == 0 and evidence.low == 0 and claim.high == claim.value and evidence.high == evidence.value
     ) or (claim.high == float("inf") and evidence.high == float("inf"))
@@ -304,63 +313,74 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
 
 
-def _derived(claim: Quantity, figures: Sequence[Quantity], sentences: Sequence[Sequence[Quantity]] = ()) -> bool:
-    """Whether one step of arithmetic on two of ``figures`` gives the claim's value: a sum or a difference of
-    two of its kind, a percentage of an amount, an amount less or more a percentage, a share of two counts."""
-    if claim.kind in ("date", "year", "time"):
-        return False  # a sum of two dates is a coincidence, not a figure
-    same = [f.value for f in figures if f.kind == claim.kind]
-    shares = [f.value for f in figures if f.kind == "percent"]
+def _derived(claim: Quantity, figures: Sequence[Quantity], windows: Sequence[Sequence[Quantity]] = ()) -> bool:
+    """Whether one step of arithmetic gives the claim's value: an amount less or more a percentage of it, or a
+    percentage of it, from the source's figures anywhere; a sum, a difference or a product of two figures, or a
+    share or a change of two as a percentage, from figures of two consecutive sentences (``windows``): further
+    apart, in a text full of figures, such sums are coincidences."""
+    if claim.kind in ("date", "year", "time") or claim.kind.startswith("ordinal:"):
+        return False  # a sum of two dates or of two positions is a coincidence, not a figure
     target = claim.value
 
     def near(x: float) -> bool:
         if claim.kind == "money" and claim.low == claim.high:  # money to the cent: 2 x 4.95 is not 9.95
             return abs(x - target) < 0.005 + 1e-9 * abs(target)
-        return abs(x - target) <= max(1e-9, 0.01 * abs(target)) or claim.holds(x)
+        approximate = claim.low > 0 and claim.high != float("inf") and not _is_range(claim)
+        return abs(x - target) <= max(1e-9, 0.01 * abs(target)) or approximate and claim.holds(x)
 
-    if claim.raw and claim.kind not in ("percent", "money"):  # "fifteen years on labor; Crestline only offers ten"
-        bare = [f.raw * claim.value / claim.raw for f in figures if f.kind == "number"]
-        if any(near(abs(a - b)) for a in same for b in bare):
-            return True
-
-    for i, a in enumerate(same if claim.kind != "percent" else ()):  # two shares seldom add up to a third
-        for b in same[i + 1 :]:
-            if claim.kind == "duration" and near(abs(a - b)):  # "five years longer than"
-                return True
-            if (claim.kind == "money" or _counted(claim)) and (near(a + b) or near(abs(a - b))):
-                return True  # a saving, a total, what remains; two weights or two lengths seldom make a third
-    if _counted(claim) and not claim.kind.startswith("ordinal:"):
-        # "106 of 120 posts filled" where 14 are vacant; "four recipes for four people" make 16 servings
-        raws = [f.raw for f in figures if _counted(f) and not f.kind.startswith("ordinal:")]
-        for i, a in enumerate(raws):
-            for b in raws[i + 1 :]:
-                if near(a + b) or near(abs(a - b)) or near(a * b):
-                    return True
-    if claim.kind == "money":  # a price times a count or a period ("22 staff at $150", "$1,850 a month" a year)
-        counts = {f.raw for f in figures if _counted(f) and 1 < f.raw <= 1000} | {2, 3, 4, 12, 52}
-        if any(near(a * n) for a in same for n in counts):
+    if claim.kind == "money":  # a saving, a total, what remains: prices are often listed apart
+        money = [f.value for f in figures if f.kind == "money"]
+        if any(near(a + b) or near(abs(a - b)) for i, a in enumerate(money) for b in money[i + 1 :]):
             return True
     if claim.kind != "percent":
-        for p in shares:
+        same = [f.value for f in figures if f.kind == claim.kind]
+        for p in (f.value for f in figures if f.kind == "percent"):
             if any(near(a * p / 100) or near(a * (1 - p / 100)) or near(a * (1 + p / 100)) for a in same):
-                return True
-    else:  # a share or a change of two figures of one kind in one sentence ("12 of the 48 staff", "$80 to $100")
-        for group in sentences:
-            pairs = [f for f in group if f.kind == "money" or f.kind.startswith("count:") or f.kind == "number"]
+                return True  # "a 25% discount on the $1,000 deductible" is $750
+    for group in windows:
+        if claim.kind == "percent":  # "12 of the 48 staff", "from $80 to $100"
+            pairs = [f for f in group if f.kind == "money" or _counted(f) and not f.kind.startswith("ordinal:")]
             for x in pairs:
                 for y in pairs:
                     if x is y or not y.value or not (x.kind == y.kind or _counted(x) and _counted(y)):
                         continue
                     if near(x.value / y.value * 100) or near(abs(x.value - y.value) / y.value * 100):
                         return True
+            continue
+        same = [f.value for f in group if f.kind == claim.kind]
+        if claim.raw and claim.kind not in ("money",):  # "fifteen years on labour; Crestline only offers ten"
+            bare = [f.raw * claim.value / claim.raw for f in group if f.kind == "number"]
+            if any(near(abs(a - b)) for a in same for b in bare):
+                return True
+        summable = claim.kind == "money" or _counted(claim) and claim.value > 12  # small counts add up by chance
+        for i, a in enumerate(same):
+            for b in same[i + 1 :]:
+                if (summable or claim.kind == "duration") and near(abs(a - b)) or summable and near(a + b):
+                    return True  # "five years longer", a saving, a total, what remains; never two lengths
+        if _counted(claim) and claim.value > 12:  # "106 of 120 posts filled" where 14 are vacant
+            raws = [f.raw for f in group if _counted(f) and not f.kind.startswith("ordinal:")]
+            for i, a in enumerate(raws):
+                for b in raws[i + 1 :]:
+                    if near(a + b) or near(abs(a - b)) or max(a, b) <= 100 and near(a * b):
+                        return True
+        if claim.kind == "money":  # a price times a count or a period ("22 staff at $150", "$1,850 a month")
+            counts = {f.raw for f in group if _counted(f) and 1 < f.raw <= 1000} | {12, 52}
+            if any(near(a * n) for a in same for n in counts):
+                return True
     return False
 
 
 @functools.lru_cache(maxsize=32)
-def _by_sentence(source: str) -> tuple[tuple[Quantity, ...], ...]:
+def _windows(source: str) -> tuple[tuple[Quantity, ...], ...]:
+    """The source's figures by two consecutive sentences (references left out)."""
     from nlgeval_runtime.sentences import split_sentences
 
-    return tuple(quantities(sentence) for sentence in split_sentences(source) or [source])
+    sentences = [[q for q in quantities(s) if q.kind != "reference"] for s in split_sentences(source) or [source]]
+    return tuple(tuple(a + b) for a, b in zip(sentences, sentences[1:] + [[]]))
+
+
+#: past this many characters a source's figures are read in the claim's evidence only (its aligned units)
+LONG_SOURCE = 50_000
 
 
 def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Quantity]]:
@@ -370,15 +390,14 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
     figures do not give it by one step of arithmetic. References ("section 5.3") are compared only with
     references; a claim's quantity whose kind the evidence does not state is not a conflict."""
     found = []
+    if len(source) > LONG_SOURCE:
+        source = evidence  # a long source's figures are read where the claim aligns: the cost stays bounded
     said = [q for q in quantities(evidence)]
     figures = [q for q in quantities(source) if q.kind != "reference"]
     for q in quantities(claim, liberal=False):
         if q.kind == "reference" or q.kind == "number" and _time_of_day(claim, q):
             continue  # "form 12", "section 4.2": identifiers; "at twenty to twelve", "by seven in the morning"
-        counted = _counted(q)
-        if any(
-            s.raw == q.raw and (s.kind == "number" or counted and (q.kind == "number" or _counted(s))) for s in figures
-        ):
+        if any(s.raw == q.raw and (s.kind == "number" or _same_count(q, s)) for s in figures):
             # the bare number stated somewhere ("the influencer budget stays at forty thousand"), or the same count:
             # a figure the source gives is no conflict it can prove (a measure stated in another sentence about
             # the same thing is :func:`nlgeval_runtime.factcheck.check_claim`'s to find)
@@ -392,10 +411,22 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             rivals = [s for s in said if _counted(s)]
         if not rivals or any(same_quantity(q, s) for s in rivals):
             continue
-        if _derived(q, figures, _by_sentence(source) if q.kind == "percent" else ()):
-            continue
+        if _derived(q, figures, _windows(source)):
+            continue  # a figure worked out from the source's ("saves $20", "in total", "works out at")
         found.append((q, _nearest(claim, evidence, rivals)))
     return found
+
+
+def _same_count(q: Quantity, s: Quantity) -> bool:
+    """Whether two counted figures count the same thing: the same noun, people by another noun, or a bare number."""
+    if not (_counted(q) and _counted(s)):
+        return False
+    if q.kind == s.kind or "number" in (q.kind, s.kind):
+        return True
+    from nlgeval_runtime.figures import _PEOPLE
+
+    nouns = {k.partition(":")[2] for k in (q.kind, s.kind)}
+    return nouns <= _PEOPLE
 
 
 def _time_of_day(claim: str, q: Quantity) -> bool:

@@ -129,7 +129,10 @@ def test_an_undeclared_dimension_is_refused_and_the_declaration_is_in_the_finger
         ({"serves": {"summarization/consistency": {"source_units": "pages"}}}, "'source_units' must be one of"),
         ({"serves": {"summarization/fluency": {"folder": "../elsewhere"}}}, "sub-folder of the model folder"),
         ({"serves": {"summarization/fluency": {"fields": "paragraph"}}}, "'fields' must be a non-empty list"),
-        ({"serves": {"summarization/fluency": {"unit": "word"}}}, "'unit' must be 'whole', 'sentence' or 'claim'"),
+        (
+            {"serves": {"summarization/fluency": {"unit": "word"}}},
+            "'unit' must be 'whole', 'sentence', 'claim' or 'passage'",
+        ),
         ({"serves": {}, "refuses": {"dialogue/naturalness": {}}}, "needs a 'reason'"),
         (
             {"serves": {"dialogue/naturalness": {}}, "refuses": {"dialogue/naturalness": {"reason": "x"}}},
