@@ -114,7 +114,7 @@ def _clock(text: str, at: int, minutes: float, shown: str, clock: str | None) ->
     """A time of day; "before noon", "by 5pm", "until 12:00" allow any earlier time, "after 6pm" any later."""
     before = re.findall(r"[a-z]+", text[max(0, at - 12) : at].lower())[-1:]
     low, high = minutes, minutes
-    if before and before[0] in ("before", "by", "until", "till"):
+    if before and before[0] in ("before", "by"):
         low = 0.0
         if shown.lower() == "midnight":
             minutes = high = 1440.0  # "before midnight": by the end of the day
@@ -303,8 +303,8 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     if not bound and (claim.holds(evidence.value) or evidence.holds(claim.value)):
         return True  # a bound holds a value ("under 5" holds 2); two bounds must agree ("under 5" is not "under 2")
     a, b = claim.value, evidence.value
-    if a == 0 or b == 0:
-        return False
+    if a == 0 or b == 0 or claim.kind in ("date", "year", "time") or claim.kind.startswith("ordinal:"):
+        return False  # a date or a position is not rounded: 20 May is not "about" 16 May
     if claim.kind == "duration" and claim.raw and evidence.raw:
         if abs(a / claim.raw - b / evidence.raw) > 1e-9:  # in other units: "a month" for 30 days, "a year" for 52
             return abs(a - b) / max(abs(a), abs(b)) < 0.1  # weeks, "three months" for 12 weeks
@@ -402,7 +402,7 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             # a figure the source gives is no conflict it can prove (a measure stated in another sentence about
             # the same thing is :func:`nlgeval_runtime.factcheck.check_claim`'s to find)
             continue
-        rivals = [s for s in said if s.kind == q.kind]
+        rivals = _about_the_same(claim, q, evidence) or [s for s in said if s.kind == q.kind]
         if not rivals and (q.kind.startswith("count:") or q.kind == "number"):
             # a count the source states nowhere, beside the evidence's own counts ("155,000 visitors" where the
             # evidence says "a record 310,000"): the same kind of figure, about the same thing
@@ -427,6 +427,31 @@ def _same_count(q: Quantity, s: Quantity) -> bool:
 
     nouns = {k.partition(":")[2] for k in (q.kind, s.kind)}
     return nouns <= _PEOPLE
+
+
+def _about_the_same(claim: str, q: Quantity, evidence: str) -> list[Quantity]:
+    """The evidence's figures of the quantity's kind in the evidence sentence about the same thing: the one that
+    shares most words with the claim's words around the quantity (then with the whole claim), when it states any.
+    "Battery wear is covered for 24 months" is compared with "battery wear ... 12 months", not with the "2-year
+    warranty" of the sentence before; an empty list when no sentence stands out."""
+    from nlgeval_runtime.claims import content_words
+    from nlgeval_runtime.sentences import split_sentences
+
+    sentences = split_sentences(evidence) or [evidence]
+    if len(sentences) < 2:
+        return []
+    at = claim.lower().find(q.text.lower())
+    near_words = set(content_words(claim[max(0, at - 60) : at + len(q.text) + 40])) if at >= 0 else set()
+    near_words -= set(content_words(q.text))
+    everything = set(content_words(claim))
+    ranked = sorted(
+        ((len(near_words & set(content_words(s))), len(everything & set(content_words(s))), s) for s in sentences),
+        reverse=True,
+    )
+    (best_near, best_all, best), (next_near, next_all, _) = ranked[0], ranked[1]
+    if (best_near, best_all) <= (next_near, next_all) or best_near < 2:
+        return []
+    return [r for r in quantities(best) if r.kind == q.kind]
 
 
 def _time_of_day(claim: str, q: Quantity) -> bool:
