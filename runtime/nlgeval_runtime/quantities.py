@@ -241,8 +241,15 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
         if (
             before_words
             and before_words[-1] in _REFERENCE_WORDS
+            and mention.unit is None  # "section 4.2", never "the line 52 seconds ahead"
             or re.search(r"[§#]\s*$", before)
             or re.fullmatch(r"0\d{3,}", mention.text.split()[0])  # "0300 123 4567", "01632": a phone number
+            or mention.unit is None  # a group of a tracking or account number: "1550 7723 9041"
+            and where >= 0
+            and (
+                re.match(r" \d{3,}\b", lowered[where + len(mention.text) :])
+                or re.search(r"\b\d{3,} $", lowered[:where])
+            )
         ):
             kind = "reference"
         value = float(mention.value * factor)

@@ -33,11 +33,15 @@ DIMENSION = {
     "rag": ("faithfulness", "rag"),
     "dialogue": ("groundedness", "dialogue"),
 }
-#: what the embedded model reaches at the documented thresholds (benchmarks/realistic_facts.py)
+#: what the embedded model reaches at the documented thresholds (benchmarks/realistic_facts.py). The explicit checks
+#: fire only on a conflict with the evidence (a figure of the same kind about the same thing), never on a figure
+#: the source does not state: that is left to the head, and it costs a few catches here (rag 0.61 and dialogue 0.38
+#: when absence fired) against 142 of 360 good six-domain summaries that a check failed (benchmarks/domain_claims.py)
 FALSE_ALARMS_AT_MOST = {"summary": 0.071, "rag": 0.137, "dialogue": 0.0}
-CAUGHT_AT_LEAST = {"summary": 0.48, "rag": 0.61, "dialogue": 0.38}
-#: damaged summaries and answers whose failure message names the wrong figure, date or role
-NAMED_AT_LEAST = {"number": 34, "date": 18, "role": 10}
+CAUGHT_AT_LEAST = {"summary": 0.54, "rag": 0.57, "dialogue": 0.35}
+#: damaged summaries and answers whose failure message names the wrong figure, date or role (34 numbers and 18 dates
+#: when a figure absent from the source was named)
+NAMED_AT_LEAST = {"number": 25, "date": 17, "role": 10}
 
 
 @pytest.fixture(scope="module")
