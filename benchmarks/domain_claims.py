@@ -21,6 +21,7 @@ output in ten fails ``score > t`` in every domain. On the held-out tenth, per do
 more claims.
 
     python benchmarks/domain_claims.py [--model default] [--json scored.json] [--only summarization]
+    python benchmarks/domain_claims.py --checks-only    # the explicit checks alone, on every rendering (no model)
 """
 
 from __future__ import annotations
@@ -171,6 +172,17 @@ def report(rows: list[dict], documented: dict[str, float] | None = None) -> None
                 a8 = auc([r["score"] for r in long if r["good"]], [r["score"] for r in long if not r["good"]])
                 a = auc([r["score"] for r in d if r["good"]], [r["score"] for r in d if not r["good"]])
                 print(f"| {domain} | {split} | {n_good} | {n_bad} | {fa:.1%} | {caught:.1%} | {a8:.3f} | {a:.3f} |")
+        if task != "dialogue":
+            print("\nthe gate `no claim proven wrong` (an explicit check's conflict), all outputs:")
+            print("| domain | good failing | damaged failing |")
+            print("|---|---|---|")
+            for domain in sorted({r["domain"] for r in mine}) + ["all"]:
+                d = [r for r in mine if domain == "all" or r["domain"] == domain]
+                good = [r for r in d if r["good"]]
+                bad = [r for r in d if not r["good"]]
+                proven = [any(c["proven"] for c in r["claim_verdicts"]) for r in good]
+                caught = [any(c["proven"] for c in r["claim_verdicts"]) for r in bad]
+                print(f"| {domain} | {sum(proven) / max(1, len(good)):.1%} | {sum(caught) / max(1, len(bad)):.1%} |")
         print(f"\ncaught by kind (all outputs, at {t}):")
         kinds: dict[str, list[dict]] = defaultdict(list)
         for r in mine:
@@ -179,13 +191,54 @@ def report(rows: list[dict], documented: dict[str, float] | None = None) -> None
         print(", ".join(f"{k} {sum(r['score'] <= t for r in v)}/{len(v)}" for k, v in sorted(kinds.items())))
 
 
+def checks_only(documents: list[dict]) -> None:
+    """The explicit checks on every good and damaged rendering against its aligned source units, without a model:
+    the good claims a check fails (false alarms), by domain, and the damaged renderings a check catches, by kind."""
+    from nlgeval_runtime.claims import split_claims
+    from nlgeval_runtime.factcheck import check_claim
+
+    from pytest_nlgeval.core.scorers.boolqa import claim_evidence
+    from pytest_nlgeval.core.windows import alignment_units
+
+    def failed(claim: str, source: str) -> list:
+        evidence = claim_evidence(alignment_units(claim, source, top=6), source)
+        return [m for m in check_claim(claim, evidence, source) if m.kind != "form"]
+
+    alarms: dict[str, list[str]] = defaultdict(list)
+    good_claims: dict[str, int] = defaultdict(int)
+    caught: dict[str, int] = defaultdict(int)
+    damaged: dict[str, int] = defaultdict(int)
+    for doc in documents:
+        for slot in doc["slots"]:
+            for text in slot["good"]:
+                for claim in split_claims(text)[0]:
+                    good_claims[doc["domain"]] += 1
+                    found = failed(claim, doc["source"])
+                    if found:
+                        alarms[doc["domain"]].append(f"{doc['id']}: {claim[:90]!r}: {found[0].message[:80]}")
+            for bad in slot.get("bad") or []:
+                damaged[bad["kind"]] += 1
+                caught[bad["kind"]] += any(failed(c, doc["source"]) for c in split_claims(bad["text"])[0])
+    total = sum(len(v) for v in alarms.values())
+    print(f"good claims a check fails: {total} of {sum(good_claims.values())}")
+    print(", ".join(f"{d} {len(alarms[d])}/{good_claims[d]}" for d in sorted(good_claims)))
+    print("damaged renderings a check catches: " + ", ".join(f"{k} {caught[k]}/{damaged[k]}" for k in sorted(damaged)))
+    for lines in alarms.values():
+        for line in lines:
+            print("  false alarm:", line)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("--json", help="write every scored output here")
     parser.add_argument("--scored", help="report on outputs scored before (a --json file) without scoring again")
     parser.add_argument("--only", choices=sorted(DIMENSIONS), help="score one task's outputs only")
+    parser.add_argument("--checks-only", action="store_true", help="the explicit checks alone, no model")
     args = parser.parse_args(argv)
+    if args.checks_only:
+        checks_only(json.loads(DATA.read_text(encoding="utf-8"))["documents"])
+        return 0
 
     from pytest_nlgeval.core.thresholds import recommended_threshold
 
