@@ -94,7 +94,7 @@ def explanation_lines(details: Mapping[str, Any], *, per_unit: bool = True) -> l
         "context": "retrieved context",
         "reference_sentence": "reference sentence",
         "claim": "claim",
-        "passage": "sentence pair",
+        "passage": "passage",
     }.get(str(details.get("unit")), "sentence")
     window: Mapping[str, Any] | None
     if details.get("unit") == "claim" and not units:

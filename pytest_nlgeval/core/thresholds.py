@@ -37,7 +37,8 @@ class Threshold:
 THRESHOLDS: dict[str, Threshold] = {
     "summarization/consistency": Threshold(0.45, 0.09, 0.73, 143, 219),
     "summarization/fluency": Threshold(0.8, 0.08, 0.98, 414, 414),
-    "summarization/coherence": Threshold(0.4, 0.10, 0.73, 120, 120),
+    # fluency and coherence re-measured read by passages of three sentences (evaluator a683986f1cdea874)
+    "summarization/coherence": Threshold(0.4, 0.08, 0.70, 120, 120),
     "summarization/relevance": Threshold(0.65, 0.09, 1.00, 120, 120),
     # 0.25 since claims are read in steps: at 0.3 five of the 48 probe texts fail (10.4%), one of them at 0.298
     "fact/consistency": Threshold(0.25, 0.02, 1.00, 48, 48),
