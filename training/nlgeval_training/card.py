@@ -16,6 +16,15 @@ from typing import Any
 from nlgeval_training.evaluation import format_table
 
 
+#: how a card says what a dimension reads, by its declared unit
+_UNIT_WORDS = {
+    "whole": "the whole text",
+    "sentence": "each sentence",
+    "claim": "each claim",
+    "passage": "passages of three sentences",
+}
+
+
 def _final_metrics(history: list[dict]) -> dict[str, Any]:
     if not history:
         raise ValueError("a training history is empty: the run has not finished a stage")
@@ -107,7 +116,7 @@ def _served_lines(manifest: dict[str, Any]) -> list[str]:
         model = f"`{spec['folder']}/` sub-folder" if spec.get("folder") else "main graph"
         reads = ", ".join(spec["fields"]) if spec.get("fields") else "all of its fields"
         if spec.get("unit"):
-            reads += f" ({'the whole text' if spec['unit'] == 'whole' else 'each sentence'})"
+            reads += " (" + _UNIT_WORDS.get(spec["unit"], f"each {spec['unit']}") + ")"
         units = spec.get("source_units")
         source = {
             "windows": "passage windows",
