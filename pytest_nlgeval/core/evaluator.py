@@ -31,7 +31,7 @@ from pytest_nlgeval.core.dimensions import (
     prepare_inputs,
 )
 from pytest_nlgeval.core.models import ModelSessions
-from pytest_nlgeval.core.score import _NOT_PROOF, Score, ScoreList
+from pytest_nlgeval.core.score import Score, ScoreList, proofs
 from pytest_nlgeval.core.scorers.answers import checked_answer
 from pytest_nlgeval.core.scorers.base import Planned
 from pytest_nlgeval.core.scorers.boolqa import WHOLE_SOURCE_TOKENS
@@ -464,13 +464,6 @@ def per_case_values(n: int, **pairs) -> list[dict[str, Any]]:
     return cases
 
 
-def proven_wrong(reading_support: dict | None) -> list[dict]:
-    """The failed explicit checks a unit's reading carries (a conflicting number, date, name, role or negation
-    found in its evidence): such a claim is wrong whatever the other claims say."""
-    verdict = (reading_support or {}).get("claim") or {}
-    return [m for m in verdict.get("mismatches") or [] if m.get("kind") not in _NOT_PROOF]
-
-
 def _aggregate(dim: Dimension, unit_scores: list[float], proven: Sequence[float] = ()) -> float:
     """The units' scores combined as the dimension says; a unit an explicit check proved wrong (``proven``: its
     score, already at most the folder's cap) bounds the result, so one wrong claim among fifteen fails as it
@@ -502,7 +495,7 @@ def _make_score(
     for dim_name, (dim, units, readings) in parts.items():
         unit_scores = [r.score for r in readings]
         supports = [r.support for r in readings]
-        proven = [r.score for r in readings if proven_wrong(r.support)]
+        proven = [r.score for r in readings if proofs(r.support)]
         components[dim_name] = _aggregate(dim, unit_scores, proven)
         details["truncated"] = details["truncated"] or any(r.truncated for r in readings)
         windowed = [w for w in supports if w is not None]

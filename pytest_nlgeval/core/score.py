@@ -74,9 +74,16 @@ def _threshold(value: Any, op: str) -> float:
     return float(value)
 
 
+def proofs(support: Mapping[str, Any] | None) -> list[dict]:
+    """The failed explicit checks of a unit's ``support`` (its reading's details, a unit's ``window``) that prove
+    its claim wrong: a number, date, name, role or negation its evidence states otherwise; such a claim bounds the
+    output's score whatever the other claims say."""
+    verdict = (support or {}).get("claim") or {}
+    return [m for m in verdict.get("mismatches") or [] if isinstance(m, dict) and m.get("kind") not in _NOT_PROOF]
+
+
 def _proven(unit: Mapping[str, Any]) -> bool:
-    verdict = (unit.get("window") or {}).get("claim") or {}
-    return any(isinstance(m, dict) and m.get("kind") not in _NOT_PROOF for m in verdict.get("mismatches") or [])
+    return bool(proofs(unit.get("window")))
 
 
 def _is_number(value: Any) -> bool:
@@ -324,14 +331,13 @@ class Score:
         for unit in self.units:
             verdict = (unit.get("window") or {}).get("claim") or {}
             mismatches = [m for m in verdict.get("mismatches") or [] if isinstance(m, dict)]
-            proven = any(m.get("kind") not in _NOT_PROOF for m in mismatches)
             score = float(unit["score"])
             out.append(
                 ClaimVerdict(
                     text=str(unit["text"]),
                     score=score,
                     supported=not mismatches and score >= SUPPORTED_FROM,
-                    proven_wrong=proven,
+                    proven_wrong=_proven(unit),
                     reasons=tuple(str(m.get("message")) for m in mismatches),
                     evidence=(unit.get("window") or {}).get("text"),
                 )

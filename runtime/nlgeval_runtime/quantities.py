@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from nlgeval_runtime.figures import _MONTH_SPELLINGS, _PEOPLE, numbers
+
 __all__ = ["Quantity", "conflicts", "quantities", "same_quantity"]
 
 #: duration units in days
@@ -63,8 +65,9 @@ _NOT_COUNTED = frozenset(
 )
 _APPROX = {"about", "around", "roughly", "approximately", "approx", "nearly", "almost", "some", "circa", "c"}
 _AT_LEAST = {"over", "more than", "at least", "above", "upwards of", "in excess of", "exceeding"}
+#: "within" and "up to" are not here: a limit or a deadline states its figure ("within 5 days" is wrong for
+#: "within 30 days")
 _AT_MOST = {"under", "less than", "fewer than", "at most", "below", "no more than"}
-#: a limit or a deadline states its figure: "within 5 days" is wrong for "within 30 days"
 
 _FRACTION_WORDS = {
     "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5, "fifths": 5,
@@ -104,14 +107,12 @@ _TIMES_SIGN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|by)\s*(\d+(?:\.\d+)?)(?:\s*
                          r"(mm|cm|m|metres?|meters?|inch(?:es)?|in|feet|ft)\b", re.I)  # fmt: skip
 
 
-_MONTH_ORDER = (
-    "", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december",
-)  # fmt: skip
+_MONTH_ORDER = ("",) + tuple(forms[0] for forms in _MONTH_SPELLINGS)  # month number -> name
 
 
 def _clock(text: str, at: int, minutes: float, shown: str, clock: str | None) -> Quantity:
-    """A time of day; "before noon", "by 5pm", "until 12:00" allow any earlier time, "after 6pm" any later."""
+    """A time of day; "before noon" and "by 5pm" allow any earlier time, "after 6pm" any later ("open until 9pm"
+    states the closing time)."""
     before = re.findall(r"[a-z]+", text[max(0, at - 12) : at].lower())[-1:]
     low, high = minutes, minutes
     if before and before[0] in ("before", "by"):
@@ -201,7 +202,6 @@ def _kind(unit: str | None, mention_kind: str) -> tuple[str, float]:
         return "money", 0.01 if unit in ("cent", "pence") else 1.0
     if unit in ("am", "pm"):
         return "time", 1.0
-    from nlgeval_runtime.figures import _PEOPLE
 
     return f"count:{'people' if unit in _PEOPLE else unit}", 1.0
 
@@ -210,7 +210,6 @@ def _kind(unit: str | None, mention_kind: str) -> tuple[str, float]:
 def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
     """The quantities of ``text`` in reading order (times of day first), references marked as such.
     ``liberal``: read "one" and "half" as numbers everywhere (a source), not only before a unit (a claim)."""
-    from nlgeval_runtime.figures import numbers
 
     rewritten, fractions = _rewrite(text)
     out: list[Quantity] = []
@@ -430,7 +429,6 @@ def _same_count(q: Quantity, s: Quantity) -> bool:
         return False
     if q.kind == s.kind or "number" in (q.kind, s.kind):
         return True
-    from nlgeval_runtime.figures import _PEOPLE
 
     nouns = {k.partition(":")[2] for k in (q.kind, s.kind)}
     return nouns <= _PEOPLE
