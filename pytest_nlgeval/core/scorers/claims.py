@@ -60,9 +60,9 @@ class ClaimChecks:
 
 class AgainstFact:
     """Dialogue groundedness: a claim about the fact (sharing two of its content words, or half of a short claim's)
-    that states another date, weekday, number, name or role than the fact, or that restates the fact (half its
-    content words from it) and is read as unsupported by the fact checker (``checker``) or by the folder's own
-    claim head (``head``: ``{"dimension": "fact/consistency"}``), caps the reply at ``cap``."""
+    that states another date, weekday, number, name or role than the fact, or that the fact checker reads as
+    unsupported (``checker``), or that restates the fact (half its content words from it) and is read as unsupported
+    by the folder's own claim head (``head``: ``{"dimension": "fact/consistency"}``), caps the reply at ``cap``."""
 
     name = "fact_checks"
     refines = True
@@ -71,18 +71,17 @@ class AgainstFact:
         checks = spec["fact_checks"]
         about = [_claims_about_fact(checks, planned) for planned in batch]
         support: dict[tuple[str, str], tuple[float, dict]] = {}
-        # a claim that restates the fact (half its content words from it) and no explicit check fails is read
-        pairs = list(
-            dict.fromkeys(
-                (fact, claim) for case in about for _u, fact, claim, failed, restates in case if restates and not failed
-            )
-        )
-        if checks.get("checker"):
+        if checks.get("checker"):  # the fact checker reads every claim about the fact
             from pytest_nlgeval.core.scorers.checker import read_claims
 
+            pairs = list(dict.fromkeys((fact, claim) for case in about for _, fact, claim, *_ in case))
             support = dict(zip(pairs, read_claims(checks["checker"], pairs, models)))
-        elif checks.get("head") and pairs:
-            support = dict(zip(pairs, _head_support(checks["head"], pairs, models)))
+        elif checks.get("head"):  # the claim head, only a claim that restates the fact and that no check fails
+            pairs = list(
+                dict.fromkeys((fact, claim) for case in about for _, fact, claim, failed, restates in case
+                              if restates and not failed)
+            )  # fmt: skip
+            support = dict(zip(pairs, _head_support(checks["head"], pairs, models))) if pairs else {}
         cap = float(checks.get("cap", 0.2))
         out = []
         for planned, case in zip(batch, about):
