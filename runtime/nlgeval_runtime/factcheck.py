@@ -280,8 +280,9 @@ for _a, _b in _ANTONYM_PAIRS:
 
 
 def _asserted(word: str, clause: str) -> bool:
-    """Whether ``word`` (by stem) occurs in ``clause`` with no negation cue among the four words before it."""
-    toks = words(clause)
+    """Whether ``word`` (by stem) occurs in ``clause`` with no negation cue among the four words before it.
+    A part of a hyphenated compound is not asserted on its own: "pay-and-display bays" asserts no paying."""
+    toks = words(re.sub(r"\b[\w']+(?:-[\w']+)+\b", " ", clause))
     seen = False
     for k, t in enumerate(toks):
         if _stem_match(word, {t}) or _stem_match(t, {word}):
@@ -454,7 +455,7 @@ def _stated_elsewhere(quantity, claim: str, source: str) -> bool:
     if quantity.kind in ("duration", "length", "mass", "volume", "money", "percent"):
         need = 1  # a measure with its unit is specific: one shared word says the sentence is about the same thing
     for sentence in split_sentences(source) or [source]:
-        if not any(same_quantity(quantity, q) for q in quantities(sentence)):
+        if not any(q.kind == quantity.kind and same_quantity(quantity, q) for q in quantities(sentence)):
             continue
         sentence_words = set(words(sentence))
         if sum(1 for w in claim_content if _stem_match(w, sentence_words)) >= need:

@@ -13,11 +13,22 @@ evidence, which is the only time an explicit check may call a claim wrong:
 - **approximate words** widen the match: "about", "around", "roughly", "nearly", "almost" (10%), "more than",
   "over", "at least" (at most the source's figure), "less than", "under", "up to" (at least it); a range
   ("3-5 days", "between 3 and 5 days") holds every value inside it;
-- **one step of arithmetic**: a figure the source's figures give by a sum, a difference, a percentage of a stated
-  amount or an amount less or more a stated percentage (a 25 percent cut of a $1,000 deductible is $750) is
-  accepted, never called wrong;
-- **absence is not a conflict**: a claim's quantity is compared only with the evidence's quantities of the same
-  kind; when the evidence states none, the claim-support head decides.
+- **how often and how much of a period**: a source's "weekly", "monthly", "once a month", "twice a week" are
+  frequencies ("every 7 days"), which a claim's "every seven days" or "the 100-hour interval" may restate; "six
+  days a week" is a rate, compared only with a rate; "a quarter of a million" is 250,000; "one minute to
+  midnight" is 23:59; "from 1 May" starts on the day "after 30 April" does, "until 9 May" ends where "before
+  10 May" does; "lighter than", "longer than" and the like are bounds; the first number of "2 to 3 working
+  days" or "from about 1,800 to 3,500 square feet" takes the second's unit;
+- **one step of arithmetic**: a figure the source's figures give by a sum, a difference (of two prices, or two
+  lengths: "raised by 70 cm" from 3.8 to 4.5 metres), a percentage of a stated amount or an amount less or more
+  a stated percentage (a 25 percent cut of a $1,000 deductible is $750) is accepted, never called wrong; so is a
+  sum the claim works out itself ("16 servings at £3.60, £57.60");
+- **absence is not a conflict**: a claim's quantity is compared only with the quantities of the same kind in
+  the evidence sentence about the same thing (the one sharing most words with the claim near the quantity);
+  when none stands out, with those of the sentences that share any such word, never with figures of sentences
+  about something else; a bare number the source states anywhere, with any unit, proves nothing. The one
+  conflict read without a shared word is a unit error: the same number of another unit ("27 lb" for "27 kg").
+  When the evidence states none, the claim-support head decides.
 
 The conversions are the SI definitions and the Gregorian calendar's mean month (30.44 days) and year (365.25 days).
 
@@ -46,6 +57,7 @@ _MEASURES = {
     "km": ("length", 1000.0), "metre": ("length", 1.0), "mile": ("length", 1609.344), "foot": ("length", 0.3048),
     "inch": ("length", 0.0254), "cm": ("length", 0.01), "mm": ("length", 0.001),
     "kg": ("mass", 1.0), "gram": ("mass", 0.001), "mg": ("mass", 1e-6), "tonne": ("mass", 1000.0),
+    "lb": ("mass", 0.45359237), "oz": ("mass", 0.028349523125),
     "litre": ("volume", 1.0), "ml": ("volume", 0.001), "gallon": ("volume", 3.785),
     "gb": ("data", 1e9), "mb": ("data", 1e6), "tb": ("data", 1e12),
     "mph": ("speed", 1.609344), "kmh": ("speed", 1.0), "degree": ("degree", 1.0),
@@ -64,10 +76,12 @@ _NOT_COUNTED = frozenset(
     were be been has have had will would can may times percent more less fewer other new old""".split()
 )
 _APPROX = {"about", "around", "roughly", "approximately", "approx", "nearly", "almost", "some", "circa", "c"}
-_AT_LEAST = {"over", "more than", "at least", "above", "upwards of", "in excess of", "exceeding"}
+_AT_LEAST = {"over", "more than", "at least", "above", "upwards of", "in excess of", "exceeding", "heavier than",
+             "longer than", "larger than", "bigger than", "older than", "taller than", "higher than"}  # fmt: skip
 #: "within" and "up to" are not here: a limit or a deadline states its figure ("within 5 days" is wrong for
 #: "within 30 days")
-_AT_MOST = {"under", "less than", "fewer than", "at most", "below", "no more than"}
+_AT_MOST = {"under", "less than", "fewer than", "at most", "below", "no more than", "lighter than", "shorter than",
+            "smaller than", "younger than", "lower than", "cheaper than"}  # fmt: skip
 
 _FRACTION_WORDS = {
     "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5, "fifths": 5,
@@ -104,10 +118,42 @@ _TIME = re.compile(
 )  # "7:35 pm", "19:35"; never "2:05:48", a race time
 _NOON = re.compile(r"\b(?:noon|midday|midnight)\b", re.I)
 _TIMES_SIGN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|by)\s*(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*"
-                         r"(mm|cm|m|metres?|meters?|inch(?:es)?|in|feet|ft)\b", re.I)  # fmt: skip
+                         r"(mm|cm|m|metres?|meters?|millimet(?:re|er)s?|centimet(?:re|er)s?|inch(?:es)?|in|feet|ft)\b",
+                         re.I)  # fmt: skip
 
 
 _MONTH_ORDER = ("",) + tuple(forms[0] for forms in _MONTH_SPELLINGS)  # month number -> name
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+#: "weekly", "once a month", "twice a week": how often, read as "every <period>"
+_PERIODIC = {
+    "hourly": "1 hour",
+    "daily": "1 day",
+    "nightly": "1 night",
+    "weekly": "1 week",
+    "fortnightly": "1 fortnight",
+    "monthly": "1 month",
+    "quarterly": "3 month",
+    "yearly": "1 year",
+    "annually": "1 year",
+}
+_PERIODIC_RE = re.compile(r"\b(?:every\s+)?(" + "|".join(_PERIODIC) + r")\b", re.I)
+_TIMES_PER = re.compile(rf"\b(?P<n>once|twice|{_SMALL_RE}\s+times)\s+(?:a|an|per|every|each)\s+{_TIME_UNIT_RE}\b", re.I)
+# "a quarter of a million", "half a billion": a share of a scale is a number
+_PART_OF_SCALE = re.compile(
+    rf"\b(?:(?P<num>{_SMALL_RE})[\s-]+)?(?P<frac>half|thirds?|quarters?)\s+(?:of\s+)?(?:a|an|one)\s+"
+    r"(?P<scale>thousand|million|billion)\b",
+    re.I,
+)
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+# "one minute to midnight", "five minutes past noon": a time of day
+_TO_NOON = re.compile(
+    rf"\b(?P<n>{_SMALL_RE}|fifteen|twenty|thirty)\s+minutes?\s+(?P<dir>to|before|past|after)\s+(?P<at>midnight|noon|midday)\b",
+    re.I,
+)
+_MINUTE_WORDS = {"fifteen": 15, "twenty": 20, "thirty": 30}
+#: a bound's word before a date: where a period starts or ends ("after 30 April" starts on 1 May)
+_STARTS_AFTER, _STARTS_ON = frozenset({"after"}), frozenset({"from", "starting", "of", "since", "beginning"})
+_ENDS_BEFORE, _ENDS_ON = frozenset({"before"}), frozenset({"until", "till", "through", "by"})
 
 
 def _clock(text: str, at: int, minutes: float, shown: str, clock: str | None) -> Quantity:
@@ -129,7 +175,7 @@ def _small(word: str) -> float:
     return float(_SMALL[word]) if word in _SMALL else float(word)
 
 
-def _rewrite(text: str) -> tuple[str, frozenset[str]]:
+def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
     """``text`` with fractions as percentages ("a quarter of" -> "25% of", "two in five" -> "40%"), a lone
     unit of time counted ("a fortnight" -> "1 fortnight"), and the sides of a size ("40 x 30 x 15 cm") each
     given its unit; and the percentages that were fractions (read to the nearest point and a half)."""
@@ -157,6 +203,27 @@ def _rewrite(text: str) -> tuple[str, frozenset[str]]:
         unit = m.group(4)
         return " by ".join(f"{v} {unit}" for v in m.groups()[:3] if v)
 
+    def part_of_scale(m: re.Match) -> str:
+        share = _small(m.group("num") or "a") / _FRACTION_WORDS[m.group("frac").lower()]
+        return f"{share * _SCALES[m.group('scale').lower()]:.0f}"
+
+    def every(m: re.Match) -> str:
+        word = m.group("n").lower()
+        times = 1.0 if word == "once" else 2.0 if word == "twice" else _small(word.split()[0])
+        return f"every {1 / times:g} {m.group('unit')}"
+
+    def to_noon(m: re.Match) -> str:
+        n = m.group("n").lower()
+        minutes = _MINUTE_WORDS[n] if n in _MINUTE_WORDS else _small(n)
+        at = 0 if m.group("at").lower() == "midnight" else 720
+        at = (at - minutes if m.group("dir").lower() in ("to", "before") else at + minutes) % 1440
+        return f"{int(at // 60)}:{int(at % 60):02d}"
+
+    text = _TO_NOON.sub(to_noon, text)
+    text = _PART_OF_SCALE.sub(part_of_scale, text)
+    text = _TIMES_PER.sub(every, text)
+    if liberal:  # a source's "weekly" is "every 7 days"; a claim's "paying yearly" may name a plan, not a period
+        text = _PERIODIC_RE.sub(lambda m: f"every {_PERIODIC[m.group(1).lower()]}", text)
     text = _PART_OF_UNIT.sub(part_of_unit, text)
     text = _AND_A_HALF.sub(lambda m: f"{_small(m.group('num')) + 0.5:g} {m.group('unit')}", text)
     text = _FRACTION.sub(fraction, text)
@@ -180,6 +247,7 @@ class Quantity:
     high: float
     currency: str | None = None
     raw: float = 0.0  # the number as written, before any conversion
+    before: str = ""  # the word before it ("after", "every", "about")
 
     def holds(self, value: float) -> bool:
         return self.low - 1e-9 <= value <= self.high + 1e-9
@@ -211,8 +279,9 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
     """The quantities of ``text`` in reading order (times of day first), references marked as such.
     ``liberal``: read "one" and "half" as numbers everywhere (a source), not only before a unit (a claim)."""
 
-    rewritten, fractions = _rewrite(text)
+    rewritten, fractions = _rewrite(text, liberal)
     out: list[Quantity] = []
+    spans: list[tuple[int, int, int]] = []  # (index in out, start, end) of the numbers read from ``lowered``
     for m in _TIME.finditer(rewritten):
         hour = int(m.group(1) or m.group(4))
         minute = int(m.group(2) or m.group(5) or 0)
@@ -240,6 +309,7 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
         if (
             before_words
             and before_words[-1] in _REFERENCE_WORDS
+            and re.search(r"[\w§#]+[.:]?\s*$", before) is not None  # "section 4.2", never "120 V, 60 Hz"
             and mention.unit is None  # "section 4.2", never "the line 52 seconds ahead"
             or re.search(r"[§#]\s*$", before)
             or re.fullmatch(r"0\d{3,}", mention.text.split()[0])  # "0300 123 4567", "01632": a phone number
@@ -251,6 +321,7 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
             )
         ):
             kind = "reference"
+        mention_unit: str | None = None
         value = float(mention.value * factor)
         if kind == "date":  # a day of a month: May 19 is 519, so that 19 July and 19 May differ
             value = 100 * _MONTH_ORDER.index(str(mention.unit)) + mention.value
@@ -272,17 +343,58 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
             # a position, not an amount: "the fifth day", "the fourth quarter"
             kind = f"ordinal:{mention.unit or ''}"
             value = low = high = mention.value
+        following = lowered[where + len(mention.text) :] if where >= 0 else ""
+        compound = re.match(r"-[a-z]+\s+([a-z]{3,})", following)
+        if kind == "duration" and compound and mention.unit and where >= 0:
+            # "the 12 night-shift staff" counts staff; "a 12-month contract" (no space) stays a duration
+            kind, value, low, high = "number", mention.value, mention.value, mention.value
+            following = " " + compound.group(1)
         if kind == "number" and where >= 0:  # what a bare number counts: the noun after it ("310,000 visitors")
-            after = re.match(r"[\s-]*([a-z]{3,})", lowered[where + len(mention.text) :])
+            after = re.match(r"[\s-]*([a-z]{3,})", following)
             if after and after.group(1) not in _NOT_COUNTED:
-                kind = "count:" + re.sub(r"(?<=[a-z]{3})(?:es|s)$", "", after.group(1))
+                noun = re.sub(r"(?<=[a-z]{3})(?:es|s)$", "", after.group(1))
+                kind = "money" if noun in _MONEY - {"cent", "pence"} else "count:" + noun
+                mention_unit = noun if kind == "money" else None
+        if kind == "duration" and before_words and before_words[-1] == "every":
+            kind = "frequency"  # "every 7 days", "weekly": how often, not how long
+        elif kind == "duration" and re.match(r"\s+(?:a|an|per|each)\s+(?:day|week|month|year)\b", following):
+            kind = "rate"  # "six days a week": how much of a period, compared only with another rate
         currency = None if kind != "money" or mention.unit in ("cent", "pence") else mention.unit
-        out.append(Quantity(value, kind, mention.text, low, high, currency, mention.value))
-    return tuple(out)
+        if kind == "money" and mention.unit is None:
+            currency = mention_unit
+        word = before_words[-1] if before_words else ""
+        out.append(Quantity(value, kind, mention.text, low, high, currency, mention.value, word))
+        spans.append((len(out) - 1, where, where + len(mention.text)))
+    return tuple(_ranges_share_units(out, spans, rewritten))
+
+
+_TO = re.compile(r"\s*(?:to|-|–|and|or)\s*(?:about\s+|around\s+|roughly\s+)?")
+
+
+def _ranges_share_units(out: list[Quantity], spans: list[tuple[int, int, int]], text: str) -> list[Quantity]:
+    """The first number of "2 to 3 working days", "from about 1,800 to 3,500 square feet" takes the second's unit
+    (and names the whole range)."""
+    lowered = text.lower()
+    for (i, begin, end), (j, start, stop) in zip(spans, spans[1:]):
+        first, second = out[i], out[j]
+        if first.kind != "number" or second.kind in ("number", "reference", "date", "year") or end < 0 or start < 0:
+            continue
+        if not _TO.fullmatch(lowered[end:start]) or not second.raw:
+            continue
+        factor = second.value / second.raw if second.kind != "percent" else 1.0
+        value = first.raw * factor
+        low, high = first.low * factor, first.high * factor  # a range's or an approximate word's bounds
+        out[i] = Quantity(value, second.kind, text[begin:stop], low, high, second.currency, first.raw, first.before)
+    return out
 
 
 def _counted(q: Quantity) -> bool:
     return q.kind == "number" or q.kind.startswith(("count:", "ordinal:"))
+
+
+def _comparable(q: Quantity, s: Quantity) -> bool:
+    """Same kind, or a period and a frequency ("the 100-hour interval" and "every 100 hours")."""
+    return q.kind == s.kind or {q.kind, s.kind} == {"duration", "frequency"}
 
 
 def _is_range(q: Quantity) -> bool:
@@ -293,8 +405,14 @@ def _is_range(q: Quantity) -> bool:
 def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     """Whether two quantities of one kind agree: either one's allowed values hold the other's value, or the
     claim rounds the evidence ("38 million" for 38.2 million, "a year" for 12 months, "a third" for 33%)."""
-    if claim.kind != evidence.kind and not (_counted(claim) and _counted(evidence)):
+    if (
+        claim.kind != evidence.kind
+        and not (_counted(claim) and _counted(evidence))
+        and not _comparable(claim, evidence)
+    ):
         return False
+    if claim.kind == "date" and _date_bound(claim) is not None and _date_bound(claim) == _date_bound(evidence):
+        return True  # "from 1 May" and "after 30 April" start on the same day
     if claim.kind == "time" and "12h" in (claim.currency, evidence.currency):
         return claim.value % 720 == evidence.value % 720
     if claim.currency and evidence.currency and claim.currency != evidence.currency:
@@ -317,6 +435,21 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
         return False  # in the same unit a duration is exact: 15 working days are not 14
     magnitude = 10 ** max(0, len(str(int(abs(a)))) - 2)
     return float(a).is_integer() and round(b / magnitude) * magnitude == a and abs(a - b) / abs(b) < 0.05
+
+
+def _day_of_year(value: float) -> int:
+    month, day = divmod(int(value), 100)
+    return sum(_MONTH_DAYS[:month]) + day
+
+
+def _date_bound(q: Quantity) -> tuple[str, int] | None:
+    """``("start" | "end", day of the year)`` of a date a bound word precedes, else None."""
+    day = _day_of_year(q.value)
+    if q.before in _STARTS_AFTER or q.before in _STARTS_ON:
+        return "start", day + (q.before in _STARTS_AFTER)
+    if q.before in _ENDS_BEFORE or q.before in _ENDS_ON:
+        return "end", day - (q.before in _ENDS_BEFORE)
+    return None
 
 
 def _derived(claim: Quantity, figures: Sequence[Quantity], windows: Sequence[Sequence[Quantity]] = ()) -> bool:
@@ -361,8 +494,8 @@ def _derived(claim: Quantity, figures: Sequence[Quantity], windows: Sequence[Seq
         summable = claim.kind == "money" or _counted(claim) and claim.value > 12  # small counts add up by chance
         for i, a in enumerate(same):
             for b in same[i + 1 :]:
-                if (summable or claim.kind == "duration") and near(abs(a - b)) or summable and near(a + b):
-                    return True  # "five years longer", a saving, a total, what remains; never two lengths
+                if (summable or claim.kind in _MEASURED) and near(abs(a - b)) or summable and near(a + b):
+                    return True  # "five years longer", "raised by 70 cm", a saving, a total; never a sum of lengths
         if _counted(claim) and claim.value > 12:  # "106 of 120 posts filled" where 14 are vacant
             raws = [f.raw for f in group if _counted(f) and not f.kind.startswith("ordinal:")]
             for i, a in enumerate(raws):
@@ -385,6 +518,10 @@ def _windows(source: str) -> tuple[tuple[Quantity, ...], ...]:
     return tuple(tuple(a + b) for a, b in zip(sentences, sentences[1:] + [[]]))
 
 
+_PERIODS = frozenset({"duration", "frequency"})
+_QUANTITY_WORDS = frozenset({"over", "under", "above", "below", "least", "most", "more", "less", "fewer", "than", "up"})
+_MEASURED = frozenset({"duration", "length", "mass", "volume", "data", "speed", "degree"})
+
 #: past this many characters a source's figures are read in the claim's evidence only (its aligned units)
 LONG_SOURCE = 50_000
 
@@ -401,14 +538,29 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
     said = [q for q in quantities(evidence)]
     figures = [q for q in quantities(source) if q.kind != "reference"]
     for q in quantities(claim, liberal=False):
-        if q.kind == "reference" or q.kind == "number" and _time_of_day(claim, q):
+        if q.kind == "reference" or q.kind == "number" and (_time_of_day(claim, q) or q.text.lower() == "once"):
             continue  # "form 12", "section 4.2": identifiers; "at twenty to twelve", "by seven in the morning"
         if any(s.raw == q.raw and (s.kind == "number" or _same_count(q, s)) for s in figures):
             # the bare number stated somewhere ("the influencer budget stays at forty thousand"), or the same count:
             # a figure the source gives is no conflict it can prove (a measure stated in another sentence about
             # the same thing is :func:`nlgeval_runtime.factcheck.check_claim`'s to find)
             continue
-        rivals = _about_the_same(claim, q, evidence) or [s for s in said if s.kind == q.kind]
+        if q.kind == "number" and any(s.raw == q.value for s in figures):
+            continue  # a bare number the source states with a unit: "for Standard it's seven" (7 working days)
+        if _counted(q) and any(s.raw == q.raw and _counted(s) for s in said):
+            continue  # the evidence counts the same number of something ("200 customers" for "200 cafés")
+        if (
+            q.kind == "ordinal:"
+            and 1 <= q.raw <= 31
+            and any(s.kind == "date" and s.value % 100 == q.raw for s in figures)
+        ):
+            continue  # "by the 16th": a day of the month the source dates ("by April 16")
+        if q.kind == "money" and _shown_product(q, quantities(claim, liberal=False), figures):
+            continue  # "16 servings at £3.60, or £57.60": the claim shows its arithmetic
+        about = _about_the_same(claim, q, evidence)
+        rivals = about if about is not None else [s for s in said if s.kind == q.kind]
+        if not rivals:  # a unit error: the same number of another unit of the kind ("27 lb" for "27 kg")
+            rivals = [s for s in said if s.kind == q.kind and s.raw == q.raw and abs(s.value - q.value) > 1e-9]
         if not rivals and (q.kind.startswith("count:") or q.kind == "number"):
             # a count the source states nowhere, beside the evidence's own counts ("155,000 visitors" where the
             # evidence says "a record 310,000"): the same kind of figure, about the same thing
@@ -423,6 +575,13 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
     return found
 
 
+def _shown_product(q: Quantity, mine: Sequence[Quantity], figures: Sequence[Quantity]) -> bool:
+    """Whether a sum of money is a count the claim states times a price the claim or the source states."""
+    counts = {c.raw for c in mine if _counted(c) and 1 < c.raw <= 1000}
+    prices = {f.value for f in list(mine) + list(figures) if f.kind == "money" and f is not q and f.value != q.value}
+    return any(abs(n * p - q.value) < 0.005 + 1e-9 * q.value for n in counts for p in prices)
+
+
 def _same_count(q: Quantity, s: Quantity) -> bool:
     """Whether two counted figures count the same thing: the same noun, people by another noun, or a bare number."""
     if not (_counted(q) and _counted(s)):
@@ -434,29 +593,36 @@ def _same_count(q: Quantity, s: Quantity) -> bool:
     return nouns <= _PEOPLE
 
 
-def _about_the_same(claim: str, q: Quantity, evidence: str) -> list[Quantity]:
+def _about_the_same(claim: str, q: Quantity, evidence: str) -> list[Quantity] | None:
     """The evidence's figures of the quantity's kind in the evidence sentence about the same thing: the one that
     shares most words with the claim's words around the quantity (then with the whole claim), when it states any.
     "Battery wear is covered for 24 months" is compared with "battery wear ... 12 months", not with the "2-year
-    warranty" of the sentence before; an empty list when no sentence stands out."""
+    warranty" of the sentence before. When no sentence stands out, the figures of the sentences that share a word
+    with the claim near the quantity; None when the evidence is one sentence."""
     from nlgeval_runtime.claims import content_words
     from nlgeval_runtime.sentences import split_sentences
 
     sentences = split_sentences(evidence) or [evidence]
     if len(sentences) < 2:
-        return []
+        return None
     at = claim.lower().find(q.text.lower())
-    near_words = set(content_words(claim[max(0, at - 60) : at + len(q.text) + 40])) if at >= 0 else set()
-    near_words -= set(content_words(q.text))
+    # the words around the quantity (the whole claim when the quantity was rewritten: "a quarter of" is "25%")
+    near_words = set(content_words(claim[max(0, at - 60) : at + len(q.text) + 40] if at >= 0 else claim))
+    near_words -= set(content_words(q.text)) | _APPROX | _QUANTITY_WORDS  # "around", "over" say nothing of the topic
     everything = set(content_words(claim))
     ranked = sorted(
         ((len(near_words & set(content_words(s))), len(everything & set(content_words(s))), s) for s in sentences),
         reverse=True,
     )
     (best_near, best_all, best), (next_near, next_all, _) = ranked[0], ranked[1]
-    if (best_near, best_all) <= (next_near, next_all) or best_near < 2:
-        return []
-    return [r for r in quantities(best) if r.kind == q.kind]
+    if (best_near, best_all) > (next_near, next_all) and best_near >= 2:
+        # a period may restate a frequency ("the 100-hour interval" for "every 100 hours"), not the reverse
+        stated = [r for r in quantities(best) if r.kind == q.kind or q.kind == "duration" and r.kind == "frequency"]
+        if stated:
+            return stated
+    # no sentence stands out: the figures of sentences on the claim's topic at all (sharing a word near the
+    # quantity); a sentence that shares none is about something else, and its figures prove nothing
+    return [r for near, _, s in ranked if near for r in quantities(s) if r.kind == q.kind]
 
 
 def _time_of_day(claim: str, q: Quantity) -> bool:

@@ -102,3 +102,58 @@ def test_two_bounds_must_agree_and_a_bound_holds_what_it_bounds():
 def test_a_clock_time_in_words_is_compared_as_a_time():
     assert fired("Check-out is by noon.", "Check-out is until 12:00.") == []
     assert fired("Check-out is at noon.", "Check-out is at 10:00.")
+
+
+@pytest.mark.parametrize(
+    "claim, evidence",
+    [
+        ("Alarms are now tested every seven days.", "We will test every alarm weekly instead of monthly."),
+        (
+            "Treatment abroad is insured up to a quarter of a million dollars.",
+            "Treatment abroad is covered up to $250,000.",
+        ),
+        ("You have until one minute to midnight on Wednesday.", "Changes are possible until 11:59pm on Wednesday."),
+        ("The phone line is open six days a week.", "Call us Monday to Saturday; a visit follows within five days."),
+        (
+            "From 1 May 2026, crews skip bins without a sticker.",
+            "Bins without a sticker are not emptied after 30 April 2026.",
+        ),
+        (
+            "The draft goes out by the 16th.",
+            "Marcus circulates the draft by April 16. Priya replies by Friday the 19th.",
+        ),
+        ("For Standard the threshold is seven.", "A Standard parcel is late once 7 working days have passed."),
+        ("Sixteen portions at £3.60 come to £57.60 a week.", "The Family box costs £3.60 per serving; the Duo £4.25."),
+        (
+            "The dozen employees on the night shift had left.",
+            "The 12 night-shift staff had left. Roughly 40 people work there.",
+        ),
+        ("It gives 120-volt, 60-hertz AC power.", "AC output: 120 V, 60 Hz. One 12 V DC outlet."),
+        (
+            "It reaches from about 1,800 to 3,500 square feet.",
+            "Coverage: 3,500 sq ft with both units; 1,800 sq ft alone.",
+        ),
+        ("Headroom was raised by seventy centimetres.", "Clearance is now 4.5 metres, up from 3.8 metres."),
+        (
+            "The oil has a 100-hour service interval.",
+            "Change the oil every 100 hours. Clean the filter every 50 hours.",
+        ),
+    ],
+)
+def test_faithful_restatements_of_frequencies_scales_times_bounds_and_ranges_are_not_conflicts(claim, evidence):
+    assert [m.message for m in check_claim(claim, evidence)] == []
+
+
+@pytest.mark.parametrize(
+    "claim, evidence, expected",
+    [
+        ("The unit weighs 27 lb.", "Weight: 27 kg (dry). The tank holds 6.5 litres.", "the source says 27 kg"),
+        ("Refunds show up in 2 to 3 working days.", "Card refunds show up in 5-7 working days.", "5-7 working days"),
+        ("A dog lighter than 25 lb is allowed.", "One dog under 25 kg is allowed.", "the source says 25 kg"),
+        ("The retest is within a month.", "Tests run monthly. A failed test is retried within two weeks.", "two weeks"),
+        ("Bins are skipped from 2 May 2026.", "Bins are not emptied after 30 April 2026.", "30 April"),
+    ],
+)
+def test_unit_errors_ranges_comparatives_and_shifted_bounds_are_still_caught(claim, evidence, expected):
+    messages = [m.message for m in check_claim(claim, evidence)]
+    assert messages and expected in messages[0], messages
