@@ -4,7 +4,9 @@ Three sets, each pair a premise (the evidence) and a hypothesis (the claim), lab
 or not (neutral and contradiction are both "not supported"):
 
 - MultiNLI and FEVER-NLI: the tenth of each set's premises that ``nlgeval-train claim-data`` holds out
-  (never trained on; rebuilt here from the data kit with the same split);
+  (never trained on; rebuilt here from the data kit with the same split), then each targeted set's own
+  held-out file (word order, minimal edits, negation, quantifiers, contrastive evidence, dialogue) and the
+  held-out tenth of each rule-made kind (swap, negation, quantity, state, span);
 - ANLI's adversarial dev rounds (non-commercial license: measured and chosen on, never trained on).
 
 Two readings per pair:
@@ -36,19 +38,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 QUESTION = "Is this claim consistent with the document?"
 
 
-def held_out_pairs(data: Path) -> dict[str, list[dict]]:
-    """The held-out MultiNLI and FEVER-NLI pairs (the split training uses) and ANLI dev."""
-    from nlgeval_training.claim_data import build_claim_data
+TARGETED_NAMES = {"mnli": "MultiNLI held-out", "fever": "FEVER-NLI held-out"}
 
-    _, held = build_claim_data(
-        [
-            ("mnli", "binary", data / "nli" / "mnli_binary.jsonl.gz"),
-            ("fever", "binary", data / "nli" / "fever_nli_binary.jsonl.gz"),
-        ]
-    )
-    sets: dict[str, list[dict]] = {"MultiNLI held-out": [], "FEVER-NLI held-out": []}
+
+def held_out_pairs(data: Path) -> dict[str, list[dict]]:
+    """Every held-out set of ``make embedded-claim``'s data (rebuilt from the kit with the same split: a tenth
+    of MultiNLI's and FEVER-NLI's premises, each targeted set's own held-out file, a tenth of each rule-made
+    kind), then ANLI dev (never trained on)."""
+    from nlgeval_training.claim_data import kit_claim_data
+
+    _, held = kit_claim_data(data)
+    sets: dict[str, list[dict]] = {}
     for row in held:
-        sets["MultiNLI held-out" if row["set"] == "mnli" else "FEVER-NLI held-out"].append(row)
+        sets.setdefault(TARGETED_NAMES.get(row["set"], row["set"]), []).append(row)
+    first = [n for n in TARGETED_NAMES.values() if n in sets]
+    sets = {n: sets[n] for n in first + sorted(n for n in sets if n not in first)}
     with gzip.open(data / "nli" / "anli_dev.jsonl.gz", "rt", encoding="utf-8") as handle:
         sets["ANLI dev"] = [json.loads(line) for line in handle if line.strip()]
     return sets
@@ -105,6 +109,12 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=600, help="pairs per set, drawn with a fixed seed (0: all)")
     parser.add_argument("--threshold", type=float, default=None, help="the dimension's threshold (default: README's)")
     parser.add_argument("--no-dimension", action="store_true", help="the head alone (faster)")
+    parser.add_argument(
+        "--dimension-sets",
+        nargs="*",
+        default=["MultiNLI held-out", "FEVER-NLI held-out", "ANLI dev"],
+        help="the sets the whole dimension reads too (default: MultiNLI, FEVER-NLI, ANLI)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
 
@@ -122,7 +132,8 @@ def main(argv=None) -> int:
         labels = [int(p["label"]) for p in pairs]
         started = time.perf_counter()
         head = head_scores(evaluator, pairs)
-        whole = "-" if args.no_dimension else cell(dimension_scores(evaluator, pairs), labels, threshold)
+        read_whole = not args.no_dimension and name in args.dimension_sets
+        whole = cell(dimension_scores(evaluator, pairs), labels, threshold) if read_whole else "-"
         per_pair = (time.perf_counter() - started) / len(pairs)
         print(f"| {name} | {len(pairs)} ({sum(labels)}) | {cell(head, labels, 0.5)} | {whole} | {per_pair:.3f} |")
     print(f"\nmodel {args.model}, evaluator {evaluator.fingerprint_id}; 95% bootstrap intervals over pairs")

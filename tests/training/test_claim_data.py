@@ -69,3 +69,40 @@ def test_an_input_seen_with_both_labels_is_dropped(tmp_path):
     )
     train, held = build_claim_data([("x", "binary", path)], held_out=0.0)
     assert [r["label"] for r in train] == [0] and held == []
+
+
+def test_a_premise_held_out_in_one_set_is_trained_on_in_none_and_shared_pairs_are_trained_once(tmp_path):
+    shared = "The ferry leaves Dover at noon ."
+    mnli = _write(tmp_path / "m.jsonl.gz", [{"premise": shared, "hypothesis": "The ferry leaves at noon.", "label": 1}])
+    edits = _write(
+        tmp_path / "e.jsonl.gz",
+        [
+            {"premise": "The ferry leaves Dover at noon.", "hypothesis": "The ferry leaves at dawn.", "label": 0},
+            {"premise": "The bus stops at the school.", "hypothesis": "The bus stops at the school gate.", "label": 0},
+            {"premise": "the bus stops at  the school.", "hypothesis": "The bus stops at the school gate.", "label": 0},
+        ],
+    )
+    held = _write(
+        tmp_path / "eh.jsonl.gz",
+        [{"premise": "The ferry leaves Dover at noon.", "hypothesis": "It sails.", "label": 1}],
+    )
+    train, held_rows = build_claim_data(
+        [("mnli", "binary", mnli), ("edits", "binary", edits)],
+        hold_out_from=set(),
+        held_out_files=[("edits", "binary", held)],
+    )
+    assert [r["input"].split("claim: ")[1].split(" </s>")[0] for r in train] == ["The bus stops at the school gate."]
+    assert held_rows == [
+        {"set": "edits", "premise": "The ferry leaves Dover at noon.", "hypothesis": "It sails.", "label": 1}
+    ]
+
+
+def test_generated_pairs_become_sets_of_their_own_held_out_by_premise(tmp_path):
+    generated = [
+        {"kind": "swap", "premise": f"Ana paid Ben {k} euros.", "hypothesis": f"Ben paid Ana {k} euros.", "label": 0}
+        for k in range(100)
+    ]
+    train, held = build_claim_data([], generated=generated)
+    assert {r["dimension"] for r in train} == {"gen-swap"} and {r["set"] for r in held} == {"gen-swap"}
+    assert 0 < len(held) < 30 and len(train) + len(held) == 100
+    assert not {r["premise"] for r in held} & {r["group"].split(":", 1)[1] for r in train}

@@ -252,3 +252,19 @@ def test_evaluate_and_card_write_measured_figures_and_keep_the_folder_valid(trai
     assert "## Agreement with human ratings" in card and "| model | 0.123 |" in card
     assert "nlgeval meta-eval X --model M" in card and manifest["card"]["human"]["command"] == human["command"]
     ModelFolder.open(folder).verify()
+
+
+def test_a_model_keeping_its_first_layers_trains_saves_and_loads_with_those_layers_only(tiny_setup):
+    from nlgeval_training.model import EncoderClassifier
+
+    root, encoder, data = tiny_setup
+    full = EncoderClassifier.from_pretrained_encoder(encoder)
+    n = len(full.encoder.encoder.layer)
+    cfg = _config(root, encoder, data, "first-layer", encoder_layers=1, stages=[["summarization/fluency"]])
+    train(cfg, resume=False)
+    kept = EncoderClassifier.load(Path(cfg.output_dir) / "final")
+    assert n > 1 and len(kept.encoder.encoder.layer) == 1 and kept.encoder.config.num_hidden_layers == 1
+    first = {k: v for k, v in full.state_dict().items() if "encoder.layer.0." in k}
+    assert set(first) <= set(kept.state_dict())  # the kept layer is the first one, by name
+    with pytest.raises(ValueError, match=f"encoder_layers=9: the encoder has {n} layers"):
+        train(_config(root, encoder, data, "too-many", encoder_layers=9), resume=False)

@@ -100,21 +100,53 @@ def cmd_intermediate(args) -> int:
     return 0
 
 
+def _claim_source(item: str, flag: str, formats: tuple[str, ...]) -> tuple[str, str, str]:
+    parts = item.split("=", 1)
+    if len(parts) != 2 or ":" not in parts[0]:
+        raise UsageError(f"{flag} {item!r}: write NAME:FORMAT=FILE, e.g. mnli:binary=nli/mnli_binary.jsonl.gz")
+    name, fmt = parts[0].split(":", 1)
+    if fmt not in formats:
+        raise UsageError(f"{flag} {item!r}: format {fmt!r} is not one of {formats}")
+    return name, fmt, parts[1]
+
+
+def _generated_pairs(args, sources: list[tuple[str, str, str]]) -> list[dict]:
+    from nlgeval_training.claim_data import generated_pairs
+    from nlgeval_training.claim_rules import KINDS
+
+    kinds = [k.strip() for k in args.generate.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise UsageError(f"--generate {args.generate!r}: unknown kind(s) {unknown}; choose from {', '.join(KINDS)}")
+    passages = []
+    for item in args.passages:
+        field, _, path = item.partition("=")
+        if not field or not path:
+            raise UsageError(f"--passages {item!r}: write FIELD=FILE, e.g. article=cnndm.jsonl.gz")
+        passages.append((field, path))
+    pairs = generated_pairs(sources, passages, kinds, args.generate_per_kind, seed=args.seed)
+    print(f"generated {len(pairs)} rule-made pairs ({', '.join(kinds)})")
+    return pairs
+
+
 def cmd_claim_data(args) -> int:
     from nlgeval_training.claim_data import FORMATS, build_claim_data
     from nlgeval_training.pseudo.build import write_records
 
-    sources = []
-    for item in args.source:
-        parts = item.split("=", 1)
-        if len(parts) != 2 or ":" not in parts[0]:
-            raise UsageError(f"--source {item!r}: write NAME:FORMAT=FILE, e.g. mnli:binary=nli/mnli_binary.jsonl.gz")
-        name, fmt = parts[0].split(":", 1)
-        if fmt not in FORMATS:
-            raise UsageError(f"--source {item!r}: format {fmt!r} is not one of {FORMATS}")
-        sources.append((name, fmt, parts[1]))
+    sources = [_claim_source(item, "--source", FORMATS) for item in args.source]
+    held_files = [_claim_source(item, "--held-out-file", FORMATS) for item in args.held_out_file]
+    generated = None
+    if args.generate:
+        generated = _generated_pairs(args, sources)
     hold = set(args.hold_out_from) if args.hold_out_from else None
-    train, held = build_claim_data(sources, held_out=args.held_out, hold_out_from=hold, seed=args.seed)
+    train, held = build_claim_data(
+        sources,
+        held_out=args.held_out,
+        hold_out_from=hold,
+        held_out_files=held_files,
+        generated=generated,
+        seed=args.seed,
+    )
     n = write_records(train, args.out)
     write_records(held, args.held_out_out)
     counts: dict[str, list[int]] = {}
@@ -137,6 +169,19 @@ def register_claim_data(sub) -> None:
         required=True,
         help="NAME:FORMAT=FILE, FORMAT binary (label 1 entailed / 0 not) or snli (entailment/neutral/contradiction)",
     )
+    p.add_argument(
+        "--held-out-file",
+        action="append",
+        default=[],
+        help="NAME:FORMAT=FILE, a set's own held-out part, never trained on; its premises are held out everywhere",
+    )
+    p.add_argument(
+        "--generate",
+        default="",
+        help="rule-made pair kinds from the sources' premises, comma-separated: swap,negation,quantity,state,span",
+    )
+    p.add_argument("--generate-per-kind", type=int, default=4000, help="at most this many pairs per kind (balanced)")
+    p.add_argument("--passages", action="append", default=[], help="FIELD=FILE: more passages for --generate")
     p.add_argument("--held-out", type=float, default=0.1, help="share of each set's premises held out (default 0.1)")
     p.add_argument("--hold-out-from", nargs="*", help="the sets to hold out from (default: all)")
     p.add_argument("--seed", type=int, default=0)
