@@ -215,7 +215,7 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
     def to_noon(m: re.Match) -> str:
         n = m.group("n").lower()
         minutes = _MINUTE_WORDS[n] if n in _MINUTE_WORDS else _small(n)
-        at = 0 if m.group("at").lower() == "midnight" else 720
+        at: float = 0 if m.group("at").lower() == "midnight" else 720
         at = (at - minutes if m.group("dir").lower() in ("to", "before") else at + minutes) % 1440
         return f"{int(at // 60)}:{int(at % 60):02d}"
 

@@ -29,6 +29,7 @@ parts, the held-out part as plain pairs for ``benchmarks/claim_support.py``.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 from nlgeval_training.boolqa import question_input
@@ -84,11 +85,11 @@ def _premise_key(premise: str) -> str:
 
 
 def build_claim_data(
-    sources: list[tuple[str, str, str | Path]],
+    sources: Sequence[tuple[str, str, str | Path]],
     *,
     held_out: float = 0.1,
     hold_out_from: set[str] | None = None,
-    held_out_files: list[tuple[str, str, str | Path]] | None = None,
+    held_out_files: Sequence[tuple[str, str, str | Path]] | None = None,
     generated: list[dict] | None = None,
     seed: int = 0,
 ) -> tuple[list[dict], list[dict]]:
@@ -159,8 +160,8 @@ KIT_TARGETED = (
 
 
 def generated_pairs(
-    sources: list[tuple[str, str, str | Path]],
-    passages: list[tuple[str, str | Path]],
+    sources: Sequence[tuple[str, str, str | Path]],
+    passages: Sequence[tuple[str, str | Path]],
     kinds: list[str],
     per_kind: int,
     seed: int = 0,
