@@ -42,16 +42,18 @@ THRESHOLDS: dict[str, Threshold] = {
     "summarization/relevance": Threshold(0.65, 0.09, 1.00, 120, 120),
     # 0.25 since claims are read in steps: at 0.3 five of the 48 probe texts fail (10.4%), one of them at 0.298
     "fact/consistency": Threshold(0.25, 0.02, 1.00, 48, 48),
-    "rag/faithfulness": Threshold(0.45, 0.08, 0.76, 77, 85),
+    # 0.35 since a683986f1cdea874: at 0.45 three more of the realistic cases' faithful answers fail (12%), each a
+    # paraphrase the head reads as unsupported
+    "rag/faithfulness": Threshold(0.35, 0.08, 0.71, 77, 85),
     "rag/answer_relevance": Threshold(0.9, 0.00, 1.00, 24, 24),
     "rag/context_relevance": Threshold(0.9, 0.08, 1.00, 24, 24),
     "rag/context_recall": Threshold(0.7, 0.00, 1.00, 24, 24),
     "dialogue/naturalness": Threshold(0.45, 0.07, 0.97, 120, 120),
     "dialogue/coherence": Threshold(0.35, 0.10, 0.50, 60, 60),
     "dialogue/engagingness": Threshold(0.5, 0.08, 1.00, 60, 60),
-    # the one exception to the rule (which gives 0.15: 4% and 35%): a reply that misstates the fact is capped at
-    # 0.2 and must fail, and at 0.2 one held-out Topical-Chat reply in seven that uses its knowledge loosely fails
-    "dialogue/groundedness": Threshold(0.2, 0.15, 0.53, 80, 94),
+    # a reply that misstates the fact is capped at 0.2 and must fail; the rule gives 0.2 since the fact checker
+    # reads every claim about the fact (before, 0.15, and 0.2 was kept as an exception at 15% false alarms)
+    "dialogue/groundedness": Threshold(0.2, 0.06, 0.52, 80, 94),
     "dialogue/understandability": Threshold(0.45, 0.10, 0.95, 120, 120),
     "data2text/naturalness": Threshold(0.6, 0.08, 1.00, 48, 48),
     "data2text/informativeness": Threshold(0.85, 0.08, 1.00, 24, 24),

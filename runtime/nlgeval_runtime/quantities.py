@@ -45,7 +45,7 @@ from typing import Sequence
 
 from nlgeval_runtime.figures import _MONTH_SPELLINGS, _PEOPLE, numbers
 
-__all__ = ["Quantity", "conflicts", "quantities", "same_quantity"]
+__all__ = ["Quantity", "conflicts", "in_evidence_terms", "quantities", "same_quantity"]
 
 #: duration units in days
 _DAYS = {
@@ -94,7 +94,7 @@ _SMALL = {
 _SMALL_RE = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2})"
 _FRACTION = re.compile(
     rf"\b(?P<num>{_SMALL_RE})[\s-]+(?P<frac>half|halves|thirds?|quarters?|fifths?|sixths?|eighths?|tenths?)"
-    r"(?=\s+(?:of|the|all|those|its|their|our|your)\b)",
+    r"(?=\s+(?:of|the|all|those|its|their|our|your)\b|\s*[.,;:!?)]|\s*$)",  # "two fifths of", "by two fifths."
     re.I,
 )
 _TIME_UNIT_RE = r"(?P<unit>second|minute|hour|day|week|fortnight|month|year|decade|century)"
@@ -270,6 +270,8 @@ def _kind(unit: str | None, mention_kind: str) -> tuple[str, float]:
         return "money", 0.01 if unit in ("cent", "pence") else 1.0
     if unit in ("am", "pm"):
         return "time", 1.0
+    if unit in ("time", "times", "fold"):
+        return "ratio", 1.0  # "four times the old limit": a multiple, never a count of something
 
     return f"count:{'people' if unit in _PEOPLE else unit}", 1.0
 
@@ -571,7 +573,9 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             continue
         if _derived(q, figures, _windows(source)):
             continue  # a figure worked out from the source's ("saves $20", "in total", "works out at")
-        found.append((q, _nearest(claim, evidence, rivals)))
+        # a unit error names the same number of the other unit ("20 days" where the evidence says "20 hours")
+        slip = [s for s in said if _comparable(q, s) and s.raw == q.raw and abs(s.value - q.value) > 1e-9]
+        found.append((q, slip[0] if slip else _nearest(claim, evidence, rivals)))
     return found
 
 
@@ -602,7 +606,8 @@ def _about_the_same(claim: str, q: Quantity, evidence: str) -> list[Quantity] | 
     from nlgeval_runtime.claims import content_words
     from nlgeval_runtime.sentences import split_sentences
 
-    sentences = split_sentences(evidence) or [evidence]
+    # once each, in order: a claim's evidence holds its aligned sentences and the pairs they make
+    sentences = list(dict.fromkeys(split_sentences(evidence))) or [evidence]
     if len(sentences) < 2:
         return None
     at = claim.lower().find(q.text.lower())
@@ -622,7 +627,18 @@ def _about_the_same(claim: str, q: Quantity, evidence: str) -> list[Quantity] | 
             return stated
     # no sentence stands out: the figures of sentences on the claim's topic at all (sharing a word near the
     # quantity); a sentence that shares none is about something else, and its figures prove nothing
-    return [r for near, _, s in ranked if near for r in quantities(s) if r.kind == q.kind]
+    topical = [r for near, _, s in ranked if near for r in quantities(s) if r.kind == q.kind]
+    if topical or best_near < 2:
+        return topical
+    # the sentence about the claim's topic states none, and the next one goes on about it ("The city council
+    # approved a new bridge. The project will cost 38 million euros."): its figures are about the same thing
+    after = sentences.index(best) + 1
+    if after < len(sentences) and _REFERS_BACK.match(sentences[after]):
+        return [r for r in quantities(sentences[after]) if r.kind == q.kind]
+    return topical
+
+
+_REFERS_BACK = re.compile(r"\s*(?:it|its|this|that|these|those|they|their|he|she|his|her|the)\b", re.I)
 
 
 def _time_of_day(claim: str, q: Quantity) -> bool:
@@ -654,3 +670,33 @@ def _nearest(claim: str, evidence: str, rivals: list[Quantity]) -> Quantity:
         if found and shared > most:
             best, most = next((r for r in rivals if r.text == found[0].text), rivals[0]), shared
     return best
+
+
+@functools.lru_cache(maxsize=1024)
+def in_evidence_terms(claim: str, evidence: str) -> str:
+    """``claim`` with each quantity that ``evidence`` states in other words written as the evidence writes it
+    (the same kind and value: "a two-week trial" where the evidence says "a 14-day trial", "4.5 hours" for "four
+    and a half hours", "40%" for "two fifths"), so that a claim-support model compares the words it reads best;
+    ``claim`` itself when the evidence restates none of its quantities. A quantity the evidence does not state,
+    or states otherwise, is left as the claim has it: this only rewords what the quantity reader found equal."""
+    mine = [q for q in quantities(claim, liberal=False) if q.kind != "reference"]
+    if not mine:
+        return claim
+    said = [s for s in quantities(evidence) if s.kind != "reference"]
+    text = _rewrite(claim, liberal=False)[0]
+    changed = False
+    for q in mine:
+        match = next((s for s in said if s.kind == q.kind and same_quantity(q, s)), None)
+        literal = match and re.search(r"[\s-]+".join(re.escape(p) for p in match.text.split()), evidence, re.I)
+        if match is None or not literal:
+            continue  # none, or the evidence words it otherwise too ("a quarter of" read as "25%")
+        pattern = r"[\s-]+".join(re.escape(part) for part in q.text.split())
+        if match.text.lower().replace("-", " ") == q.text.lower().replace("-", " "):
+            # worded as the evidence words it once the fractions are read ("two fifths" -> "40%")
+            changed = changed or not re.search(pattern, claim, re.I)
+            continue
+        found = re.search(rf"(?<![\w.,]){pattern}(?![\w]|[.,]\d)", text, re.I)
+        if found:
+            text = text[: found.start()] + literal.group(0) + text[found.end() :]
+            changed = True
+    return text if changed else claim

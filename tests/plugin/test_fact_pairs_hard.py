@@ -36,12 +36,13 @@ DIMENSION = {
 #: what the embedded model reaches at the documented thresholds (benchmarks/realistic_facts.py). The explicit checks
 #: fire only on a conflict with the evidence (a figure of the same kind about the same thing), never on a figure
 #: the source does not state: that is left to the head, and it costs a few catches here (rag 0.61 and dialogue 0.38
-#: when absence fired) against 142 of 360 good six-domain summaries that a check failed (benchmarks/domain_claims.py)
-FALSE_ALARMS_AT_MOST = {"summary": 0.071, "rag": 0.137, "dialogue": 0.0}
-CAUGHT_AT_LEAST = {"summary": 0.54, "rag": 0.57, "dialogue": 0.35}
+#: when absence fired) against 142 of 360 good six-domain summaries that a check failed (benchmarks/domain_claims.py).
+#: rag faithfulness is read at 0.35 since its threshold moved there (at 0.45: 13.6% false alarms, 57.7% caught).
+FALSE_ALARMS_AT_MOST = {"summary": 0.071, "rag": 0.07, "dialogue": 0.0}
+CAUGHT_AT_LEAST = {"summary": 0.53, "rag": 0.51, "dialogue": 0.35}
 #: damaged summaries and answers whose failure message names the wrong figure, date or role (34 numbers and 18 dates
-#: when a figure absent from the source was named)
-NAMED_AT_LEAST = {"number": 25, "date": 17, "role": 10}
+#: when a figure absent from the source was named; 25 numbers before a conflict needed a sentence on the claim's topic)
+NAMED_AT_LEAST = {"number": 24, "date": 17, "role": 10}
 
 
 @pytest.fixture(scope="module")

@@ -157,3 +157,42 @@ def test_faithful_restatements_of_frequencies_scales_times_bounds_and_ranges_are
 def test_unit_errors_ranges_comparatives_and_shifted_bounds_are_still_caught(claim, evidence, expected):
     messages = [m.message for m in check_claim(claim, evidence)]
     assert messages and expected in messages[0], messages
+
+
+def test_a_multiple_is_a_ratio_never_a_count_of_what_the_source_counts():
+    source = "Offline downloads now go up to 2 GB, up from 500 MB. You can keep up to 10 regions."
+    assert [q.kind for q in quantities("four times the previous limit")] == ["ratio"]
+    assert [m.message for m in check_claim("Downloads reach 2 GB, four times the previous 500 MB limit.", source)] == []
+
+
+def test_a_fraction_ending_its_clause_is_a_share():
+    assert [(q.kind, q.value) for q in quantities("Invoices shrink by roughly two fifths.", liberal=False)] == [
+        ("percent", 40.0)
+    ]
+    assert fired("Invoices shrink by two fifths.", "Invoices are about 40% smaller.") == []
+    assert fired("Invoices shrink by two thirds.", "Invoices are 40% smaller.")
+
+
+def test_a_unit_error_names_the_same_number_in_the_other_unit():
+    source = "A full charge takes 20 hours. Delivery takes 11 days."
+    messages = [m.message for m in check_claim("A full charge takes 20 days.", source)]
+    assert messages and "the source says 20 hours" in messages[0], messages
+
+
+@pytest.mark.parametrize(
+    "claim, evidence, expected",
+    [
+        ("Newcomers get a two-week free trial.", "New users get a 14-day free trial.", "Newcomers get a 14-day"),
+        ("Recharging takes four and a half hours.", "A full recharge takes 4.5 hours.", "Recharging takes 4.5 hours."),
+        ("The warranty lasts a year.", "The warranty lasts 12 months.", "The warranty lasts 12 months."),
+        ("Invoices shrink by roughly two fifths.", "Invoices are about 40% smaller.", "by roughly 40%."),
+        # left as written: a quantity the evidence states otherwise, or words it as the claim does
+        ("The warranty lasts two years.", "The warranty lasts 12 months.", "The warranty lasts two years."),
+        ("A quarter of members voted.", "A quarter of members voted.", "A quarter of members voted."),
+        ("Section 5.3 covers claims.", "5.3 Claims. Claims are paid within 30 days.", "Section 5.3 covers claims."),
+    ],
+)
+def test_a_claim_is_read_with_its_quantities_worded_as_its_evidence_words_them(claim, evidence, expected):
+    from nlgeval_runtime.quantities import in_evidence_terms
+
+    assert expected in in_evidence_terms(claim, evidence)
