@@ -561,8 +561,9 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             continue  # "16 servings at £3.60, or £57.60": the claim shows its arithmetic
         about = _about_the_same(claim, q, evidence)
         rivals = about if about is not None else [s for s in said if s.kind == q.kind]
-        if not rivals:  # a unit error: the same number of another unit of the kind ("27 lb" for "27 kg")
-            rivals = [s for s in said if s.kind == q.kind and s.raw == q.raw and abs(s.value - q.value) > 1e-9]
+        # a unit error: the same number of another unit of the kind ("27 lb" for "27 kg", "20 days" for "20 hours")
+        slips = [s for s in said if s.kind == q.kind and s.raw == q.raw and abs(s.value - q.value) > 1e-9]
+        rivals = rivals or slips
         if not rivals and (q.kind.startswith("count:") or q.kind == "number"):
             # a count the source states nowhere, beside the evidence's own counts ("155,000 visitors" where the
             # evidence says "a record 310,000"): the same kind of figure, about the same thing
@@ -573,9 +574,7 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             continue
         if _derived(q, figures, _windows(source)):
             continue  # a figure worked out from the source's ("saves $20", "in total", "works out at")
-        # a unit error names the same number of the other unit ("20 days" where the evidence says "20 hours")
-        slip = [s for s in said if _comparable(q, s) and s.raw == q.raw and abs(s.value - q.value) > 1e-9]
-        found.append((q, slip[0] if slip else _nearest(claim, evidence, rivals)))
+        found.append((q, slips[0] if slips else _nearest(claim, evidence, rivals)))  # a unit error names its twin
     return found
 
 
@@ -687,10 +686,10 @@ def in_evidence_terms(claim: str, evidence: str) -> str:
     changed = False
     for q in mine:
         match = next((s for s in said if s.kind == q.kind and same_quantity(q, s)), None)
-        literal = match and re.search(r"[\s-]+".join(re.escape(p) for p in match.text.split()), evidence, re.I)
+        literal = match and re.search(_spelled(match.text), evidence, re.I)
         if match is None or not literal:
             continue  # none, or the evidence words it otherwise too ("a quarter of" read as "25%")
-        pattern = r"[\s-]+".join(re.escape(part) for part in q.text.split())
+        pattern = _spelled(q.text)
         if match.text.lower().replace("-", " ") == q.text.lower().replace("-", " "):
             # worded as the evidence words it once the fractions are read ("two fifths" -> "40%")
             changed = changed or not re.search(pattern, claim, re.I)
@@ -700,3 +699,8 @@ def in_evidence_terms(claim: str, evidence: str) -> str:
             text = text[: found.start()] + literal.group(0) + text[found.end() :]
             changed = True
     return text if changed else claim
+
+
+def _spelled(text: str) -> str:
+    """A pattern of ``text`` as written in either spelling: "14 day" matches "14-day" and "14 day"."""
+    return r"[\s-]+".join(re.escape(part) for part in text.split())

@@ -234,14 +234,14 @@ def _alignment_windows(
     if len(prefix_text.encode("utf-8")) + planner.special_tokens > _room_limit(models):
         _check_room(dim, unit, planner.count([prefix_text])[0], models)
     windows = alignment_units(unit, body, top=int(spec.get("top_units", 6)), tail=tail)
-    if not spec.get("checks"):
-        return windows, [dim.input_text(unit, {**fields, _window_argument(dim): w.text}) for w in windows]
     from nlgeval_runtime.quantities import in_evidence_terms
 
     # a checked claim is read against each unit with its quantities worded as that unit words them ("a two-week
     # trial" against "a 14-day trial"): the quantity reader found them equal, and the model compares the rest
+    checked = bool(spec.get("checks"))
     return windows, [
-        dim.input_text(in_evidence_terms(unit, w.text), {**fields, _window_argument(dim): w.text}) for w in windows
+        dim.input_text(in_evidence_terms(unit, w.text) if checked else unit, {**fields, _window_argument(dim): w.text})
+        for w in windows
     ]
 
 
