@@ -126,8 +126,15 @@ def explanation_lines(details: Mapping[str, Any], *, per_unit: bool = True) -> l
                 mark = "   <- weakest" if i == weakest and len(units) > 1 else ""
                 mark = "   <- proven wrong" if _proven(unit) else mark
                 lines.append(f"  [{i + 1}] {unit['score']:.4f}  {_clip(unit['text'])}{mark}")
-        lines.append(f"weakest {noun} ({units[weakest]['score']:.4f}): {_clip(units[weakest]['text'])!r}")
-        window = units[weakest].get("window")
+        # the claim that decides the score: a proven one caps it, so it is named even when a faithful claim
+        # that the head doubts scores lower
+        if proven:
+            focus = min(proven, key=lambda u: u["score"])
+            lines.append(f"proven wrong {noun} ({focus['score']:.4f}): {_clip(focus['text'])!r}")
+        else:
+            focus = units[weakest]
+            lines.append(f"weakest {noun} ({focus['score']:.4f}): {_clip(focus['text'])!r}")
+        window = focus.get("window")
     elif units:
         lines.append(f"{noun}: {_clip(units[0]['text'])!r}")
         window = units[0].get("window")

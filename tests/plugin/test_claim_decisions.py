@@ -54,6 +54,8 @@ def test_one_claim_proven_wrong_among_twelve_fails_the_output_and_is_named(evalu
     message = damaged.failure_message(">", threshold)
     assert "`$1,500`: the source says $1,000" in message
     assert "proven wrong" in message
+    assert "proven wrong claim (" in message and "'The office supplies budget for the quarter is $1,500.'" in message
+    assert "weakest claim (" not in message  # a faithful claim the head doubts more is not named as the cause
     proven = [c for c in damaged.claims if c.proven_wrong]
     assert [c.text for c in proven] == ["The office supplies budget for the quarter is $1,500."]
     assert proven[0].reasons == ("`$1,500`: the source says $1,000",)
@@ -80,3 +82,25 @@ def test_claims_of_a_score_without_claim_units_are_empty():
     assert (
         Score(0.9, name="fluency", details={"unit": "sentence", "units": [{"text": "A.", "score": 0.9}]}).claims == []
     )
+
+
+def test_the_message_names_the_proven_claim_not_a_lower_faithful_one():
+    from pytest_nlgeval.core.score import explanation_lines
+
+    proof = {"claim": {"mismatches": [{"kind": "number", "message": "`$1,500`: the source says $1,000"}]}}
+    details = {
+        "unit": "claim",
+        "aggregation": "mean_min",
+        "units": [
+            {"text": "Staff have a fortnight to finish the training.", "score": 0.12},
+            {"text": "The budget is $1,500.", "score": 0.2, "window": proof},
+            {"text": "The next meeting is on 17 March.", "score": 0.93},
+        ],
+    }
+    lines = explanation_lines(details)
+    assert "proven wrong claim (0.2000): 'The budget is $1,500.'" in lines
+    assert not any(line.startswith("weakest claim") for line in lines)
+    assert "unsupported: `$1,500`: the source says $1,000" in lines
+    # without a proof the weakest claim is named, as before
+    plain = explanation_lines({**details, "units": [{**u, "window": None} for u in details["units"]]})
+    assert "weakest claim (0.1200): 'Staff have a fortnight to finish the training.'" in plain

@@ -18,10 +18,10 @@ _ARTICLE = (
 SOURCE = _ARTICLE * 3
 #: the figure is wrong (83 million for 38 million); the second claim is right
 OUTPUT = "The Lindau council approved a new 83 million euro bridge, and construction starts on 19 May."
-#: what the explanation must say, whatever the scores: the weakest claim, the unsupported span with what the
+#: what the explanation must say, whatever the scores: the claim proven wrong, the unsupported span with what the
 #: source says, and the deciding window
 MUST_SAY = (
-    "weakest claim (",
+    "proven wrong claim (",
     "unsupported: `83 million euro`: the source says 38 million euros",
     "best-supporting source window ",
 )

@@ -268,3 +268,46 @@ def test_a_model_keeping_its_first_layers_trains_saves_and_loads_with_those_laye
     assert set(first) <= set(kept.state_dict())  # the kept layer is the first one, by name
     with pytest.raises(ValueError, match=f"encoder_layers=9: the encoder has {n} layers"):
         train(_config(root, encoder, data, "too-many", encoder_layers=9), resume=False)
+
+
+def test_claim_pooling_trains_exports_and_reads_the_claim_segment_beside_the_whole(tiny_setup, tmp_path):
+    import torch
+    from nlgeval_runtime import load_boolqa
+
+    from nlgeval_training.encoder_classifier import export_encoder_classifier, reference_scores
+    from nlgeval_training.model import EncoderClassifier
+
+    root, encoder, data = tiny_setup
+    cfg = _config(root, encoder, data, "claim-pooling", pooling="claim", stages=[["summarization/fluency"]])
+    train(cfg, resume=False)
+    ckpt = Path(cfg.output_dir) / "final"
+    model = EncoderClassifier.load(ckpt).eval()
+    assert model.pooling == "claim" and model.separator_id is not None
+    assert model.head.in_features == 2 * model.encoder.config.hidden_size
+    # the second half of the features is the mean of the tokens before the second separator, nothing after it
+    sep = model.separator_id
+    ids = torch.tensor([[2, 5, sep, 7, 8, sep, 9, 10, 11, sep]])
+    mask = torch.ones_like(ids)
+    hidden = model.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+    features = {}
+    hook = model.head.register_forward_hook(lambda _m, args, _o: features.update(x=args[0]))
+    model.logits(ids, mask)
+    hook.remove()
+    width = model.encoder.config.hidden_size
+    assert torch.allclose(features["x"][0, width:], hidden[0, :5].mean(0), atol=1e-5)
+    assert torch.allclose(features["x"][0, :width], hidden[0].mean(0), atol=1e-5)
+
+    texts = [
+        "question: Is this claim consistent with the document? </s> claim: The museum opened. </s> document: "
+        "The museum opened on Monday.",
+        "question: Is this claim consistent with the document? </s> claim: Monday opened the museum. </s> "
+        "document: The museum opened on Monday.",
+    ]
+    expected = reference_scores(model, ckpt / "tokenizer.json", texts, 48, "[SEP]")
+    export_encoder_classifier(ckpt, tmp_path / "model", int8=False)
+    manifest = json.loads((tmp_path / "model" / "nlgeval.json").read_text())
+    assert manifest["classifier"]["pooling"] == "claim"
+    scores = load_boolqa(str(tmp_path / "model"), precision="fp32").score(texts).scores
+    assert np.max(np.abs(scores - expected)) < 1e-5
+    with pytest.raises(ValueError, match="pooling='max': choose one of mean, claim"):
+        EncoderClassifier.from_pretrained_encoder(encoder, "max")

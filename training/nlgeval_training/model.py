@@ -1,5 +1,12 @@
 """The encoder-classifier Boolean-QA evaluator: a BERT-style encoder, mean pooling, a linear Yes/No head.
 
+Two poolings: ``"mean"`` averages every token of the input; ``"claim"`` puts beside that average the average of
+the tokens before the input's second separator (the question and the claim, which come before the document in
+every fact input). Through attention the claim's tokens have read the document, so their average says how the
+claim fares against it; in the whole-input average the claim's few tokens are outweighed by the document's
+many, and a claim with two roles exchanged reads almost like the original (the pooling that a cross-encoder
+for entailment reads: its first token or its first segment, not the mean of a long document).
+
 ``p_yes = sigmoid(logit_yes - logit_no)``, the same quantity UniEval reads off T5's first decoder step
 (P(Yes) / (P(Yes) + P(No)), UniEval's public code, maszhongming/UniEval), so the exported graph fits the model-folder
 contract. The default encoder is all-MiniLM-L6-v2 (Wang et al., 2020; sentence-transformers), loaded offline from the
@@ -25,6 +32,8 @@ SEPARATOR_TOKEN = "[SEP]"
 #: Marker file of an encoder-classifier checkpoint (read by the exporter's dispatch).
 CLASSIFIER_FILE = "nlgeval_classifier.json"
 _POOLER_TYPES = ("bert", "roberta", "xlm-roberta", "mpnet")
+#: The poolings :class:`EncoderClassifier` knows (module docstring).
+POOLINGS = ("mean", "claim")
 
 
 def minilm_path() -> Path:
@@ -40,15 +49,27 @@ def minilm_path() -> Path:
 
 
 class EncoderClassifier(nn.Module):
-    """Encoder + masked mean pooling + ``Linear(hidden, 2)``; column 0 is "Yes", column 1 is "No"."""
+    """Encoder + masked mean pooling + ``Linear(hidden, 2)``; column 0 is "Yes", column 1 is "No".
 
-    def __init__(self, encoder: nn.Module):
+    ``pooling="claim"`` concatenates the claim segment's mean (tokens before the second ``separator_id``) to the
+    whole input's mean, and the head reads ``2 * hidden`` features."""
+
+    def __init__(self, encoder: nn.Module, pooling: str = "mean", separator_id: int | None = None):
         super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling={pooling!r}: choose one of {', '.join(POOLINGS)}")
+        if pooling == "claim" and separator_id is None:
+            raise ValueError('pooling="claim" needs separator_id, the id of the tokenizer\'s [SEP]')
         self.encoder: Any = encoder
-        self.head = nn.Linear(int(getattr(encoder, "config").hidden_size), 2)
+        self.pooling = pooling
+        self.separator_id = separator_id
+        hidden = int(getattr(encoder, "config").hidden_size)
+        self.head = nn.Linear(hidden * (2 if pooling == "claim" else 1), 2)
 
     @classmethod
-    def from_pretrained_encoder(cls, path: str | Path) -> "EncoderClassifier":
+    def from_pretrained_encoder(
+        cls, path: str | Path, pooling: str = "mean", separator_id: int | None = None
+    ) -> "EncoderClassifier":
         """Encoder weights from a local transformers folder (never the network); a fresh head."""
         from transformers import AutoModel
 
@@ -71,20 +92,26 @@ class EncoderClassifier(nn.Module):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             encoder = AutoModel.from_pretrained(str(path), local_files_only=True, **kwargs)  # type: ignore[arg-type]
-        return cls(encoder)
+        return cls(encoder, pooling, separator_id)
 
     @classmethod
-    def from_config(cls, config) -> "EncoderClassifier":
+    def from_config(cls, config, pooling: str = "mean", separator_id: int | None = None) -> "EncoderClassifier":
         """A randomly initialised model (tests build tiny ones this way)."""
         from transformers import AutoModel
 
         kwargs = {"add_pooling_layer": False} if config.model_type in _POOLER_TYPES else {}
-        return cls(AutoModel.from_config(config, **kwargs))
+        return cls(AutoModel.from_config(config, **kwargs), pooling, separator_id)
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        if self.pooling == "claim":
+            # separators seen up to and including each position; the claim segment is where fewer than two were
+            seen = torch.cumsum((input_ids == self.separator_id).to(torch.int64), dim=1)
+            claim = mask * (seen < 2).unsqueeze(-1).to(hidden.dtype)
+            claim_pooled = (hidden * claim).sum(1) / claim.sum(1).clamp(min=1.0)
+            pooled = torch.cat([pooled, claim_pooled], dim=-1)
         return self.head(pooled)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -111,7 +138,8 @@ class EncoderClassifier(nn.Module):
                     "architecture": "encoder-classifier",
                     "head": "linear",
                     "labels": ["yes", "no"],
-                    "pooling": "mean",
+                    "pooling": self.pooling,
+                    "separator_id": self.separator_id,
                     "separator_token": SEPARATOR_TOKEN,
                 },
                 indent=1,
@@ -125,7 +153,8 @@ class EncoderClassifier(nn.Module):
         if not (folder / "head.pt").is_file():
             raise FileNotFoundError(f"{str(folder)!r} is not an encoder-classifier checkpoint (no head.pt)")
         encoder_dir = folder / "encoder" if (folder / "encoder" / "config.json").is_file() else folder
-        model = cls.from_pretrained_encoder(encoder_dir)
+        meta = json.loads((folder / CLASSIFIER_FILE).read_text()) if (folder / CLASSIFIER_FILE).is_file() else {}
+        model = cls.from_pretrained_encoder(encoder_dir, meta.get("pooling", "mean"), meta.get("separator_id"))
         model.head.load_state_dict(torch.load(folder / "head.pt", map_location="cpu", weights_only=True))
         return model
 

@@ -50,6 +50,7 @@ class TrainConfig:
     encoder: str = "minilm"  # "minilm" (the packaged all-MiniLM-L6-v2) or a folder
     init_checkpoint: str | None = None  # start from an earlier checkpoint (e.g. the intermediate stage)
     encoder_layers: int | None = None  # keep only the encoder's first N layers (a cheaper model; None: all)
+    pooling: str = "mean"  # "mean" or "claim" (the claim segment's mean beside the whole mean; model.py)
     mode: str = "continual"
     stages: list[list[str]] = field(default_factory=default_stages)
     replay: float = 0.2
@@ -278,8 +279,18 @@ def _build_model(config: TrainConfig):
         tok_path = Path(config.init_checkpoint) / "tokenizer.json"
     else:
         enc = minilm_path() if config.encoder == "minilm" else Path(config.encoder)
-        model = EncoderClassifier.from_pretrained_encoder(enc)
         tok_path = enc / "tokenizer.json"
+        separator_id = None
+        if config.pooling == "claim":
+            from nlgeval_training.encoding import load_tokenizer
+            from nlgeval_training.model import SEPARATOR_TOKEN
+
+            if not tok_path.is_file():
+                raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizers tokenizer.json")
+            separator_id = load_tokenizer(tok_path, config.max_length).token_to_id(SEPARATOR_TOKEN)
+            if separator_id is None:
+                raise ValueError(f'pooling="claim": the tokenizer {tok_path} has no {SEPARATOR_TOKEN} token')
+        model = EncoderClassifier.from_pretrained_encoder(enc, config.pooling, separator_id)
         if config.encoder_layers:
             keep_first_layers(model, config.encoder_layers)
     if not tok_path.is_file():
@@ -647,4 +658,6 @@ def _config_hash(config: TrainConfig) -> str:
             "eval_every",
         )
     }
+    if keep.get("pooling") == "mean":
+        del keep["pooling"]  # the default: runs written before the option existed still resume
     return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
