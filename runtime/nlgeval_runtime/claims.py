@@ -51,6 +51,28 @@ def words(text: str) -> list[str]:
     return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
 
 
+# Words with their hyphenated compounds kept whole: "time-locked" is an adjective, never the verb "locked".
+_COMPOUND_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+
+
+def _verb_words(text: str) -> list[str]:
+    return [w.lower() for w in _COMPOUND_WORD.findall(text)]
+
+
+def _verb_at(tokens: list[str], k: int) -> bool:
+    """Whether ``tokens[k]`` reads as a finite verb: an auxiliary, or a past form that is neither part of a
+    hyphenated compound nor a participle opening a noun phrase ("and scheduled bandwidth limits", "related
+    costs": a participle first, then a content word, is the noun's adjective)."""
+    t = tokens[k]
+    if t in _AUXILIARIES:
+        return True
+    if "-" in t or not (t.endswith("ed") and len(t) > 4):
+        return False
+    after = tokens[k + 1] if k + 1 < len(tokens) else None
+    opens_a_phrase = k == 0 and after is not None and after not in STOPWORDS and not after[0].isdigit()
+    return not (opens_a_phrase and not after.endswith("ly"))
+
+
 def content_words(text: str) -> list[str]:
     """The words of ``text`` that carry content: not function words, at least two characters or a digit."""
     return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
@@ -123,8 +145,20 @@ def _clauses(sentence: str) -> list[str]:
         out.extend(pieces)
     subject = _subject(out[0]) if len(out) > 1 else None
     if subject:
-        out = [out[0]] + [_with_subject(p, subject) for p in out[1:]]
+        out = [out[0]] + [_with_subject(p, subject, _auxiliary(out[0], subject)) for p in out[1:]]
     return out
+
+
+def _auxiliary(clause: str, subject: str) -> str:
+    """The auxiliaries between ``subject`` and a past participle in ``clause`` ("was" of "The contract was
+    signed in May"), which a clause opening with a participle shares ("and renewed in June"); else ""."""
+    tokens = _COMPOUND_WORD.findall(clause[len(subject) :])
+    k = 0
+    while k < len(tokens) and tokens[k].lower() in _AUXILIARIES | {"not", "also", "already", "then"}:
+        k += 1
+    if 0 < k < len(tokens) and tokens[k].lower().endswith("ed") and "-" not in tokens[k]:
+        return " ".join(t for t in tokens[:k] if t.lower() in _AUXILIARIES)  # "not" is the first clause's own
+    return ""
 
 
 _CONJUNCTION = re.compile(r"^(?:and|but|while|whereas|although|though|yet)\s+", re.I)
@@ -133,21 +167,23 @@ _CONJUNCTION = re.compile(r"^(?:and|but|while|whereas|although|though|yet)\s+", 
 def _subject(clause: str) -> str | None:
     """The words of ``clause`` before its first verb-like word ("The city council" of "The city council
     approved ..."), or None when it opens with the verb or has none."""
-    found = re.finditer(r"[\w'’]+", clause)
-    tokens = [(m.group(0), m.start()) for m in found]
-    for k, (t, start) in enumerate(tokens):
-        low = t.lower()
-        if low in _AUXILIARIES or (low.endswith("ed") and len(low) > 4):
-            return clause[:start].strip().rstrip(",") or None if k > 0 else None
+    found = list(_COMPOUND_WORD.finditer(clause))
+    tokens = [m.group(0).lower() for m in found]
+    for k, m in enumerate(found):
+        if _verb_at(tokens, k):
+            return clause[: m.start()].strip().rstrip(",") or None if k > 0 else None
     return None
 
 
-def _with_subject(clause: str, subject: str) -> str:
-    """``clause`` with ``subject`` in front when it opens with its verb ("and will start" -> "X will start")."""
+def _with_subject(clause: str, subject: str, auxiliary: str = "") -> str:
+    """``clause`` with ``subject`` in front when it opens with its verb ("and will start" -> "X will start"),
+    and the first clause's ``auxiliary`` when it opens with a participle ("and renewed" -> "X was renewed")."""
     bare = _CONJUNCTION.sub("", clause.strip())
-    first = words(bare)[:1]
-    if not first or not (first[0] in _AUXILIARIES or (first[0].endswith("ed") and len(first[0]) > 4)):
+    tokens = _verb_words(bare)
+    if not tokens or not _verb_at(tokens, 0):
         return clause
+    if auxiliary and tokens[0] not in _AUXILIARIES:
+        return f"{subject} {auxiliary} {bare}"
     return f"{subject} {bare}"
 
 
@@ -167,7 +203,8 @@ def _soft_statement(part: str) -> bool:
         return False
     if len(tokens) <= 6 and _ATTRIBUTION & set(tokens):
         return False
-    return any(t in _AUXILIARIES or (t.endswith("ed") and len(t) > 4) for t in tokens)
+    verbs = _verb_words(_CONJUNCTION.sub("", part.strip()))
+    return any(_verb_at(verbs, k) for k in range(len(verbs)))
 
 
 def _merge(parts: list[str], soft: bool = False) -> list[str]:

@@ -103,6 +103,35 @@ def test_claims_skip_contentless_units_and_split_joined_statements():
     ]
 
 
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        # a hyphenated compound is no verb, and a participle before a noun is the noun's adjective: one claim
+        (
+            "Kestrel 3.1 mainly adds immutable, time-locked snapshots and scheduled bandwidth limits.",
+            ["Kestrel 3.1 mainly adds immutable, time-locked snapshots and scheduled bandwidth limits."],
+        ),
+        # a clause opening with its participle shares the first clause's subject and auxiliary, never its "not"
+        (
+            "The contract was signed in May and renewed in June.",
+            ["The contract was signed in May", "The contract was renewed in June."],
+        ),
+        (
+            "The contract was not signed in May and renewed in June.",
+            ["The contract was not signed in May", "The contract was renewed in June."],
+        ),
+        ("Lena approved the move and scheduled it for April.", ["Lena approved the move", "Lena scheduled it for April."]),
+        # a relative clause keeps its subject
+        (
+            "Priya Shah, who accepted the request, will send the contract on Friday.",
+            ["Priya Shah accepted the request.", "Priya Shah will send the contract on Friday."],
+        ),
+    ],
+)
+def test_each_claim_keeps_its_subject_and_no_claim_is_a_fragment(sentence, expected):
+    assert split_claims(sentence)[0] == expected
+
+
 def test_lexical_support_is_the_share_of_content_words_in_the_source():
     assert lexical_support("The council approved a bridge.", ARTICLE) == 1.0
     assert lexical_support("The council approved a tunnel.", ARTICLE) == pytest.approx(2 / 3)
