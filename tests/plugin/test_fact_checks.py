@@ -120,7 +120,10 @@ def test_claims_skip_contentless_units_and_split_joined_statements():
             "The contract was not signed in May and renewed in June.",
             ["The contract was not signed in May", "The contract was renewed in June."],
         ),
-        ("Lena approved the move and scheduled it for April.", ["Lena approved the move", "Lena scheduled it for April."]),
+        (
+            "Lena approved the move and scheduled it for April.",
+            ["Lena approved the move", "Lena scheduled it for April."],
+        ),
         # a relative clause keeps its subject
         (
             "Priya Shah, who accepted the request, will send the contract on Friday.",

@@ -286,7 +286,7 @@ def _build_model(config: TrainConfig):
             from nlgeval_training.model import SEPARATOR_TOKEN
 
             if not tok_path.is_file():
-                raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizers tokenizer.json")
+                raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizer.json")
             separator_id = load_tokenizer(tok_path, config.max_length).token_to_id(SEPARATOR_TOKEN)
             if separator_id is None:
                 raise ValueError(f'pooling="claim": the tokenizer {tok_path} has no {SEPARATOR_TOKEN} token')
