@@ -68,8 +68,8 @@ def _verb_at(tokens: list[str], k: int) -> bool:
         return True
     if "-" in t or not (t.endswith("ed") and len(t) > 4):
         return False
-    after = tokens[k + 1] if k + 1 < len(tokens) else None
-    opens_a_phrase = k == 0 and after is not None and after not in STOPWORDS and not after[0].isdigit()
+    after = tokens[k + 1] if k + 1 < len(tokens) else ""
+    opens_a_phrase = k == 0 and bool(after) and after not in STOPWORDS and not after[0].isdigit()
     return not (opens_a_phrase and not after.endswith("ly"))
 
 

@@ -108,7 +108,7 @@ class EncoderClassifier(nn.Module):
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
         if self.pooling == "claim":
             # separators seen up to and including each position; the claim segment is where fewer than two were
-            seen = torch.cumsum((input_ids == self.separator_id).to(torch.int64), dim=1)
+            seen = torch.cumsum(torch.eq(input_ids, int(self.separator_id or 0)).to(torch.int64), dim=1)
             claim = mask * (seen < 2).unsqueeze(-1).to(hidden.dtype)
             claim_pooled = (hidden * claim).sum(1) / claim.sum(1).clamp(min=1.0)
             pooled = torch.cat([pooled, claim_pooled], dim=-1)
