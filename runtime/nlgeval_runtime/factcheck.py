@@ -169,6 +169,8 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     for quantity, rival in conflicts(claim, evidence, source):
         if source != evidence and _stated_elsewhere(quantity, claim, source):
             continue  # aligned with the wrong paragraph: another sentence about the same thing states it
+        if any(quantity.text in m.span for m in found):
+            continue  # the second end of a range already named with the whole range ("$7.2-7.3 million")
         kind = "date" if quantity.kind == "date" else "year" if quantity.kind == "year" else "number"
         found.append(Mismatch(kind, quantity.text, rival.text))
     claim_numbers = numbers(claim)
@@ -188,7 +190,7 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
             found.append(Mismatch("month", month.capitalize(), said[0].capitalize()))
     weekdays = [] if negated(claim) or re.search(r"(?i)(day)\s*(?:to|-|–|through)\s*\w+day", source) else claim_words
     for day in dict.fromkeys(w.removesuffix("s") for w in weekdays if w.removesuffix("s") in _WEEKDAYS):
-        if day not in source_words:
+        if day not in source_words and day + "s" not in source_words:  # "Thursday" for "meets Thursdays"
             said = [w for w in evidence_words if w in _WEEKDAYS]
             if said:
                 found.append(Mismatch("weekday", day.capitalize(), said[0].capitalize()))
@@ -198,7 +200,8 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
             continue  # "US" for "the United States", "the EU" for "the European Union"
         if _acronym_of(name, source):
             continue  # "EEA" for "the European Economic Area"
-        missing = [p for p in words(name) if p not in STOPWORDS and not _stem_match(p, source_words)]
+        parts = [p for p in name.split() if not _PERIOD_LABEL.match(p) and not _acronym_of(p, source)]
+        missing = [p for p in words(" ".join(parts)) if p not in STOPWORDS and not _stem_match(p, source_words)]
         if missing:
             found.append(Mismatch("name", name, None))
     found.extend(_role_swaps(claim, source))
@@ -435,9 +438,28 @@ def _initials(text: str) -> frozenset[str]:
 
 
 def _acronym_of(name: str, source: str) -> bool:
-    """Whether ``name`` is an acronym (2-6 capitals) of a capitalised phrase of ``source``."""
+    """Whether ``name`` is an acronym (2-6 capitals) of a capitalised phrase of ``source``, or of a run of its
+    words in any case ("EPS" for "earnings per share", "TA" for "teaching assistant")."""
     bare = re.sub(r"['’]s$", "", name.replace(".", "").strip())
-    return 2 <= len(bare) <= 6 and bare.isupper() and bare.isalpha() and bare.lower() in _initials(source)
+    if not (2 <= len(bare) <= 6 and bare.isupper() and bare.isalpha()):
+        return False
+    return bare.lower() in _initials(source) or bare.lower() in _run_initials(source, len(bare))
+
+
+@functools.lru_cache(maxsize=256)
+def _run_initials(source: str, n: int) -> frozenset[str]:
+    """The initials of every run of ``n`` consecutive words of ``source`` that opens and closes with a content
+    word ("earnings per share", not "the agreement")."""
+    found = re.findall(r"[^\W\d_][\w'’-]*", source.lower())
+    return frozenset(
+        "".join(w[0] for w in found[k : k + n])
+        for k in range(len(found) - n + 1)
+        if found[k] not in STOPWORDS and found[k + n - 1] not in STOPWORDS
+    )
+
+
+#: Period labels that are no names: quarters, halves and fiscal years ("Q4 2024", "H1", "FY2025").
+_PERIOD_LABEL = re.compile(r"^(?:Q[1-4]|H[12]|FY(?:\d{2}|\d{4})?)$")
 
 
 def _stated_elsewhere(quantity, claim: str, source: str) -> bool:

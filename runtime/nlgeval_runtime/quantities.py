@@ -94,9 +94,22 @@ _SMALL = {
 _SMALL_RE = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2})"
 _FRACTION = re.compile(
     rf"\b(?P<num>{_SMALL_RE})[\s-]+(?P<frac>half|halves|thirds?|quarters?|fifths?|sixths?|eighths?|tenths?)"
+    # "eight-tenths of a percentage point" is 0.8 points, not a share of 80%
+    r"(?!\s+of\s+(?:a|an|one)\s+(?:percentage\s+)?(?:point|percent))"
     r"(?=\s+(?:of|the|all|those|its|their|our|your)\b|\s*[.,;:!?)]|\s*$)",  # "two fifths of", "by two fifths."
     re.I,
 )
+# "eight-tenths of a percentage point", "half a point", "1.5 percentage points": a change of a rate, read in basis
+# points (a hundredth of a percentage point), never a share of the whole
+_PART_OF_POINT = re.compile(
+    rf"\b(?:(?P<num>{_SMALL_RE})[\s-]+)?(?P<frac>half|thirds?|quarters?|fifths?|tenths?)\s+(?:of\s+)?(?:a|an|one)\s+"
+    r"(?:percentage\s+)?point\b",
+    re.I,
+)
+# "Q4 2024" is "the fourth quarter of 2024", "H1" "the first half"
+_QUARTER_LABEL = re.compile(r"\b(?P<part>[QH])(?P<n>[1-4])\b")
+_ORDINAL_WORDS = {"1": "first", "2": "second", "3": "third", "4": "fourth"}
+_PERCENTAGE_POINTS = re.compile(r"\b(?P<n>\d+(?:\.\d+)?)\s+percentage\s+points?\b", re.I)
 _TIME_UNIT_RE = r"(?P<unit>second|minute|hour|day|week|fortnight|month|year|decade|century)"
 # "a quarter of a year", "half an hour", "three quarters of an hour"
 _PART_OF_UNIT = re.compile(
@@ -226,6 +239,19 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
         text = _PERIODIC_RE.sub(lambda m: f"every {_PERIODIC[m.group(1).lower()]}", text)
     text = _PART_OF_UNIT.sub(part_of_unit, text)
     text = _AND_A_HALF.sub(lambda m: f"{_small(m.group('num')) + 0.5:g} {m.group('unit')}", text)
+    text = _QUARTER_LABEL.sub(
+        lambda m: (
+            f"{_ORDINAL_WORDS[m.group('n')]} {'quarter' if m.group('part') == 'Q' else 'half'}"
+            if m.group("part") == "Q" or m.group("n") in "12"
+            else m.group(0)
+        ),
+        text,
+    )
+    text = _PART_OF_POINT.sub(
+        lambda m: f"{_small(m.group('num') or 'a') / _FRACTION_WORDS[m.group('frac').lower()] * 100:g} basis points",
+        text,
+    )
+    text = _PERCENTAGE_POINTS.sub(lambda m: f"{float(m.group('n')) * 100:g} basis points", text)
     text = _FRACTION.sub(fraction, text)
     text = _HALF_OF.sub(half, text)
     text = _IN.sub(share_in, text)
@@ -379,6 +405,20 @@ def _ranges_share_units(out: list[Quantity], spans: list[tuple[int, int, int]], 
     lowered = text.lower()
     for (i, begin, end), (j, start, stop) in zip(spans, spans[1:]):
         first, second = out[i], out[j]
+        if first.kind == "money" and second.kind == "number" and end >= 0 and start >= 0:
+            # "$7.2-7.3 billion", "$630-640 million": the currency is written on the first, the scale on the second
+            digits = re.match(r"\d[\d,]*(?:\.\d+)?", second.text)
+            shown = float(digits.group(0).replace(",", "")) if digits else 0.0
+            scale = second.value / shown if shown else 1.0
+            if _TO.fullmatch(lowered[end:start]) and scale > 1 and first.raw == first.value:
+                low, high = first.low * scale, second.high
+                out[i] = Quantity(
+                    first.raw * scale, "money", text[begin:stop], low, high, first.currency, first.raw, first.before
+                )
+                out[j] = Quantity(
+                    second.value, "money", second.text, low, high, first.currency, second.raw, second.before
+                )
+            continue
         if first.kind != "number" or second.kind in ("number", "reference", "date", "year") or end < 0 or start < 0:
             continue
         if not _TO.fullmatch(lowered[end:start]) or not second.raw:

@@ -158,3 +158,47 @@ def test_a_malformed_checks_declaration_is_a_named_error():
 
     with pytest.raises(ModelFormatError, match="nlgeval fact-checks"):
         FactChecks.from_spec({"intercept": 0.0, "weights": {"head": 1.0}})
+
+
+EARNINGS = (
+    "Priya Raman (CFO): Gross margin was 38.2%, an improvement of 110 basis points over last year. We are raising our "
+    "full-year revenue outlook to a range of $7.2 billion to $7.3 billion, and we now expect adjusted earnings per "
+    "share of $5.10 to $5.20. The Vireo controller launch moves from the fourth quarter of 2024 to the second "
+    "quarter of 2025. Frozen Meals margin was down 80 basis points. Lab B meets Thursdays, led by teaching "
+    "assistant Sofia Reyes; Lab A meets Mondays, led by teaching assistant Jin Park."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The company lifted its full-year revenue outlook to $7.2-7.3 billion.",  # the scale written once
+        "It expects adjusted EPS of $5.10 to $5.20.",  # an acronym of lowercase words
+        "The launch was pushed from Q4 2024 to Q2 2025.",  # period labels are no names
+        "Frozen Meals margin was squeezed by eight-tenths of a percentage point.",  # 80 basis points, not 80%
+        "Gross margin improved by 1.1 percentage points.",
+        "The Thursday lab (Lab B) is led by TA Sofia Reyes.",  # "Thursdays" in the source; "TA" its acronym
+    ],
+)
+def test_faithful_financial_and_course_claims_pass_the_checks(claim):
+    assert messages(claim, EARNINGS) == []
+
+
+@pytest.mark.parametrize(
+    "claim, expected",
+    [
+        ("The outlook is $7.2-7.3 million.", "`$7.2-7.3 million`: the source says $7.2 billion"),
+        ("Frozen Meals margin fell by half a percentage point.", "`50 basis points`: the source says 80 basis points"),
+        ("Lab B is led by TA Maria Lopez.", "`TA Maria Lopez`: not in the source"),
+    ],
+)
+def test_the_same_claims_with_a_wrong_fact_are_still_named(claim, expected):
+    assert messages(claim, EARNINGS) == [expected]
+
+
+def test_a_quarter_label_is_read_as_its_quarter():
+    source = "The launch moves from the fourth quarter of 2024 to the first quarter of 2025."
+    assert messages("The launch moves from Q4 2024 to Q1 2025.", source) == []
+    assert messages("The launch moves from Q3 2024 to Q1 2025.", source) == [
+        "`third quarter`: the source says fourth quarter"
+    ]
