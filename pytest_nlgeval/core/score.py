@@ -358,6 +358,12 @@ class Score:
         return [c for c in self.claims if not c.supported]
 
     @property
+    def proven_wrong_claims(self) -> list[ClaimVerdict]:
+        """The claims of :attr:`claims` that an explicit check proved wrong (the gate "no claim proven wrong":
+        ``assert not score.proven_wrong_claims, "\\n".join(score.explanation())``)."""
+        return [c for c in self.claims if c.proven_wrong]
+
+    @property
     def label(self) -> str:
         return f"{self.name} ({self.task})" if self.task else self.name
 

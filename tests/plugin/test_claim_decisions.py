@@ -60,6 +60,10 @@ def test_one_claim_proven_wrong_among_twelve_fails_the_output_and_is_named(evalu
     assert [c.text for c in proven] == ["The office supplies budget for the quarter is $1,500."]
     assert proven[0].reasons == ("`$1,500`: the source says $1,000",)
     assert proven[0] in damaged.unsupported_claims
+    assert damaged.proven_wrong_claims == proven and good.proven_wrong_claims == []
+    # the README's gate: its message is the explanation, which names the claim and what the source says
+    with pytest.raises(AssertionError, match=r"(?s)proven wrong claim .*`\$1,500`: the source says \$1,000"):
+        assert not damaged.proven_wrong_claims, "\n".join(damaged.explanation())
 
 
 def test_no_explicit_check_fires_on_a_faithful_twelve_claim_summary(evaluator):
