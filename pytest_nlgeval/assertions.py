@@ -116,7 +116,7 @@ def check_dimension(
     dimensions' claims (``--nlgeval-fact-checker``), ``above=`` is required, as it is for a dimension with no
     recommended threshold (``overall``, a custom dimension).
     """
-    __tracebackhide__ = hide_user_errors
+    __tracebackhide__ = _hide_failed_check
     task, evaluator, recorder = _resolve(task, evaluator)
     if above is None:
         above = _recommended(dimension, task, evaluator)
@@ -136,6 +136,12 @@ def check_dimension(
     )
     score.__gt__(above)  # records the check; raises AssertionError with the explanation when it fails
     return score
+
+
+def _hide_failed_check(excinfo) -> bool:
+    """``__tracebackhide__`` of :func:`check_dimension`: a failed check, like a user error, shows the test's line
+    and the explanation, not this module's source."""
+    return hide_user_errors(excinfo) or excinfo.errisinstance(AssertionError)
 
 
 def _recommended(dimension: str, task: str, evaluator) -> float:

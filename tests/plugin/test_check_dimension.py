@@ -59,6 +59,8 @@ def test_the_recommended_threshold_by_default_and_above_when_given(pytester):
         ]
     )
     assert "expected > 0.999" in result.stdout.str()
+    # a failed check shows the test's line and the explanation, not the plugin's own source
+    assert "def check_dimension(" not in result.stdout.str() and "score.__gt__(above)" not in result.stdout.str()
     checks = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))["checks"]
     recorded = {c["nodeid"].split("::")[-1]: (c["operator"], c["threshold"], c["passed"]) for c in checks}
     assert recorded == {
