@@ -205,6 +205,12 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
         if missing:
             found.append(Mismatch("name", name, None))
     found.extend(_role_swaps(claim, source))
+    from nlgeval_runtime.quantities import swapped_values
+
+    for first, second, _sentence in swapped_values(claim, evidence):
+        found.append(
+            Mismatch("swap", f"{first.text} ... {second.text}", f"{second.text} ... {first.text}, the other way round")
+        )
     negation = _negation_flip(claim, evidence)
     if negation is not None:
         found.append(negation)

@@ -744,3 +744,51 @@ def in_evidence_terms(claim: str, evidence: str) -> str:
 def _spelled(text: str) -> str:
     """A pattern of ``text`` as written in either spelling: "14 day" matches "14-day" and "14 day"."""
     return r"[\s-]+".join(re.escape(part) for part in text.split())
+
+
+def _anchored(text: str, liberal: bool) -> list[tuple[Quantity, frozenset[str]]]:
+    """Each quantity of ``text`` with the content words written between it and the quantity before it (or the
+    start of the text): what the text says the quantity is about, when the text names the thing first."""
+    from nlgeval_runtime.claims import content_words
+
+    rewritten, _ = _rewrite(text, liberal)
+    out: list[tuple[Quantity, frozenset[str]]] = []
+    at = 0
+    for q in quantities(text, liberal):
+        where = rewritten.find(q.text, at)
+        if where < 0:
+            return []  # a quantity this reading cannot place: no anchors rather than wrong ones
+        words = frozenset(w for w in content_words(rewritten[at:where]) if not w[0].isdigit())
+        out.append((q, words))
+        at = where + len(q.text)
+    return out
+
+
+def swapped_values(claim: str, source: str) -> list[tuple[Quantity, Quantity, str]]:
+    """Two values of one kind that a source sentence gives to two things and the claim gives the other way round:
+    "the midterm is worth 25% and the final 35%" against "the midterm is worth 35% of the grade and the final
+    exam 25%". ``(first, second, sentence)`` for each such pair.
+
+    Fires only when each value's own words (those written before it, back to the value before) are found before
+    the other value in the sentence and not before its own, on both sides: a claim that names its things after
+    the values, or in words the sentence does not use, is left to the head."""
+    from nlgeval_runtime.sentences import split_sentences
+
+    mine = _anchored(claim, liberal=False)
+    if len(mine) < 2:
+        return []
+    found: list[tuple[Quantity, Quantity, str]] = []
+    for (a, words_a), (b, words_b) in zip(mine, mine[1:]):
+        if a.kind != b.kind or same_quantity(a, b) or not words_a or not words_b:
+            continue
+        for sentence in split_sentences(source) or [source]:
+            theirs = _anchored(sentence, liberal=True)
+            at_a = [w for q, w in theirs if q.kind == a.kind and same_quantity(a, q)]
+            at_b = [w for q, w in theirs if q.kind == b.kind and same_quantity(b, q)]
+            if len(at_a) != 1 or len(at_b) != 1:
+                continue
+            own_a, own_b = words_a - words_b, words_b - words_a  # the words that tell the two apart
+            if own_a & at_b[0] and own_b & at_a[0] and not own_a & at_a[0] and not own_b & at_b[0]:
+                found.append((a, b, sentence.strip()))
+                break
+    return found

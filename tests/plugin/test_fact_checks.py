@@ -202,3 +202,23 @@ def test_a_quarter_label_is_read_as_its_quarter():
     assert messages("The launch moves from Q3 2024 to Q1 2025.", source) == [
         "`third quarter`: the source says fourth quarter"
     ]
+
+
+SYLLABUS = "The midterm is worth 35% of the grade and the final exam 25%. Homework counts for the rest."
+
+
+@pytest.mark.parametrize(
+    "claim, expected",
+    [
+        (
+            "The midterm is worth 25% and the final 35%.",
+            ["`25% ... 35%`: the source says 35% ... 25%, the other way round"],
+        ),
+        ("The midterm is worth 35% and the final 25%.", []),
+        ("The final is worth 25% and the midterm 35%.", []),  # the same facts in another order
+        ("25% goes to the final and 35% to the midterm.", []),  # named after their values: left to the head
+        ("The final is worth 25%.", []),
+    ],
+)
+def test_two_values_given_the_other_way_round_are_named(claim, expected):
+    assert messages(claim, SYLLABUS) == expected
