@@ -117,7 +117,11 @@ _PART_OF_UNIT = re.compile(
 )
 # "a year and a half", "two days and a half"
 _AND_A_HALF = re.compile(rf"\b(?P<num>{_SMALL_RE})\s+{_TIME_UNIT_RE}s?\s+and\s+a\s+half\b", re.I)
-_HALF_OF = re.compile(r"\b(?<!a\s)(?<!and\s)half\s+(?=of\b|the\b|all\b|its\b|their\b)", re.I)
+_HALF_OF = re.compile(
+    r"\b(?<!a\s)(?<!and\s)(?<!first\s)(?<!1st\s)(?<!2nd\s)half\s+(?=of\b|the\b|all\b|its\b|their\b)", re.I
+)
+# "the second quarter", "the second half": a position, where "second" alone may be a unit of time
+_SECOND_PART = re.compile(r"\bsecond(?=\s+(?:quarter|half)\b)", re.I)
 _IN = re.compile(rf"\b(?P<a>{_SMALL_RE})\s+(?:in|out\s+of)\s+(?P<b>{_SMALL_RE}|\d{{2,3}})\b", re.I)
 _ONE_UNIT = re.compile(
     r"\b(?P<before>for|within|in|after|about|over|than|last|lasts|lasted|lasting|takes|take|took|taking|of|under|"
@@ -247,6 +251,7 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
         ),
         text,
     )
+    text = _SECOND_PART.sub("2nd", text)
     text = _PART_OF_POINT.sub(
         lambda m: f"{_small(m.group('num') or 'a') / _FRACTION_WORDS[m.group('frac').lower()] * 100:g} basis points",
         text,

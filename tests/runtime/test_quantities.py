@@ -196,3 +196,17 @@ def test_a_claim_is_read_with_its_quantities_worded_as_its_evidence_words_them(c
     from nlgeval_runtime.quantities import in_evidence_terms
 
     assert expected in in_evidence_terms(claim, evidence)
+
+
+def test_the_second_quarter_and_half_are_positions_not_a_unit_of_time_or_a_share():
+    from nlgeval_runtime.quantities import quantities
+
+    assert [(q.value, q.kind) for q in quantities("in the second quarter of 2025")] == [
+        (2.0, "ordinal:quarter"),
+        (2025.0, "year"),
+    ]
+    assert [(q.value, q.kind) for q in quantities("the second half of the year")] == [(2.0, "ordinal:half")]
+    assert [(q.value, q.kind) for q in quantities("Q2 2025", liberal=False)] == [
+        (2.0, "ordinal:quarter"),
+        (2025.0, "year"),
+    ]
