@@ -66,11 +66,16 @@ def _verb_at(tokens: list[str], k: int) -> bool:
     t = tokens[k]
     if t in _AUXILIARIES:
         return True
-    if "-" in t or not (t.endswith("ed") and len(t) > 4):
+    if "-" in t or not _finite_form(t):
         return False
     after = tokens[k + 1] if k + 1 < len(tokens) else ""
     opens_a_phrase = k == 0 and bool(after) and after not in STOPWORDS and not after[0].isdigit()
     return not (opens_a_phrase and not after.endswith("ly"))
+
+
+def _finite_form(word: str) -> bool:
+    """Whether a lower-cased word has the form of a finite verb: an auxiliary or a past form ("approved")."""
+    return word in _AUXILIARIES or (word.endswith("ed") and len(word) > 4)
 
 
 def content_words(text: str) -> list[str]:
@@ -104,7 +109,7 @@ def _statement(part: str) -> bool:
     if len(tokens) < 3 or (len(tokens) == 3 and not _AUXILIARIES & set(tokens)):
         return False  # "Nobody was hurt" is a statement; "and Paris in" is not
     for k, t in enumerate(tokens):
-        if t in _AUXILIARIES or (t.endswith("ed") and len(t) > 4):
+        if _finite_form(t):
             return True
         if k > 0 and t.endswith("s") and len(t) > 3 and tokens[k - 1] not in STOPWORDS and not t.endswith("ss"):
             return True  # "the refund takes"
@@ -125,7 +130,7 @@ def _relative(sentence: str) -> list[str] | None:
     if not m or len(words(m.group("subject"))) > 6:
         return None
     first = words(m.group("rest"))[:1]
-    if not first or not (first[0] in _AUXILIARIES or (first[0].endswith("ed") and len(first[0]) > 4)):
+    if not first or not _finite_form(first[0]):
         return None
     subject = m.group("subject").strip()
     return [f"{subject} {m.group('about').strip()}.", f"{subject} {m.group('rest').strip()}"]

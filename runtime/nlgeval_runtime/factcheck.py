@@ -164,7 +164,7 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     # the evidence is read liberally ("one" is 1), the claim strictly: a missed number in the claim costs a
     # check, a missed number in the evidence a false alarm. The evidence and the source are shared by every
     # claim of an output, so their parses are memoised.
-    from nlgeval_runtime.quantities import conflicts
+    from nlgeval_runtime.quantities import conflicts, swapped_values
 
     for quantity, rival in conflicts(claim, evidence, source):
         if source != evidence and _stated_elsewhere(quantity, claim, source):
@@ -205,9 +205,7 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
         if missing:
             found.append(Mismatch("name", name, None))
     found.extend(_role_swaps(claim, source))
-    from nlgeval_runtime.quantities import swapped_values
-
-    for first, second, _sentence in swapped_values(claim, evidence):
+    for first, second in swapped_values(claim, evidence):
         found.append(
             Mismatch("swap", f"{first.text} ... {second.text}", f"{second.text} ... {first.text}, the other way round")
         )

@@ -751,7 +751,7 @@ def _spelled(text: str) -> str:
     return r"[\s-]+".join(re.escape(part) for part in text.split())
 
 
-def _anchored(text: str, liberal: bool) -> list[tuple[Quantity, frozenset[str]]]:
+def _anchored(text: str, liberal: bool) -> tuple[tuple[Quantity, frozenset[str]], ...]:
     """Each quantity of ``text`` with the content words written between it and the quantity before it (or the
     start of the text): what the text says the quantity is about, when the text names the thing first."""
     from nlgeval_runtime.claims import content_words
@@ -762,38 +762,43 @@ def _anchored(text: str, liberal: bool) -> list[tuple[Quantity, frozenset[str]]]
     for q in quantities(text, liberal):
         where = rewritten.find(q.text, at)
         if where < 0:
-            return []  # a quantity this reading cannot place: no anchors rather than wrong ones
+            return ()  # a quantity this reading cannot place: no anchors rather than wrong ones
         words = frozenset(w for w in content_words(rewritten[at:where]) if not w[0].isdigit())
         out.append((q, words))
         at = where + len(q.text)
-    return out
+    return tuple(out)
 
 
-def swapped_values(claim: str, source: str) -> list[tuple[Quantity, Quantity, str]]:
+@functools.lru_cache(maxsize=32)
+def _anchored_sentences(source: str) -> tuple[tuple[tuple[Quantity, frozenset[str]], ...], ...]:
+    """:func:`_anchored` of each sentence of ``source``, read once for every claim checked against it."""
+    from nlgeval_runtime.sentences import split_sentences
+
+    return tuple(_anchored(sentence, liberal=True) for sentence in split_sentences(source) or [source])
+
+
+def swapped_values(claim: str, source: str) -> list[tuple[Quantity, Quantity]]:
     """Two values of one kind that a source sentence gives to two things and the claim gives the other way round:
     "the midterm is worth 25% and the final 35%" against "the midterm is worth 35% of the grade and the final
-    exam 25%". ``(first, second, sentence)`` for each such pair.
+    exam 25%". ``(first, second)`` for each such pair.
 
     Fires only when each value's own words (those written before it, back to the value before) are found before
     the other value in the sentence and not before its own, on both sides: a claim that names its things after
     the values, or in words the sentence does not use, is left to the head."""
-    from nlgeval_runtime.sentences import split_sentences
-
     mine = _anchored(claim, liberal=False)
     if len(mine) < 2:
         return []
-    found: list[tuple[Quantity, Quantity, str]] = []
+    found: list[tuple[Quantity, Quantity]] = []
     for (a, words_a), (b, words_b) in zip(mine, mine[1:]):
         if a.kind != b.kind or same_quantity(a, b) or not words_a or not words_b:
             continue
-        for sentence in split_sentences(source) or [source]:
-            theirs = _anchored(sentence, liberal=True)
+        for theirs in _anchored_sentences(source):
             at_a = [w for q, w in theirs if q.kind == a.kind and same_quantity(a, q)]
             at_b = [w for q, w in theirs if q.kind == b.kind and same_quantity(b, q)]
             if len(at_a) != 1 or len(at_b) != 1:
                 continue
             own_a, own_b = words_a - words_b, words_b - words_a  # the words that tell the two apart
             if own_a & at_b[0] and own_b & at_a[0] and not own_a & at_a[0] and not own_b & at_b[0]:
-                found.append((a, b, sentence.strip()))
+                found.append((a, b))
                 break
     return found

@@ -280,21 +280,21 @@ def _build_model(config: TrainConfig):
     else:
         enc = minilm_path() if config.encoder == "minilm" else Path(config.encoder)
         tok_path = enc / "tokenizer.json"
+    if not tok_path.is_file():
+        raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizers tokenizer.json")
+    if not config.init_checkpoint:
+        # the claim pooling finds the claim segment by the tokenizer's separator
         separator_id = None
         if config.pooling == "claim":
             from nlgeval_training.encoding import load_tokenizer
             from nlgeval_training.model import SEPARATOR_TOKEN
 
-            if not tok_path.is_file():
-                raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizer.json")
             separator_id = load_tokenizer(tok_path, config.max_length).token_to_id(SEPARATOR_TOKEN)
             if separator_id is None:
                 raise ValueError(f'pooling="claim": the tokenizer {tok_path} has no {SEPARATOR_TOKEN} token')
         model = EncoderClassifier.from_pretrained_encoder(enc, config.pooling, separator_id)
         if config.encoder_layers:
             keep_first_layers(model, config.encoder_layers)
-    if not tok_path.is_file():
-        raise FileNotFoundError(f"{tok_path} is missing: the encoder folder must hold a tokenizers tokenizer.json")
     _freeze(model, config)
     return model, tok_path
 
