@@ -62,7 +62,8 @@ _NOT_NAMES = frozenset(
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One explicit check that failed: ``kind`` (number, date, year, month, weekday, name, negation, form), the claim's
+    """One explicit check that failed: ``kind`` (number, date, year, month, weekday, name, role, attribution, swap,
+    negation, form), the claim's
     span, and what the evidence says instead (or None when it says nothing of the kind)."""
 
     kind: str
@@ -71,7 +72,7 @@ class Mismatch:
 
     @property
     def message(self) -> str:
-        if self.kind in ("negation", "form"):
+        if self.kind in ("negation", "form", "attribution"):
             return f"`{self.span}`: {self.evidence}"
         if self.evidence:
             return f"`{self.span}`: the source says {self.evidence}"
@@ -164,6 +165,7 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     # the evidence is read liberally ("one" is 1), the claim strictly: a missed number in the claim costs a
     # check, a missed number in the evidence a false alarm. The evidence and the source are shared by every
     # claim of an output, so their parses are memoised.
+    from nlgeval_runtime.attribution import misattributions
     from nlgeval_runtime.quantities import conflicts, swapped_values
 
     for quantity, rival in conflicts(claim, evidence, source):
@@ -202,9 +204,11 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
             continue  # "EEA" for "the European Economic Area"
         parts = [p for p in name.split() if not _PERIOD_LABEL.match(p) and not _acronym_of(p, source)]
         missing = [p for p in words(" ".join(parts)) if p not in STOPWORDS and not _stem_match(p, source_words)]
-        if missing:
-            found.append(Mismatch("name", name, None))
+        rival = _name_variant(name, source)  # "Waypoint Mutual Assurance": the source says Meridian ...
+        if missing or rival is not None:
+            found.append(Mismatch("name", name, rival))
     found.extend(_role_swaps(claim, source))
+    found.extend(misattributions(claim, source))
     for first, second in swapped_values(claim, evidence):
         found.append(
             Mismatch("swap", f"{first.text} ... {second.text}", f"{second.text} ... {first.text}, the other way round")
@@ -460,6 +464,48 @@ def _run_initials(source: str, n: int) -> frozenset[str]:
         for k in range(len(found) - n + 1)
         if found[k] not in STOPWORDS and found[k + n - 1] not in STOPWORDS
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _source_names(source: str) -> tuple[tuple[tuple[str, ...], ...], frozenset[str]]:
+    """The names of ``source`` of two or more words (as word tuples), and the words it writes as a name on
+    their own inside a sentence ("..., Crestline at $79,500"; not "2. Connect the modem")."""
+    multiword = tuple(dict.fromkeys(tuple(n.split()) for n in names(source) if len(n.split()) >= 2))
+    alone = re.findall(r"(?<=[a-z,;])\s+([A-Z][\w'’-]+)(?![\w'’-]*\s+[A-Z])", source)
+    return multiword, frozenset(re.sub(r"['’]s$", "", w).lower() for w in alone)
+
+
+def _name_variant(name: str, source: str) -> str | None:
+    """The source's name that ``name`` alters in one word ("Alder Street Properties" for "Corbin Street
+    Properties LLC", "Corvid Connect" for "Corvid Home"), when the source never writes ``name`` itself; None when
+    it does, or when the altered word is a name the source writes alone ("Crestline Roofing" where the source
+    has "Crestline" and "Halden Roofing") or a short form of the other ("Dan" for "Dana")."""
+    parts = tuple(p.lower() for p in name.split())
+    if len(parts) < 2:
+        return None
+    flat = re.sub(r"['’]s\b", "", " ".join(re.findall(r"[\w'’.-]+", source.lower())))
+    if re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, parts)) + r"(?![\w-])", flat):
+        return None
+    multiword, alone = _source_names(source)
+    n = len(parts)
+    for other in multiword:
+        for start in range(len(other) - n + 1):  # "Meridian Mutual Assurance" inside "... Assurance Ltd"
+            written = other[start : start + n]
+            theirs = tuple(w.lower() for w in written)
+            diff = [k for k in range(n) if parts[k] != theirs[k]]
+            if len(diff) != 1:
+                continue
+            mine, said = parts[diff[0]], theirs[diff[0]]
+            if (
+                mine in STOPWORDS
+                or said in STOPWORDS
+                or mine in alone
+                or mine.startswith(said)
+                or said.startswith(mine)
+            ):
+                continue
+            return " ".join(written)
+    return None
 
 
 #: Period labels that are no names: quarters, halves and fiscal years ("Q4 2024", "H1", "FY2025").
