@@ -150,7 +150,8 @@ def _sentences(source: str) -> tuple[_Sentence, ...]:
         for sentence in split_sentences(text) or [text]:
             named = _named(sentence, index)
             owner = speaker_key
-            opening = len(_LEAD_IN.match(sentence).group(0))  # "To summarize: Marcus drafts ..."
+            lead = _LEAD_IN.match(sentence)
+            opening = len(lead.group(0)) if lead else 0  # "To summarize: Marcus drafts ..."
             if named and named[0][0] == opening and not re.match(r"[\w'’-]+\s*,", sentence[opening:]):
                 owner = named[0][1]  # "Marcus drafts ..." belongs to Marcus; "Marcus, put that ..." is said to him
             involved = frozenset({speaker_key, *(key for _, key, _ in named)})

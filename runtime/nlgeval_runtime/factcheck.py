@@ -204,9 +204,9 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
             continue  # "EEA" for "the European Economic Area"
         parts = [p for p in name.split() if not _PERIOD_LABEL.match(p) and not _acronym_of(p, source)]
         missing = [p for p in words(" ".join(parts)) if p not in STOPWORDS and not _stem_match(p, source_words)]
-        rival = _name_variant(name, source)  # "Waypoint Mutual Assurance": the source says Meridian ...
-        if missing or rival is not None:
-            found.append(Mismatch("name", name, rival))
+        altered = _name_variant(name, source)  # "Waypoint Mutual Assurance": the source says Meridian ...
+        if missing or altered is not None:
+            found.append(Mismatch("name", name, altered))
     found.extend(_role_swaps(claim, source))
     found.extend(misattributions(claim, source))
     for first, second in swapped_values(claim, evidence):
