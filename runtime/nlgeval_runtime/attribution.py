@@ -22,8 +22,8 @@ fires on a conflict, never on absence.
     ... Dana Whitfield: To sum up: Marcus drafts the contract by April 16.
     ... Marcus Oyelaran: Fine by me.
     ... Tom Bexley: Me too.'''
-    >>> [m.message for m in misattributions("Bexley will draft the contract by April 16.", source)]
-    ["`Bexley`: the source gives this to Marcus Oyelaran: 'To sum up: Marcus drafts the contract by April 16.'"]
+    >>> misattributions("Bexley will draft the contract by April 16.", source)
+    [('Bexley', "the source gives this to Marcus Oyelaran: 'To sum up: Marcus drafts the contract by April 16.'")]
     >>> misattributions("Oyelaran will draft the contract by April 16.", source)
     []
 """
@@ -55,6 +55,8 @@ _NOT_SPEAKERS = frozenset(
 _LEAD_IN = re.compile(
     r"(?:[^:]{0,30}:\s+)?(?:(?:so|and|then|also|ok|okay|right|next|finally|first|second)\b,?\s+)*", re.I
 )
+#: a first name and a surname ("Ruth Kowalski" in the list of speakers)
+_FULL_NAME = re.compile(r"\b[A-Z][a-z'’-]+[ \t]+[A-Z][\w'’-]+\b")
 #: the fewest content words a sentence must share with the claim to be "about the claim's matter"
 _CLEAR = 3
 
@@ -99,8 +101,6 @@ def _participants(source: str) -> tuple[dict[str, str], dict[str, str]]:
     """(word -> participant key, key -> full name) for the speakers of a transcript. A speaker labelled by one
     word ("KOWALSKI") gets the full name the source gives elsewhere ("Ruth Kowalski"); a first name two
     participants share is nobody's."""
-    from nlgeval_runtime.factcheck import names
-
     turns = transcript_turns(source)
     full: dict[str, str] = {}
     for speaker, _ in turns:
@@ -108,7 +108,7 @@ def _participants(source: str) -> tuple[dict[str, str], dict[str, str]]:
         key = parts[-1].lower().strip(".")
         if len(parts) > 1 or key not in full:
             full[key] = speaker if len(parts) > 1 else speaker.title()
-    for name in names(source):
+    for name in _FULL_NAME.findall(source):
         parts = name.split()
         if len(parts) >= 2 and parts[-1].lower() in full and len(full[parts[-1].lower()].split()) < 2:
             full[parts[-1].lower()] = name
@@ -159,11 +159,11 @@ def _sentences(source: str) -> tuple[_Sentence, ...]:
     return tuple(out)
 
 
-def misattributions(claim: str, source: str) -> list:
-    """The :class:`~nlgeval_runtime.factcheck.Mismatch` of a claim that gives another participant's words or
-    task to the participant it names, against a transcript ``source``; [] for any other source or claim."""
-    from nlgeval_runtime.factcheck import Mismatch
-
+def misattributions(claim: str, source: str) -> list[tuple[str, str]]:
+    """``(the participant as the claim writes them, what the source says)`` when a claim gives another
+    participant's words or task to the participant it names, against a transcript ``source``; [] for any other
+    source or claim. :func:`nlgeval_runtime.factcheck.check_claim` reports it as a failed check of kind
+    "attribution"."""
     if not transcript_turns(source):
         return []
     index, full = _participants(source)
@@ -182,4 +182,4 @@ def misattributions(claim: str, source: str) -> list:
     if any(person in s.involved for n, s in scored if n >= best - 1):
         return []  # the claim's participant said or is named in a sentence nearly as close
     owner = full.get(top.owner, top.owner.title())
-    return [Mismatch("attribution", written, f"the source gives this to {owner}: {top.text!r}")]
+    return [(written, f"the source gives this to {owner}: {top.text!r}")]

@@ -91,6 +91,8 @@ def _stem_match(word: str, vocabulary: Collection[str]) -> bool:
     return any(v.startswith(stem) for v in vocabulary if len(v) >= len(stem))
 
 
+#: titles before a name: the name is what follows them
+_TITLE_WORDS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame", "madam", "rev"})
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|van|von|al|bin|la|le|da|del|der)?\s*[A-Z][\w'’.-]*)*")
 
 
@@ -112,6 +114,9 @@ def names(text: str) -> list[str]:
             while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in _MONTHS):
                 parts.pop(0)
                 at_start = False if parts else at_start
+            titled = [k for k, p in enumerate(parts) if p.lower().rstrip(".") in _TITLE_WORDS]
+            if titled:  # "See Dr. Lisa Park": the name is what follows the title
+                parts, at_start = parts[titled[-1] + 1 :], False
             parts = [p for p in parts if p.lower() not in _MONTHS and p.lower().removesuffix("s") not in _WEEKDAYS]
             if not parts:
                 continue
@@ -203,12 +208,16 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
         if _acronym_of(name, source):
             continue  # "EEA" for "the European Economic Area"
         parts = [p for p in name.split() if not _PERIOD_LABEL.match(p) and not _acronym_of(p, source)]
-        missing = [p for p in words(" ".join(parts)) if p not in STOPWORDS and not _stem_match(p, source_words)]
+        missing = [
+            p
+            for p in words(" ".join(parts))
+            if p not in STOPWORDS and not _stem_match(p, source_words) and p + "s" not in source_words  # SUV, SUVs
+        ]
         altered = _name_variant(name, source)  # "Waypoint Mutual Assurance": the source says Meridian ...
         if missing or altered is not None:
             found.append(Mismatch("name", name, altered))
     found.extend(_role_swaps(claim, source))
-    found.extend(misattributions(claim, source))
+    found.extend(Mismatch("attribution", span, said) for span, said in misattributions(claim, source))
     for first, second in swapped_values(claim, evidence):
         found.append(
             Mismatch("swap", f"{first.text} ... {second.text}", f"{second.text} ... {first.text}, the other way round")
@@ -252,7 +261,8 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     if set(words(claim)) & _CONDITIONS:
         return None  # "not final until the board votes": a condition, which the head reads
     best, best_overlap = None, 0.0
-    for sentence in split_sentences(evidence) or [evidence]:
+    lines = [line for line in evidence.splitlines() if line.strip()] or [evidence]  # a list's items are apart
+    for sentence in [s for line in lines for s in split_sentences(line)] or [evidence]:
         for clause in _clauses(sentence):
             shared = len(claim_content & set(content_words(clause)))
             if shared / len(claim_content) > best_overlap:
@@ -527,7 +537,13 @@ def _stated_elsewhere(quantity, claim: str, source: str) -> bool:
     if quantity.kind in ("duration", "length", "mass", "volume", "money", "percent"):
         need = 1  # a measure with its unit is specific: one shared word says the sentence is about the same thing
     for sentence in split_sentences(source) or [source]:
-        if not any(q.kind == quantity.kind and same_quantity(quantity, q) for q in quantities(sentence)):
+        # a bound states its own figure ("at least 3 minutes"), not every one it holds ("below 2,000 mg": 60 mg)
+        stated = [
+            q
+            for q in quantities(sentence)
+            if q.low > 0 and q.high != math.inf or math.isclose(q.value, quantity.value, rel_tol=1e-6)
+        ]
+        if not any(q.kind == quantity.kind and same_quantity(quantity, q) for q in stated):
             continue
         sentence_words = set(words(sentence))
         if sum(1 for w in claim_content if _stem_match(w, sentence_words)) >= need:

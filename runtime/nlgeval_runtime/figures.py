@@ -49,13 +49,13 @@ _UNIT_NOUNS = {
     "month": "month", "year": "year", "decade": "decade", "century": "century", "centurie": "century",
     "percent": "percent", "%": "percent", "percentage": "percent",
     "euro": "euro", "€": "euro", "dollar": "dollar", "$": "dollar", "usd": "dollar", "pound": "pound",
-    "£": "pound", "gbp": "pound", "yen": "yen", "cent": "cent", "pence": "pence", "p": "pence",
+    "£": "pound", "gbp": "pound", "eur": "euro", "yen": "yen", "cent": "cent", "pence": "pence", "p": "pence",
     "mile": "mile", "km": "km", "kilometre": "km", "kilometer": "km", "metre": "metre", "meter": "metre",
     "m2": "square metre", "foot": "foot", "feet": "foot", "inch": "inch", "inche": "inch", "kg": "kg",
     "kilogram": "kg", "kilo": "kg", "cm": "cm", "centimetre": "cm", "centimeter": "cm", "mm": "mm",
     "millimetre": "mm", "millimeter": "mm", "ml": "ml", "millilitre": "ml", "milliliter": "ml", "mg": "mg",
     "milligram": "mg", "g": "gram", "ft": "foot", "tonne": "tonne", "ton": "tonne", "gram": "gram", "litre": "litre",
-    "liter": "litre", "gallon": "gallon", "lb": "lb", "lbs": "lb", "oz": "oz", "ounce": "oz",
+    "liter": "litre", "gallon": "gallon", "lb": "lb", "lbs": "lb", "oz": "oz", "ounce": "oz", "floz": "floz",
     "people": "people", "person": "people", "men": "people",
     "women": "people", "child": "child", "children": "child", "student": "student", "worker": "worker",
     "employee": "employee", "job": "job", "home": "home", "house": "house", "vote": "vote", "seat": "seat",
@@ -69,6 +69,9 @@ _UNIT_NOUNS = {
     "round": "round", "term": "term", "edition": "edition", "generation": "generation", "grade": "grade",
 }  # fmt: skip
 _CURRENCY_SIGNS = {"$": "dollar", "€": "euro", "£": "pound", "us$": "dollar"}
+#: ISO currency codes written before a figure, as price lists and terms write them
+_CODE_SIGNS = {"EUR": "€", "USD": "$", "GBP": "£"}
+_CODE_BEFORE = re.compile(r"\b(EUR|USD|GBP)\s?(?=\d)")
 
 _TOKEN = re.compile(
     r"(?P<cur>us\$|[$€£])?\s?(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>(?:st|nd|rd|th)\b|%|(?:bn|mn|mln|m|k|tn|b)\b)?"
@@ -93,6 +96,7 @@ def _untokenise(text: str) -> str:
     text = re.sub(r"(?<=\d) , (?=\d{3}\b)", ",", text)
     text = re.sub(r"(?<=\d) \. (?=\d)", ".", text)
     text = re.sub(r"([$€£]) (?=\d)", r"\1", text)
+    text = _CODE_BEFORE.sub(lambda m: _CODE_SIGNS[m.group(1)], text)  # "EUR 12" is €12, "USD 40" is $40
     return re.sub(r"(?<=\d) %", "%", text)
 
 
@@ -231,6 +235,8 @@ def numbers(text: str, *, liberal: bool = False) -> list[NumberMention]:
         if unit is None and kind == "num" and float(value).is_integer() and 1800 <= value <= 2100 and "," not in tok:
             mention_kind = "year"
         span = _span_text(text, toks, start, j)
+        if mention_kind == "date" and start > 0 and toks[start - 1][1] in _MONTHS and j == start + 1:
+            span = toks[start - 1][2] + " " + span  # "April 8", named with its month
         if start > 0 and toks[start - 1][0] == "sign" and toks[start - 1][1] in _CURRENCY_SIGNS:
             span = toks[start - 1][2] + span
         out.append(NumberMention(float(value), unit, span, mention_kind))

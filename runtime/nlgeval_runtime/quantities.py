@@ -57,7 +57,7 @@ _MEASURES = {
     "km": ("length", 1000.0), "metre": ("length", 1.0), "mile": ("length", 1609.344), "foot": ("length", 0.3048),
     "inch": ("length", 0.0254), "cm": ("length", 0.01), "mm": ("length", 0.001),
     "kg": ("mass", 1.0), "gram": ("mass", 0.001), "mg": ("mass", 1e-6), "tonne": ("mass", 1000.0),
-    "lb": ("mass", 0.45359237), "oz": ("mass", 0.028349523125),
+    "lb": ("mass", 0.45359237), "oz": ("mass", 0.028349523125), "floz": ("volume", 0.0295735295625),
     "litre": ("volume", 1.0), "ml": ("volume", 0.001), "gallon": ("volume", 3.785),
     "gb": ("data", 1e9), "mb": ("data", 1e6), "tb": ("data", 1e12),
     "mph": ("speed", 1.609344), "kmh": ("speed", 1.0), "degree": ("degree", 1.0),
@@ -155,6 +155,30 @@ _PERIODIC = {
 }
 _PERIODIC_RE = re.compile(r"\b(?:every\s+)?(" + "|".join(_PERIODIC) + r")\b", re.I)
 _TIMES_PER = re.compile(rf"\b(?P<n>once|twice|{_SMALL_RE}\s+times)\s+(?:a|an|per|every|each)\s+{_TIME_UNIT_RE}\b", re.I)
+#: "twice daily" is "twice a day"
+_TIMES_ADVERB = re.compile(
+    rf"\b(?P<n>once|twice|{_SMALL_RE}\s+times)\s+(?P<adverb>hourly|daily|nightly|weekly|monthly|yearly|annually)\b",
+    re.I,
+)
+_ADVERB_UNIT = {
+    "hourly": "hour",
+    "daily": "day",
+    "nightly": "day",
+    "weekly": "week",
+    "monthly": "month",
+    "yearly": "year",
+    "annually": "year",
+}
+#: pounds of weight, not of money: "heavier than 15 pounds", "weight goes up by more than 2 pounds"
+_POUNDS_OF_WEIGHT = re.compile(
+    r"(?i)(\b(?:heav\w*|light\w*|weigh\w*|lift\w*|carry\w*|gain\w*|lose|loses|lost|losing)\b[^.;:\n$£]{0,40}?"
+    r"\b\d+(?:\.\d+)?)\s*(?:pounds?|lbs?)\b"
+)
+#: ounces of a drink are fluid ounces: "1.5 liters (about 50 ounces) of fluid", "drink 64 ounces of water"
+_FLUID_OUNCES = re.compile(
+    r"(?i)(\b(?:drink\w*|fluid\w*|liquid\w*|water|lit(?:er|re)s?|ml|millilit\w*|cups?)\b[^.;:\n]{0,40}?"
+    r"\b\d+(?:\.\d+)?)\s*(?:fl\.?\s*)?(?:ounces?|oz)\b|(\b\d+(?:\.\d+)?)\s*(?:fl\.?\s*(?:ounces?|oz)|fluid\s+ounces?)\b"
+)
 # "a quarter of a million", "half a billion": a share of a scale is a number
 _PART_OF_SCALE = re.compile(
     rf"\b(?:(?P<num>{_SMALL_RE})[\s-]+)?(?P<frac>half|thirds?|quarters?)\s+(?:of\s+)?(?:a|an|one)\s+"
@@ -173,6 +197,9 @@ _STARTS_AFTER, _STARTS_ON = frozenset({"after"}), frozenset({"from", "starting",
 _ENDS_BEFORE, _ENDS_ON = frozenset({"before"}), frozenset({"until", "till", "through", "by"})
 
 
+_UNTIL_TIME = re.compile(r"\s*(?:to|until|till|-|–)\s*\d", re.I)
+
+
 def _clock(text: str, at: int, minutes: float, shown: str, clock: str | None) -> Quantity:
     """A time of day; "before noon" and "by 5pm" allow any earlier time, "after 6pm" any later ("open until 9pm"
     states the closing time)."""
@@ -182,8 +209,8 @@ def _clock(text: str, at: int, minutes: float, shown: str, clock: str | None) ->
         low = 0.0
         if shown.lower() == "midnight":
             minutes = high = 1440.0  # "before midnight": by the end of the day
-    elif before and before[0] in ("after", "from"):
-        high = 1440.0
+    elif before and before[0] in ("after", "from") and not _UNTIL_TIME.match(text, at + len(shown)):
+        high = 1440.0  # "from 6pm"; but "from 06:00 to 23:00" is a range whose ends are read apart
     return Quantity(minutes, "time", shown, low, high, clock, minutes)
 
 
@@ -238,7 +265,10 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
 
     text = _TO_NOON.sub(to_noon, text)
     text = _PART_OF_SCALE.sub(part_of_scale, text)
+    text = _TIMES_ADVERB.sub(lambda m: f"{m.group('n')} a {_ADVERB_UNIT[m.group('adverb').lower()]}", text)
     text = _TIMES_PER.sub(every, text)
+    text = _POUNDS_OF_WEIGHT.sub(lambda m: f"{m.group(1)} lb", text)
+    text = _FLUID_OUNCES.sub(lambda m: f"{m.group(1) or m.group(2)} floz", text)
     if liberal:  # a source's "weekly" is "every 7 days"; a claim's "paying yearly" may name a plan, not a period
         text = _PERIODIC_RE.sub(lambda m: f"every {_PERIODIC[m.group(1).lower()]}", text)
     text = _PART_OF_UNIT.sub(part_of_unit, text)
@@ -326,7 +356,8 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
         if hour <= 24 and minute < 60:
             minutes = float(hour * 60 + minute)
             shown = m.group(0) if m.group(0).count(".") > 1 else m.group(0).rstrip(".")
-            clock = None if half or hour > 12 else "12h"  # "at 7:02" may be 7:02 p.m.
+            written_24h = (m.group(1) or m.group(4) or "").startswith("0")  # "09:00" is nine in the morning
+            clock = None if half or hour > 12 or written_24h else "12h"  # "at 7:02" may be 7:02 p.m.
             out.append(_clock(rewritten, m.start(), minutes, shown, clock))
     for m in _NOON.finditer(rewritten):
         minutes = 720.0 if m.group(0).lower() == "noon" or m.group(0).lower() == "midday" else 0.0
@@ -602,10 +633,12 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             and any(s.kind == "date" and s.value % 100 == q.raw for s in figures)
         ):
             continue  # "by the 16th": a day of the month the source dates ("by April 16")
-        if q.kind == "money" and _shown_product(q, quantities(claim, liberal=False), figures):
-            continue  # "16 servings at £3.60, or £57.60": the claim shows its arithmetic
+        if _shown_product(q, quantities(claim, liberal=False), figures):
+            continue  # "16 servings at £3.60, £57.60", "3 days at 300 km a day, 900 km": the claim shows its sums
         about = _about_the_same(claim, q, evidence)
         rivals = about if about is not None else [s for s in said if s.kind == q.kind]
+        # a figure a thousand times larger or smaller is about something else: 7 kg of lifting is no 81 mg dose
+        rivals = [s for s in rivals if q.kind not in _MEASURED or _within(q.value, s.value, 1000)]
         # a unit error: the same number of another unit of the kind ("27 lb" for "27 kg", "20 days" for "20 hours")
         slips = [s for s in said if s.kind == q.kind and s.raw == q.raw and abs(s.value - q.value) > 1e-9]
         rivals = rivals or slips
@@ -619,15 +652,33 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             continue
         if _derived(q, figures, _windows(source)):
             continue  # a figure worked out from the source's ("saves $20", "in total", "works out at")
-        found.append((q, slips[0] if slips else _nearest(claim, evidence, rivals)))  # a unit error names its twin
+        found.append((q, slips[0] if slips else _nearest(claim, evidence, rivals, q)))  # a unit error names its twin
     return found
 
 
+def _within(a: float, b: float, factor: float) -> bool:
+    """Whether two positive amounts are less than ``factor`` apart (either way); zero is near nothing but zero."""
+    if a <= 0 or b <= 0:
+        return a == b
+    return max(a, b) / min(a, b) < factor
+
+
 def _shown_product(q: Quantity, mine: Sequence[Quantity], figures: Sequence[Quantity]) -> bool:
-    """Whether a sum of money is a count the claim states times a price the claim or the source states."""
-    counts = {c.raw for c in mine if _counted(c) and 1 < c.raw <= 1000}
-    prices = {f.value for f in list(mine) + list(figures) if f.kind == "money" and f is not q and f.value != q.value}
-    return any(abs(n * p - q.value) < 0.005 + 1e-9 * q.value for n in counts for p in prices)
+    """Whether a quantity is a count the claim states times a rate of its kind that the claim or the source
+    states: a price ("16 servings at £3.60, £57.60") or an amount per period ("a three-day rental with 300 km a
+    day, 900 km in total")."""
+    if q.kind in ("date", "year", "time", "percent", "frequency", "duration") or q.kind.startswith("ordinal:"):
+        return False
+    # a price times a count of things; any other amount only times a count of periods ("three days")
+    counts = {
+        c.raw
+        for c in mine
+        if (_counted(c) if q.kind == "money" else c.kind == "duration") and c is not q and 1 < c.raw <= 1000
+    }
+    rates = {f.value for f in list(mine) + list(figures) if f.kind == q.kind and f is not q and f.value != q.value}
+    # money to the cent; a measure, converted to its base unit (2.5 mg is 2.5e-6 kg), to a part in a thousand
+    slack = 0.005 + 1e-9 * abs(q.value) if q.kind == "money" else 1e-3 * abs(q.value)
+    return any(abs(n * p - q.value) <= slack for n in counts for p in rates)
 
 
 def _same_count(q: Quantity, s: Quantity) -> bool:
@@ -654,9 +705,10 @@ def _about_the_same(claim: str, q: Quantity, evidence: str) -> list[Quantity] | 
     sentences = list(dict.fromkeys(split_sentences(evidence))) or [evidence]
     if len(sentences) < 2:
         return None
-    at = claim.lower().find(q.text.lower())
+    found = re.search(r"[\s-]+".join(map(re.escape, q.text.split())), claim, re.I)  # "100 hour" in "100-hour"
     # the words around the quantity (the whole claim when the quantity was rewritten: "a quarter of" is "25%")
-    near_words = set(content_words(claim[max(0, at - 60) : at + len(q.text) + 40] if at >= 0 else claim))
+    start, end = (max(0, found.start() - 60), found.end() + 40) if found else (0, len(claim))
+    near_words = set(content_words(claim[start:end] if found else claim))
     near_words -= set(content_words(q.text)) | _APPROX | _QUANTITY_WORDS  # "around", "over" say nothing of the topic
     everything = set(content_words(claim))
     ranked = sorted(
@@ -699,12 +751,16 @@ def _time_of_day(claim: str, q: Quantity) -> bool:
     )
 
 
-def _nearest(claim: str, evidence: str, rivals: list[Quantity]) -> Quantity:
+def _nearest(claim: str, evidence: str, rivals: list[Quantity], q: Quantity | None = None) -> Quantity:
     """The rival the message names: one stated in the evidence sentence that shares most words with the claim
-    (the evidence holds several aligned sentences; the first figure of the kind may be about something else)."""
+    (the evidence holds several aligned sentences; the first figure of the kind may be about something else), and
+    not one that another figure of the claim states ("from 20 mg to 60 mg" against "from 20 mg to 40 mg": the
+    source says 40 mg)."""
     from nlgeval_runtime.claims import content_words
     from nlgeval_runtime.sentences import split_sentences
 
+    others = [o for o in quantities(claim, liberal=False) if q is not None and o.kind == q.kind and o.text != q.text]
+    rivals = [r for r in rivals if not any(same_quantity(o, r) for o in others)] or rivals
     mine = set(content_words(claim))
     texts = {r.text for r in rivals}
     best, most = rivals[0], -1

@@ -19,7 +19,9 @@ quote/bracket). It is *not* a boundary when:
 - the ``.`` is inside a number (``3.14``, ``v1.2``) or a web address (no whitespace follows it);
 - the text so far is only a list number (``"1. Introduction"``).
 
-A blank line (two or more line breaks) always ends a sentence, even without punctuation.
+A blank line (two or more line breaks) always ends a sentence, even without punctuation, and so does a line
+break before a list item (a line opening with ``-``, ``*``, ``•``, ``–``, ``2.``, ``2)`` or ``b)``): each item
+of a list of doses or terms is a statement of its own.
 
 How this differs from Punkt's ``sent_tokenize`` (documented in docs/sentence-splitting.md as well):
 
@@ -30,8 +32,8 @@ How this differs from Punkt's ``sent_tokenize`` (documented in docs/sentence-spl
 - Punkt splits before a lower-case word after a period unless the preceding token is a known
   abbreviation; this splitter never does (lower-case continuations are far more often abbreviations
   than sentence starts in generated text).
-- Punkt ignores line breaks; this splitter ends a sentence at a blank line, so bullet lists and
-  paragraphs without final punctuation become separate units.
+- Punkt ignores line breaks; this splitter ends a sentence at a blank line and before a list item, so
+  bullet lists and paragraphs without final punctuation become separate units.
 - Dotted acronyms (``U.S.``) followed by a capitalised word are never split here; Punkt splits some
   of them when the next word is a frequent sentence starter (``in the U.S. The president ...``).
 - Both keep closing quotes and brackets with the sentence they end, and both leave decimals intact.
@@ -70,6 +72,8 @@ _BOUNDARY = re.compile(
     re.VERBOSE,
 )
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+# a line that opens a list item ("- Aspirin 81 mg: STOPPED", "• ...", "2. Connect the modem", "b) ...")
+_LIST_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*\u2022\u2013]|\d{1,2}[.)]|[a-z][.)])[ \t]+\S)")
 _OPENERS = "\"'\u201c\u2018([{"
 _WORD_BEFORE = re.compile(r"([\w.\-']+)$")
 _LIST_NUMBER = re.compile(r"^\s*(\d{1,3}|[ivxlc]{1,5}|[a-z])$", re.IGNORECASE)
@@ -149,5 +153,6 @@ def split_sentences(text: str) -> list[str]:
         raise TypeError(f"split_sentences expects a str, got {type(text).__name__}")
     sentences: list[str] = []
     for paragraph in _PARAGRAPH.split(text):
-        sentences.extend(_split_paragraph(paragraph))
+        for item in _LIST_ITEM.split(paragraph):
+            sentences.extend(_split_paragraph(item))
     return sentences

@@ -1,0 +1,106 @@
+"""Readings a person makes without thinking, in discharge notes and rental terms: doses and schedules, pounds of
+weight, fluid ounces, currency codes, totals of a daily allowance, opening hours (no model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nlgeval_runtime.factcheck import check_claim, names
+from nlgeval_runtime.quantities import quantities
+
+NOTES = """DISCHARGE NOTES - Westbrook General Hospital
+Attending physician: Dr. Lisa Park (Cardiology).
+
+Medication changes:
+- Furosemide (water pill): dose INCREASED from 20 mg to 40 mg, taken once daily in the morning.
+- Apixaban 5 mg twice daily (morning and evening, about 12 hours apart): NEW. Do not stop without asking.
+- Aspirin 81 mg: STOPPED.
+- Docusate 100 mg twice daily while taking oxycodone.
+
+Diet and fluids: limit total fluids to 1.5 liters per day. Keep salt (sodium) below 2,000 mg per day.
+Activity: do not lift anything heavier than 15 pounds for 4 weeks. Call if your weight goes up by more than 2 pounds
+in one day. If you want a second blood-pressure reading, wait at least 3 minutes first.
+"""
+
+TERMS = """CityWheels - rental terms.
+Fuel: if a car comes back with less fuel, we refuel it at EUR 2.40 per liter plus a refueling service fee of EUR 15.
+Mileage: rentals of 1 to 6 days include 300 km per day; every extra kilometer costs EUR 0.25.
+Drivers aged 21 to 24 pay a young-driver fee of EUR 12 per day. Deposits are EUR 800 for SUVs.
+Offices: the Airport office is open every day from 06:00 to 23:00. The Central Station office is open Saturday
+09:00-14:00 and is closed on Sundays.
+"""
+
+
+def failed(claim: str, source: str) -> list[str]:
+    return [m.message for m in check_claim(claim, source, source) if m.kind != "form"]
+
+
+@pytest.mark.parametrize(
+    "claim, source",
+    [
+        ("Take docusate twice a day while you use oxycodone.", NOTES),  # "twice daily" is "twice a day"
+        ("Apixaban is taken twice a day, about 12 hours apart.", NOTES),
+        ("Keep your drinks to about one and a half liters (roughly 50 ounces) a day.", NOTES),  # fluid ounces
+        ("Avoid lifting more than about 7 kilograms for a month.", NOTES),  # 15 lb is 6.8 kg
+        ("See Dr. Lisa Park about your heart.", NOTES),  # the title is no part of the name
+        ("You must stop aspirin.", NOTES),  # "do not stop" is the line above's, about apixaban
+        ("A repeat reading should wait at least three minutes.", NOTES),
+        ("For a three-day rental you get 300 km per day, so 900 km in total.", TERMS),  # a total, shown
+        ("The young-driver fee is €12 a day.", TERMS),  # EUR 12 is €12
+        ("Refuelling costs €2.40 a litre plus a €15 fee.", TERMS),
+        ("For the SUV you'll need a credit card for the €800 deposit.", TERMS),  # the SUV of "SUVs"
+        ("The airport office is open every day from 6 am to 11 pm.", TERMS),
+    ],
+)
+def test_a_faithful_restatement_fires_no_check(claim, source):
+    assert failed(claim, source) == []
+
+
+@pytest.mark.parametrize(
+    "claim, source, span",
+    [
+        # "below 2,000 mg" states no 60 mg; the 20 mg the claim gets right is not what it names
+        ("Your furosemide has gone up from 20 mg to 60 mg.", NOTES, "`60 mg`: the source says 40 mg"),
+        ("Don't lift more than 15 kilograms for 4 weeks.", NOTES, "`15 kilograms`: the source says 15 lb"),
+        ("Apixaban is now 2.5 mg twice a day.", NOTES, "`2.5 mg`: the source says 5 mg"),
+        ("We refill it at €2.40 a litre plus a €50 service charge.", TERMS, "`€50`: the source says €15"),
+        ("The airport office is open every day from 6 am to 9 pm.", TERMS, "`9 pm`: the source says 23:00"),
+    ],
+)
+def test_a_wrong_figure_is_still_named(claim, source, span):
+    assert any(message.startswith(span) for message in failed(claim, source)), failed(claim, source)
+
+
+def test_list_items_are_sentences_and_dates_keep_their_month():
+    from nlgeval_runtime.sentences import split_sentences
+
+    assert split_sentences("Medication changes:\n- Aspirin 81 mg: STOPPED\n- Apixaban 5 mg: NEW") == [
+        "Medication changes:",
+        "- Aspirin 81 mg: STOPPED",
+        "- Apixaban 5 mg: NEW",
+    ]
+    assert [q.text for q in quantities("on April 8 and on 22 April")] == ["April 8", "22 April"]
+
+
+def test_pounds_of_weight_are_a_mass_and_pounds_of_money_a_price():
+    assert [(q.kind, round(q.value, 2)) for q in quantities("Do not lift anything heavier than 15 pounds.")] == [
+        ("mass", 6.8)
+    ]
+    assert [q.kind for q in quantities("The ticket costs 15 pounds.")] == ["money"]
+    assert [q.kind for q in quantities("Drink 64 fl oz of water a day.")] == ["volume"]
+    assert [q.kind for q in quantities("Add 8 ounces of cheese.")] == ["mass"]
+
+
+def test_a_count_that_is_part_of_a_name_is_no_multiplier():
+    source = "Aeris X2 headphones have a 2-year warranty. Battery wear is covered only during the first 12 months."
+    known = source + "\nMy Aeris X2 headphones are 18 months old."
+    # 3 years is 2 x 18 months, but "X2" counts nothing: the wrong warranty is still named
+    assert failed("The X2 comes with a three-year warranty.", known)
+
+
+def test_a_title_inside_a_capitalised_run_starts_the_name():
+    assert names("See Dr. Lisa Park on April 8 and Dr. McAllister in Building C.") == [
+        "Lisa Park",
+        "McAllister",
+        "Building C",
+    ]
