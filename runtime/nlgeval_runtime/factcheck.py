@@ -174,7 +174,7 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     from nlgeval_runtime.quantities import conflicts, swapped_values
 
     for quantity, rival in conflicts(claim, evidence, source):
-        if source != evidence and _stated_elsewhere(quantity, claim, source):
+        if source != evidence and _stated_elsewhere(quantity, claim, source, rival):
             continue  # aligned with the wrong paragraph: another sentence about the same thing states it
         if any(quantity.text in m.span for m in found):
             continue  # the second end of a range already named with the whole range ("$7.2-7.3 million")
@@ -522,9 +522,11 @@ def _name_variant(name: str, source: str) -> str | None:
 _PERIOD_LABEL = re.compile(r"^(?:Q[1-4]|H[12]|FY(?:\d{2}|\d{4})?)$")
 
 
-def _stated_elsewhere(quantity, claim: str, source: str) -> bool:
+def _stated_elsewhere(quantity, claim: str, source: str, rival=None) -> bool:
     """Whether a sentence of the source states the quantity (value and kind) and is about what the claim is
-    about (shares two of its content words, or half of them when it has fewer than four)."""
+    about (shares two of its content words, or half of them when it has fewer than four), and not far less than
+    the sentence that states the ``rival`` figure (three shared words fewer): "a young-driver fee of €15 a day"
+    is about the young-driver fee of EUR 12, not about the refuelling fee of EUR 15."""
     from nlgeval_runtime.quantities import quantities, same_quantity
     from nlgeval_runtime.sentences import split_sentences
 
@@ -536,7 +538,16 @@ def _stated_elsewhere(quantity, claim: str, source: str) -> bool:
     need = 2 if len(claim_content) >= 4 else max(1, len(claim_content) // 2)
     if quantity.kind in ("duration", "length", "mass", "volume", "money", "percent"):
         need = 1  # a measure with its unit is specific: one shared word says the sentence is about the same thing
-    for sentence in split_sentences(source) or [source]:
+    sentences = split_sentences(source) or [source]
+    # far less about the claim than the rival's sentence (by three words), and not beside it: a coincidence
+    at_rival: dict[int, int] = {}
+    if rival is not None:
+        for k, sentence in enumerate(sentences):
+            if any(q.kind == rival.kind and q.text == rival.text for q in quantities(sentence)):
+                at_rival[k] = sum(1 for w in claim_content if _stem_match(w, set(words(sentence))))
+    for k, sentence in enumerate(sentences):
+        beside = k - 1 in at_rival or k + 1 in at_rival  # "99.9% uptime. If it falls below that level, 10%"
+        need_here = need if beside or not at_rival else max(need, max(at_rival.values()) - 2)
         # a bound states its own figure ("at least 3 minutes"), not every one it holds ("below 2,000 mg": 60 mg)
         stated = [
             q
@@ -546,7 +557,7 @@ def _stated_elsewhere(quantity, claim: str, source: str) -> bool:
         if not any(q.kind == quantity.kind and same_quantity(quantity, q) for q in stated):
             continue
         sentence_words = set(words(sentence))
-        if sum(1 for w in claim_content if _stem_match(w, sentence_words)) >= need:
+        if sum(1 for w in claim_content if _stem_match(w, sentence_words)) >= need_here:
             return True
     return False
 

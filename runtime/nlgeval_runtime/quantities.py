@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from nlgeval_runtime.figures import _MONTH_SPELLINGS, _PEOPLE, numbers
+from nlgeval_runtime.figures import _CODE_BEFORE, _CODE_SIGNS, _MONTH_SPELLINGS, _PEOPLE, numbers
 
 __all__ = ["Quantity", "conflicts", "in_evidence_terms", "quantities", "same_quantity"]
 
@@ -263,6 +263,7 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
         at = (at - minutes if m.group("dir").lower() in ("to", "before") else at + minutes) % 1440
         return f"{int(at // 60)}:{int(at % 60):02d}"
 
+    text = _CODE_BEFORE.sub(lambda m: _CODE_SIGNS[m.group(1)], text)  # "EUR 300" is €300, as the figures read it
     text = _TO_NOON.sub(to_noon, text)
     text = _PART_OF_SCALE.sub(part_of_scale, text)
     text = _TIMES_ADVERB.sub(lambda m: f"{m.group('n')} a {_ADVERB_UNIT[m.group('adverb').lower()]}", text)
@@ -807,54 +808,95 @@ def _spelled(text: str) -> str:
     return r"[\s-]+".join(re.escape(part) for part in text.split())
 
 
-def _anchored(text: str, liberal: bool) -> tuple[tuple[Quantity, frozenset[str]], ...]:
+def _anchored(text: str, liberal: bool, after: bool = False) -> tuple[tuple[Quantity, frozenset[str]], ...]:
     """Each quantity of ``text`` with the content words written between it and the quantity before it (or the
-    start of the text): what the text says the quantity is about, when the text names the thing first."""
+    start of the text): what the text says the quantity is about, when the text names the thing first. With
+    ``after``, the words between it and the next quantity (or the end): when the text gives the value first
+    ("EUR 300 for economy cars and EUR 800 for SUVs")."""
     from nlgeval_runtime.claims import content_words
 
     rewritten, _ = _rewrite(text, liberal)
-    out: list[tuple[Quantity, frozenset[str]]] = []
+    placed: list[tuple[Quantity, int, int]] = []
     at = 0
     for q in quantities(text, liberal):
         where = rewritten.find(q.text, at)
         if where < 0:
             return ()  # a quantity this reading cannot place: no anchors rather than wrong ones
-        words = frozenset(w for w in content_words(rewritten[at:where]) if not w[0].isdigit())
-        out.append((q, words))
+        placed.append((q, where, where + len(q.text)))
         at = where + len(q.text)
+    bounds = (
+        [0] + [end for _, _, end in placed] if not after else [start for _, start, _ in placed[1:]] + [len(rewritten)]
+    )
+    out = []
+    for (q, start, end), bound in zip(placed, bounds):
+        span = rewritten[end:bound] if after else rewritten[bound:start]
+        out.append((q, frozenset(w for w in content_words(span) if not w[0].isdigit())))
     return tuple(out)
 
 
+#: the words after a value that show the value comes first and its thing after it ("EUR 300 for economy cars")
+_THEN_ITS_THING = frozenset({"for", "on", "at", "in", "to", "with", "towards", "toward"})  # not "per": a rate
+
+
+def _value_first(text: str, liberal: bool) -> bool:
+    """Whether ``text`` gives its values before the things they belong to: most of its quantities are followed by
+    a preposition ("EUR 300 for economy cars and EUR 800 for SUVs"), not by "and", a comma or the end ("economy
+    cars need €300 and SUVs €800")."""
+    rewritten, _ = _rewrite(text, liberal)
+    votes = []
+    at = 0
+    for q in quantities(text, liberal):
+        where = rewritten.find(q.text, at)
+        if where < 0:
+            return False
+        at = where + len(q.text)
+        following = re.match(r"\s*([A-Za-z]+)", rewritten[at:])
+        votes.append(following is not None and following.group(1).lower() in _THEN_ITS_THING)
+    return sum(votes) * 2 > len(votes)
+
+
 @functools.lru_cache(maxsize=32)
-def _anchored_sentences(source: str) -> tuple[tuple[tuple[Quantity, frozenset[str]], ...], ...]:
-    """:func:`_anchored` of each sentence of ``source``, read once for every claim checked against it."""
+def _sentences_of(source: str) -> tuple[str, ...]:
     from nlgeval_runtime.sentences import split_sentences
 
-    return tuple(_anchored(sentence, liberal=True) for sentence in split_sentences(source) or [source])
+    return tuple(split_sentences(source) or [source])
+
+
+@functools.lru_cache(maxsize=32)
+def _anchored_sentences(source: str, after: bool = False) -> tuple[tuple[tuple[Quantity, frozenset[str]], ...], ...]:
+    """:func:`_anchored` of each sentence of ``source``, read once for every claim checked against it."""
+    return tuple(_anchored(sentence, liberal=True, after=after) for sentence in _sentences_of(source))
 
 
 def swapped_values(claim: str, source: str) -> list[tuple[Quantity, Quantity]]:
     """Two values of one kind that a source sentence gives to two things and the claim gives the other way round:
     "the midterm is worth 25% and the final 35%" against "the midterm is worth 35% of the grade and the final
-    exam 25%". ``(first, second)`` for each such pair.
+    exam 25%", or "€800 for economy cars and €300 for SUVs" against "EUR 300 for economy cars and EUR 800 for
+    SUVs". ``(first, second)`` for each such pair.
 
-    Fires only when each value's own words (those written before it, back to the value before) are found before
-    the other value in the sentence and not before its own, on both sides: a claim that names its things after
-    the values, or in words the sentence does not use, is left to the head."""
-    mine = _anchored(claim, liberal=False)
-    if len(mine) < 2:
-        return []
+    Fires only when each value's own words (those written before it, back to the value before; or, read the
+    other way on both sides, those written after it up to the next value) are found beside the other value in
+    the sentence and not beside its own, on both sides: a claim that names its things on the other side of the
+    values than the sentence does, or in words the sentence does not use, is left to the head."""
     found: list[tuple[Quantity, Quantity]] = []
-    for (a, words_a), (b, words_b) in zip(mine, mine[1:]):
-        if a.kind != b.kind or same_quantity(a, b) or not words_a or not words_b:
-            continue
-        for theirs in _anchored_sentences(source):
-            at_a = [w for q, w in theirs if q.kind == a.kind and same_quantity(a, q)]
-            at_b = [w for q, w in theirs if q.kind == b.kind and same_quantity(b, q)]
-            if len(at_a) != 1 or len(at_b) != 1:
+    for after in (False, True):
+        if after and not _value_first(claim, liberal=False):
+            continue  # read value-first only when written so: "€800 for economy cars", not "economy cars need €300"
+        mine = _anchored(claim, liberal=False, after=after)
+        for (a, words_a), (b, words_b) in zip(mine, mine[1:]):
+            if a.kind != b.kind or same_quantity(a, b) or not words_a or not words_b:
                 continue
-            own_a, own_b = words_a - words_b, words_b - words_a  # the words that tell the two apart
-            if own_a & at_b[0] and own_b & at_a[0] and not own_a & at_a[0] and not own_b & at_b[0]:
-                found.append((a, b))
-                break
+            if any((a, b) == pair for pair in found):
+                continue
+            for sentence, theirs in zip(_sentences_of(source), _anchored_sentences(source, after)):
+                if _value_first(sentence, liberal=True) != after:
+                    continue  # a sentence that names its things first is not read value-first, nor the reverse
+                at_a = [w for q, w in theirs if q.kind == a.kind and same_quantity(a, q)]
+                at_b = [w for q, w in theirs if q.kind == b.kind and same_quantity(b, q)]
+                if len(at_a) != 1 or len(at_b) != 1:
+                    continue
+                own_a, own_b = words_a - words_b, words_b - words_a  # the words that tell the two apart
+                if own_a & at_b[0] and own_b & at_a[0] and not own_a & at_a[0] and not own_b & at_b[0]:
+                    found.append((a, b))
+                    break
     return found

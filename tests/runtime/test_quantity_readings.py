@@ -104,3 +104,37 @@ def test_a_title_inside_a_capitalised_run_starts_the_name():
         "McAllister",
         "Building C",
     ]
+
+
+DEPOSITS = "Security deposit: EUR 300 for economy and compact cars and EUR 800 for SUVs and premium cars."
+
+
+@pytest.mark.parametrize(
+    "claim, swapped",
+    [
+        # written value-first like the source: each value's thing follows it
+        ("The deposit is €800 for economy and compact cars and €300 for SUVs and premium cars.", True),
+        ("The deposit is €300 for economy and compact cars and €800 for SUVs and premium cars.", False),
+        # written thing-first against a value-first source: left to the head, never read backwards
+        ("Economy cars need a €300 deposit and SUVs €800.", False),
+        ("SUVs need €800 and economy cars €300.", False),
+    ],
+)
+def test_values_given_the_other_way_round_read_in_the_order_they_are_written(claim, swapped):
+    kinds = [m.kind for m in check_claim(claim, DEPOSITS, DEPOSITS)]
+    assert ("swap" in kinds) is swapped, kinds
+
+
+def test_a_figure_of_another_fee_does_not_excuse_a_wrong_one():
+    # EUR 15 is the refuelling fee; the young-driver fee the claim is about is EUR 12
+    claim = "There's a young-driver fee of €15 a day for drivers aged 21 to 24."
+    evidence = "Drivers aged 21 to 24 pay a young-driver fee of EUR 12 per day."  # where the claim aligns
+    found = [m.message for m in check_claim(claim, evidence, TERMS)]
+    assert any(message.startswith("`€15`: the source says €12") for message in found), found
+
+
+def test_a_figure_of_the_sentence_before_is_what_the_claim_restates():
+    evidence = "If uptime in a month falls below that level, the customer may request a credit of 10% of the fee."
+    source = "Brightdesk targets 99.9% monthly uptime. " + evidence  # the claim aligns with the second sentence
+    claim = "If uptime in a month falls short of 99.9%, the customer can ask for a credit of 10% of the fee."
+    assert [m.message for m in check_claim(claim, evidence, source)] == []
