@@ -46,7 +46,7 @@ _NOT_PROOF = frozenset({"support", "form"})
 SUPPORTED_FROM = 0.5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ClaimVerdict:
     """How one claim of an output was judged: its ``text`` and ``score``; ``supported`` (no explicit check
     failed and the score is at least :data:`SUPPORTED_FROM`); ``proven_wrong`` (an explicit check found a
@@ -59,6 +59,11 @@ class ClaimVerdict:
     proven_wrong: bool
     reasons: tuple[str, ...] = ()
     evidence: str | None = None
+
+    def __repr__(self) -> str:  # short, for a failed ``assert not score.proven_wrong_claims``
+        state = "proven wrong" if self.proven_wrong else "supported" if self.supported else "unsupported"
+        why = f" ({'; '.join(self.reasons)})" if self.reasons else ""
+        return f"<{state} claim {self.score:.4f}: {_clip(self.text, 80)!r}{why}>"
 
 
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:
@@ -373,6 +378,8 @@ class Score:
 
     def failure_message(self, op: str, threshold: float) -> str:
         lines = [f"{self.label} = {self.value:.4f}, expected {op} {format_threshold(threshold)}"]
+        if op in (">", "<") and math.isclose(self.value, threshold, abs_tol=5e-5):
+            lines[0] += " (a score equal to the threshold fails)"  # a claim capped at 0.2 fails "> 0.2"
         extra = self._explain(self, op, threshold) if self._explain else self.explanation()
         lines.extend(f"  {line}" for line in extra)
         if self.evaluator_id:

@@ -108,3 +108,26 @@ def test_the_message_names_the_proven_claim_not_a_lower_faithful_one():
     # without a proof the weakest claim is named, as before
     plain = explanation_lines({**details, "units": [{**u, "window": None} for u in details["units"]]})
     assert "weakest claim (0.1200): 'Staff have a fortnight to finish the training.'" in plain
+
+
+def test_a_failed_gate_shows_each_claim_in_one_short_line():
+    verdict = ClaimVerdict(
+        "The Lindau council approved a new 83 million euro bridge over the river on Tuesday after a long debate "
+        "that lasted well into the night.",
+        0.0357,
+        supported=False,
+        proven_wrong=True,
+        reasons=("`83 million euro`: the source says 38 million euros",),
+    )
+    shown = repr([verdict])
+    assert shown.startswith("[<proven wrong claim 0.0357: 'The Lindau council approved")
+    assert "(`83 million euro`: the source says 38 million euros)>]" in shown
+    assert len(shown) < 200  # the claim is clipped, not printed whole with every field
+
+
+def test_a_score_equal_to_the_threshold_says_it_fails():
+    message = Score(0.2, name="groundedness", task="dialogue").failure_message(">", 0.2)
+    assert message.splitlines()[0] == (
+        "groundedness (dialogue) = 0.2000, expected > 0.2 (a score equal to the threshold fails)"
+    )
+    assert "equal to the threshold" not in Score(0.1, name="groundedness").failure_message(">", 0.2)
