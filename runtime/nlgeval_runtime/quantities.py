@@ -192,6 +192,18 @@ _TO_NOON = re.compile(
     re.I,
 )
 _MINUTE_WORDS = {"fifteen": 15, "twenty": 20, "thirty": 30}
+_HOUR_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12,
+}  # fmt: skip
+# a time told by the clock face: "twenty past three", "half past nine", "a quarter to five"; never "two to three
+# days" (only a quarter goes "to" an hour here)
+_PAST_HOUR = re.compile(
+    r"\b(?:(?P<n>(?:a\s+)?quarter|half|five|ten|twenty(?:[\s-]five)?|\d{1,2})(?:\s+minutes)?\s+(?:past|after)"
+    r"|(?P<q>(?:a\s+)?quarter)\s+to)\s+(?P<h>one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})\b"
+    r"(?!\s*(?:minutes?|hours?|days?|weeks?|months?|years?|%|percent|per|of)\b)",
+    re.I,
+)
 #: a bound's word before a date: where a period starts or ends ("after 30 April" starts on 1 May)
 _STARTS_AFTER, _STARTS_ON = frozenset({"after"}), frozenset({"from", "starting", "of", "since", "beginning"})
 _ENDS_BEFORE, _ENDS_ON = frozenset({"before"}), frozenset({"until", "till", "through", "by"})
@@ -256,6 +268,18 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
         times = 1.0 if word == "once" else 2.0 if word == "twice" else _small(word.split()[0])
         return f"every {1 / times:g} {m.group('unit')}"
 
+    def past_hour(m: re.Match) -> str:
+        h = m.group("h").lower()
+        hour = _HOUR_WORDS[h] if h in _HOUR_WORDS else int(h)
+        if hour < 1 or hour > 12:
+            return m.group(0)
+        if m.group("q"):  # "a quarter to five"
+            return f"{hour - 1 if hour > 1 else 12}:45"
+        n = m.group("n").lower().replace("a ", "").replace("-", " ")
+        minutes = {"quarter": 15, "half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty five": 25}.get(n)
+        minutes = int(n) if minutes is None and n.isdigit() else minutes
+        return f"{hour}:{minutes:02d}" if minutes is not None and minutes < 60 else m.group(0)
+
     def to_noon(m: re.Match) -> str:
         n = m.group("n").lower()
         minutes = _MINUTE_WORDS[n] if n in _MINUTE_WORDS else _small(n)
@@ -265,6 +289,7 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
 
     text = _CODE_BEFORE.sub(lambda m: _CODE_SIGNS[m.group(1)], text)  # "EUR 300" is €300, as the figures read it
     text = _TO_NOON.sub(to_noon, text)
+    text = _PAST_HOUR.sub(past_hour, text)
     text = _PART_OF_SCALE.sub(part_of_scale, text)
     text = _TIMES_ADVERB.sub(lambda m: f"{m.group('n')} a {_ADVERB_UNIT[m.group('adverb').lower()]}", text)
     text = _TIMES_PER.sub(every, text)

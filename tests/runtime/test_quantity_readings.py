@@ -138,3 +138,15 @@ def test_a_figure_of_the_sentence_before_is_what_the_claim_restates():
     source = "Brightdesk targets 99.9% monthly uptime. " + evidence  # the claim aligns with the second sentence
     claim = "If uptime in a month falls short of 99.9%, the customer can ask for a credit of 10% of the fee."
     assert [m.message for m in check_claim(claim, evidence, source)] == []
+
+
+@pytest.mark.parametrize(
+    "text, minutes",
+    [("twenty past three", 200), ("half past nine", 570), ("a quarter to five", 285), ("ten past 6", 370)],
+)
+def test_a_time_told_by_the_clock_face_is_a_time(text, minutes):
+    assert [(q.kind, q.value) for q in quantities(f"Order at {text}.")] == [("time", minutes)]
+
+
+def test_two_to_three_days_is_no_clock():
+    assert [q.kind for q in quantities("Delivery takes two to three days.")] == ["duration", "duration"]
