@@ -335,10 +335,11 @@ class Score:
     @property
     def claims(self) -> list[ClaimVerdict]:
         """Per-claim verdicts of a fact dimension (a claim unit: summarization and fact consistency, rag
-        faithfulness), in the output's order; empty for other dimensions. Gate on "no unsupported claim" with
+        faithfulness; and dialogue groundedness's claims about its fact), in the output's order; empty for other
+        dimensions. Gate on "no unsupported claim" with
         ``assert not score.unsupported_claims``."""
         if self.details.get("unit") != "claim":
-            return []
+            return self._claims_about_fact()
         out = []
         for unit in self.units:
             verdict = (unit.get("window") or {}).get("claim") or {}
@@ -354,6 +355,26 @@ class Score:
                     evidence=(unit.get("window") or {}).get("text"),
                 )
             )
+        return out
+
+    def _claims_about_fact(self) -> list[ClaimVerdict]:
+        """Dialogue groundedness: the reply's claims about its fact, each with the checks it failed; a failing
+        claim carries the reply's capped score, the others the reply's score before the cap."""
+        windows = [u.get("window") or {} for u in self.units] or [self.details.get("window") or {}]
+        out = []
+        for window in windows:
+            for claim in (window.get("claim") or {}).get("claims") or []:
+                mismatches = [m for m in claim.get("mismatches") or [] if isinstance(m, dict)]
+                proven = [m for m in mismatches if m.get("kind") not in _NOT_PROOF]
+                out.append(
+                    ClaimVerdict(
+                        text=str(claim.get("text", "")),
+                        score=float(claim.get("score", self.value)),
+                        supported=not mismatches and float(claim.get("score", self.value)) >= SUPPORTED_FROM,
+                        proven_wrong=bool(proven),
+                        reasons=tuple(str(m.get("message")) for m in mismatches),
+                    )
+                )
         return out
 
     @property

@@ -131,3 +131,26 @@ def test_a_score_equal_to_the_threshold_says_it_fails():
         "groundedness (dialogue) = 0.2000, expected > 0.2 (a score equal to the threshold fails)"
     )
     assert "equal to the threshold" not in Score(0.1, name="groundedness").failure_message(">", 0.2)
+
+
+def test_groundedness_lists_the_replys_claims_about_its_fact(evaluator):
+    fact = (
+        "Cancellation: free of charge up to 48 hours before the pick-up time. The Airport office is open every day "
+        "from 06:00 to 23:00."
+    )
+    wrong, right = evaluator.evaluate(
+        [
+            "You can cancel for free until 48 hours before pick-up, and the airport office is open from 6 am to 9 pm.",
+            "You can cancel for free until 48 hours before pick-up.",
+        ],
+        "groundedness",
+        task="dialogue",
+        fact=fact,
+        context=["Can I cancel my booking?"],
+    )
+    assert float(wrong) <= recommended_threshold("groundedness", "dialogue")
+    assert [c.proven_wrong for c in wrong.claims] == [False, True]
+    assert wrong.proven_wrong_claims[0].reasons == ("`9 pm`: the source says 23:00",)
+    assert wrong.claims[0].supported and wrong.claims[0].score > 0.5  # the faithful claim keeps its own reading
+    assert [c.supported for c in right.claims] == [True]
+    assert not right.proven_wrong_claims

@@ -86,16 +86,23 @@ class AgainstFact:
         out = []
         for planned, case in zip(batch, about):
             findings: dict[int, list[dict]] = {}
+            listed: dict[int, list[dict]] = {}  # every claim about the fact, for ``score.claims``
             for u, fact, claim, mismatches, _restates in case:
-                findings.setdefault(u, []).extend(m.as_dict() for m in mismatches)
+                mine = [m.as_dict() for m in mismatches]
                 if (fact, claim) in support and support[(fact, claim)][0] < support[(fact, claim)][1]["supported_from"]:
-                    findings[u].append(_unsupported(claim, *support[(fact, claim)]))
-            out.append(
-                [
-                    r.capped(cap, claim={"mismatches": findings[u]}) if findings.get(u) else r
-                    for u, r in enumerate(planned.readings)
-                ]
-            )
+                    mine.append(_unsupported(claim, *support[(fact, claim)]))
+                findings.setdefault(u, []).extend(mine)
+                listed.setdefault(u, []).append({"text": claim.strip(), "mismatches": mine})
+            readings = []
+            for u, r in enumerate(planned.readings):
+                claims = [{**c, "score": min(r.score, cap) if c["mismatches"] else r.score} for c in listed.get(u, [])]
+                if findings.get(u):
+                    readings.append(r.capped(cap, claim={"mismatches": findings[u], "claims": claims}))
+                elif claims:
+                    readings.append(dataclasses.replace(r, support={**(r.support or {}), "claim": {"claims": claims}}))
+                else:
+                    readings.append(r)
+            out.append(readings)
         return out
 
 
