@@ -225,6 +225,11 @@ def _merge(parts: list[str], soft: bool = False) -> list[str]:
         weak = not _statement(part) or not _statement(merged[-1]) if merged else False
         if soft and merged and not weak:
             weak = not _soft_statement(part) or not _soft_statement(merged[-1])
+        # "...over two weekends in June: from 10pm on Friday 13 June ...": a piece that opens with a preposition,
+        # a relative pronoun or a subordinator is no statement of its own, whatever stands before it
+        opener = words(_CONJUNCTION.sub("", part.strip()))[:1]
+        if merged and opener and opener[0] in _NOT_OPENERS and opener[0] != "that":  # "and that price is ..."
+            weak, after_semicolon = True, False
         if merged and not after_semicolon and weak:
             merged[-1] = merged[-1] + " " + part
         else:

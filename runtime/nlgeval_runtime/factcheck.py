@@ -153,18 +153,20 @@ def lexical_support(claim: str, source: str) -> float:
     return sum(1 for w in claim_words if _stem_match(w, vocabulary)) / len(claim_words)
 
 
-def check_claim(claim: str, evidence: str, source: str | None = None) -> list[Mismatch]:
+def check_claim(claim: str, evidence: str, source: str | None = None, given: str = "") -> list[Mismatch]:
     """The explicit checks of ``claim`` against its ``evidence`` (the best supporting span or spans).
 
     ``source``: the whole source (default: the evidence); names are looked up there, since a name is often
-    introduced in one sentence and referred to in the next. Remembered for recent arguments: a claim's checks
-    decide how much of its source the model reads, and then its score.
+    introduced in one sentence and referred to in the next. ``given``: what the user wrote (a question, a
+    conversation's history): its names are known, and a figure worked out from one of its figures is shown
+    arithmetic. Remembered for recent arguments: a claim's checks decide how much of its source the model reads,
+    and then its score.
     """
-    return list(_check_claim(claim, evidence, source))
+    return list(_check_claim(claim, evidence, source, given))
 
 
 @functools.lru_cache(maxsize=512)
-def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatch, ...]:
+def _check_claim(claim: str, evidence: str, source: str | None, given: str = "") -> tuple[Mismatch, ...]:
     source = evidence if source is None else source
     found: list[Mismatch] = []
     # the evidence is read liberally ("one" is 1), the claim strictly: a missed number in the claim costs a
@@ -173,7 +175,7 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     from nlgeval_runtime.attribution import misattributions
     from nlgeval_runtime.quantities import conflicts, swapped_values
 
-    for quantity, rival in conflicts(claim, evidence, source):
+    for quantity, rival in conflicts(claim, evidence, source, given):
         if source != evidence and _stated_elsewhere(quantity, claim, source, rival):
             continue  # aligned with the wrong paragraph: another sentence about the same thing states it
         if any(quantity.text in m.span for m in found):
@@ -183,7 +185,7 @@ def _check_claim(claim: str, evidence: str, source: str | None) -> tuple[Mismatc
     claim_numbers = numbers(claim)
     claim_words = words(claim)
     evidence_words = _ordered_words(evidence)  # in reading order: "the source says" names the first one
-    source_words = _word_set(source)
+    source_words = _word_set(source + "\n" + given if given else source)
     source_months = {_MONTHS[w] for w in source_words if w in _MONTHS}
     dated = {n.unit for n in claim_numbers if n.kind == "date"}
     for month in dict.fromkeys(w for w in claim_words if w in _MONTHS and len(w) > 3):
@@ -644,9 +646,11 @@ class FactChecks:
         z = self.intercept + sum(w * x for w, x in zip(self.weights, self.features(head, lexical)))
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
-    def judge(self, claim: str, *, head: float, form: float, evidence: str, source: str) -> Verdict:
+    def judge(self, claim: str, *, head: float, form: float, evidence: str, source: str, given: str = "") -> Verdict:
+        """The claim's verdict; ``given``: what the user wrote (a question), for the explicit checks only (see
+        :func:`check_claim`); the lexical support reads the source alone."""
         lexical = lexical_support(claim, source)
-        mismatches = list(check_claim(claim, evidence, source))
+        mismatches = list(check_claim(claim, evidence, source, given))
         if form < self.form_floor:
             mismatches.append(Mismatch("form", claim.strip(), "it does not read as a statement (word salad?)"))
         score = self.combine(head, lexical)

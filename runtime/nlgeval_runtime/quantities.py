@@ -68,7 +68,8 @@ _REFERENCE_WORDS = frozenset(
     """section sections clause clauses article articles paragraph paragraphs para form forms step steps item items
     page pages chapter chapter part annex schedule appendix table figure fig exhibit no nr number code ref reference
     version v model room flight line platform gate option tier level phase stage policy account ticket order
-    extension ext rule rules question questions box question § #""".split()
+    extension ext rule rules question questions box question bus route tram stand bay terminal exit junction
+    § #""".split()
 )
 #: words after a number that do not say what it counts
 _NOT_COUNTED = frozenset(
@@ -170,8 +171,9 @@ _ADVERB_UNIT = {
     "annually": "year",
 }
 #: pounds of weight, not of money: "heavier than 15 pounds", "weight goes up by more than 2 pounds"
-_POUNDS_OF_WEIGHT = re.compile(
-    r"(?i)(\b(?:heav\w*|light\w*|weigh\w*|lift\w*|carry\w*|gain\w*|lose|loses|lost|losing)\b[^.;:\n$£]{0,40}?"
+_POUNDS_OF_WEIGHT = re.compile(  # a scaled sum ("lost 42 million pounds") is money: the figure must touch "pounds"
+    r"(?i)(\b(?:heavier|heavy|lighter|weigh\w*|lift|lifts|lifting|carry|carries|carrying|gain\w*|lose|loses|lost|"
+    r"losing)\b[^.;:\n$£]{0,40}?"
     r"\b\d+(?:\.\d+)?)\s*(?:pounds?|lbs?)\b"
 )
 #: ounces of a drink are fluid ounces: "1.5 liters (about 50 ounces) of fluid", "drink 64 ounces of water"
@@ -192,6 +194,12 @@ _TO_NOON = re.compile(
     re.I,
 )
 _MINUTE_WORDS = {"fifteen": 15, "twenty": 20, "thirty": 30}
+# "seven in the evening", "9 o'clock at night", "six in the morning": an hour and its half of the day
+_PART_OF_DAY = re.compile(
+    r"\b(?P<h>one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})(?:\s+o['’]clock)?\s+"
+    r"(?:in\s+the\s+(?P<part>morning|afternoon|evening)|at\s+(?P<night>night))\b",
+    re.I,
+)
 _HOUR_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
     "eleven": 11, "twelve": 12,
@@ -268,6 +276,16 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
         times = 1.0 if word == "once" else 2.0 if word == "twice" else _small(word.split()[0])
         return f"every {1 / times:g} {m.group('unit')}"
 
+    def part_of_day(m: re.Match) -> str:
+        h = m.group("h").lower()
+        hour = _HOUR_WORDS[h] if h in _HOUR_WORDS else int(h)
+        if not 1 <= hour <= 12:
+            return m.group(0)
+        part = (m.group("part") or "").lower()
+        if part == "morning" or m.group("night") and hour >= 11 or part == "afternoon" and hour == 12:
+            return f"{hour} am" if hour != 12 or part == "morning" else "12 pm"
+        return f"{hour} pm"
+
     def past_hour(m: re.Match) -> str:
         h = m.group("h").lower()
         hour = _HOUR_WORDS[h] if h in _HOUR_WORDS else int(h)
@@ -290,6 +308,7 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
     text = _CODE_BEFORE.sub(lambda m: _CODE_SIGNS[m.group(1)], text)  # "EUR 300" is €300, as the figures read it
     text = _TO_NOON.sub(to_noon, text)
     text = _PAST_HOUR.sub(past_hour, text)
+    text = _PART_OF_DAY.sub(part_of_day, text)
     text = _PART_OF_SCALE.sub(part_of_scale, text)
     text = _TIMES_ADVERB.sub(lambda m: f"{m.group('n')} a {_ADVERB_UNIT[m.group('adverb').lower()]}", text)
     text = _TIMES_PER.sub(every, text)
@@ -403,6 +422,14 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
             and mention.unit is None  # "section 4.2", never "the line 52 seconds ahead"
             or re.search(r"[§#]\s*$", before)
             or re.fullmatch(r"0\d{3,}", mention.text.split()[0])  # "0300 123 4567", "01632": a phone number
+            or mention.unit is None  # "bus 47 connects the two": the two stations, no amount
+            and before_words[-1:] == ["the"]
+            and mention.text.isalpha()
+            and where >= 0
+            and re.match(
+                r"\s*(?:$|[^\w\s]|(?:every|each|of|in|on|at|to|for|will|would|are|were|have|had)\b)",
+                lowered[where + len(mention.text) :],
+            )
             or mention.unit is None  # a group of a tracking or account number: "1550 7723 9041"
             and where >= 0
             and (
@@ -556,11 +583,18 @@ def _date_bound(q: Quantity) -> tuple[str, int] | None:
     return None
 
 
-def _derived(claim: Quantity, figures: Sequence[Quantity], windows: Sequence[Sequence[Quantity]] = ()) -> bool:
+def _derived(
+    claim: Quantity,
+    figures: Sequence[Quantity],
+    windows: Sequence[Sequence[Quantity]] = (),
+    given: Sequence[Quantity] = (),
+) -> bool:
     """Whether one step of arithmetic gives the claim's value: an amount less or more a percentage of it, or a
-    percentage of it, from the source's figures anywhere; a sum, a difference or a product of two figures, or a
-    share or a change of two as a percentage, from figures of two consecutive sentences (``windows``): further
-    apart, in a text full of figures, such sums are coincidences."""
+    percentage of it, from the source's figures anywhere; a sum or a difference of two sums of money from a few
+    (four at most) anywhere, or with a figure the user ``given`` ("the remaining £3,000" of the £8,000 asked
+    about); a sum, a difference or a product of two figures, or a share or a change of two as a percentage, from
+    figures of two consecutive sentences (``windows``): further apart, in a text full of figures, such sums are
+    coincidences."""
     if claim.kind in ("date", "year", "time") or claim.kind.startswith("ordinal:"):
         return False  # a sum of two dates or of two positions is a coincidence, not a figure
     target = claim.value
@@ -572,8 +606,11 @@ def _derived(claim: Quantity, figures: Sequence[Quantity], windows: Sequence[Seq
         return abs(x - target) <= max(1e-9, 0.01 * abs(target)) or approximate and claim.holds(x)
 
     if claim.kind == "money":  # a saving, a total, what remains: prices are often listed apart
-        money = [f.value for f in figures if f.kind == "money"]
-        if any(near(a + b) or near(abs(a - b)) for i, a in enumerate(money) for b in money[i + 1 :]):
+        money = list(dict.fromkeys(f.value for f in figures if f.kind == "money"))
+        theirs = [f.value for f in given if f.kind == "money"]
+        sums = [(a, b) for i, a in enumerate(money) for b in money[i + 1 :]] if len(money) <= 4 else []
+        sums += [(a, b) for a in theirs for b in money + theirs if a != b]
+        if any(near(a + b) or near(abs(a - b)) for a, b in sums):
             return True
     if claim.kind != "percent":
         same = [f.value for f in figures if f.kind == claim.kind]
@@ -630,8 +667,9 @@ _MEASURED = frozenset({"duration", "length", "mass", "volume", "data", "speed", 
 LONG_SOURCE = 50_000
 
 
-def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Quantity]]:
+def conflicts(claim: str, evidence: str, source: str, given: str = "") -> list[tuple[Quantity, Quantity]]:
     """The claim's quantities that conflict with its evidence: ``(claim quantity, what the evidence says)``.
+    ``given``: what the user wrote (a question, the history), whose figures the claim may work with.
 
     A quantity conflicts when the evidence states quantities of its kind, none agrees with it, and the source's
     figures do not give it by one step of arithmetic. References ("section 5.3") are compared only with
@@ -676,7 +714,7 @@ def conflicts(claim: str, evidence: str, source: str) -> list[tuple[Quantity, Qu
             rivals = [s for s in said if _counted(s)]
         if not rivals or any(same_quantity(q, s) for s in rivals):
             continue
-        if _derived(q, figures, _windows(source)):
+        if _derived(q, figures, _windows(source), [g for g in quantities(given) if g.kind != "reference"]):
             continue  # a figure worked out from the source's ("saves $20", "in total", "works out at")
         found.append((q, slips[0] if slips else _nearest(claim, evidence, rivals, q)))  # a unit error names its twin
     return found
@@ -692,10 +730,16 @@ def _within(a: float, b: float, factor: float) -> bool:
 def _shown_product(q: Quantity, mine: Sequence[Quantity], figures: Sequence[Quantity]) -> bool:
     """Whether a quantity is a count the claim states times a rate of its kind that the claim or the source
     states: a price ("16 servings at £3.60, £57.60") or an amount per period ("a three-day rental with 300 km a
-    day, 900 km in total")."""
+    day, 900 km in total"); or, for money, another sum of the claim plus or minus one of the source's ("£5 off
+    the first bin, so it costs £47")."""
     if q.kind in ("date", "year", "time", "percent", "frequency", "duration") or q.kind.startswith("ordinal:"):
         return False
     # a price times a count of things; any other amount only times a count of periods ("three days")
+    if q.kind == "money":  # "£5 off the first bin, so it costs £47" (of £52); "£27.51, £12.49 short of £40"
+        own = [c.value for c in mine if c.kind == "money" and c is not q]
+        others = [f.value for f in figures if f.kind == "money"] + own
+        if any(abs(abs(a - b) - q.value) < 0.005 or abs(a + b - q.value) < 0.005 for a in own for b in others):
+            return True
     counts = {
         c.raw
         for c in mine

@@ -222,3 +222,19 @@ SYLLABUS = "The midterm is worth 35% of the grade and the final exam 25%. Homewo
 )
 def test_two_values_given_the_other_way_round_are_named(claim, expected):
     assert messages(claim, SYLLABUS) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence, claims",
+    [
+        (  # what follows a colon and opens with a preposition is part of the statement before it
+            "The Red Line will be closed over two weekends in June: from 10pm on Friday 13 June until first trains "
+            "on Monday 16 June.",
+            1,
+        ),
+        ("The price is £57.60, and that price is locked for 12 months.", 2),  # "that price" is no relative pronoun
+        ("Nobody was hurt, two schools will stay shut on Monday and the old bridge is closed.", 3),
+    ],
+)
+def test_a_piece_that_is_no_statement_stays_with_its_sentence(sentence, claims):
+    assert len(split_claims(sentence)[0]) == claims, split_claims(sentence)[0]

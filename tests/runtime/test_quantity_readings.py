@@ -150,3 +150,51 @@ def test_a_time_told_by_the_clock_face_is_a_time(text, minutes):
 
 def test_two_to_three_days_is_no_clock():
     assert [q.kind for q in quantities("Delivery takes two to three days.")] == ["duration", "duration"]
+
+
+ACCOUNT = (
+    "The Everyday Plus Current Account has a monthly account fee of £4. The fee is waived in any month in which you "
+    "pay in at least £1,500. You must be resident in the UK. An arranged overdraft of up to £2,500 is available. "
+    "The first £100 of your arranged overdraft is interest-free.\n\nBalances up to £5,000 earn 2.5% AER; no "
+    "interest is paid on the part of a balance above £5,000. If you switch and set up two Direct Debits within 60 "
+    "days, we will pay you £175."
+)
+
+
+def test_a_figure_worked_out_from_the_question_is_shown_arithmetic():
+    claim = "You'd earn 2.5% on the first £5,000 only; the remaining £3,000 would earn nothing."
+    question = "How much interest will I earn on £8,000 in the Everyday Plus account?"
+    assert [m.message for m in check_claim(claim, ACCOUNT, ACCOUNT, given=question)] == []
+    # without the question, £3,000 is a figure of nothing the source states
+    assert any(m.message.startswith("`£3,000`") for m in check_claim(claim, ACCOUNT, ACCOUNT))
+
+
+def test_in_a_text_full_of_sums_a_difference_of_two_is_a_coincidence():
+    # £1,000 is £5,000 - £4,000 or £1,100 - £100, but the source is full of sums: the wrong threshold is named
+    source = ACCOUNT + " Savers can hold up to £4,000 in the linked pot. Cash withdrawals are limited to £1,100 a day."
+    claim = "The £4 monthly fee is waived for any month in which you pay in £1,000 or more."
+    evidence = ACCOUNT.split(" You must")[0]  # where the claim aligns: the fee and its waiver
+    found = [m.message for m in check_claim(claim, evidence, source)]
+    assert found == ["`£1,000`: the source says £1,500"], found
+
+
+@pytest.mark.parametrize(
+    "claim, source",
+    [
+        ("Signing up by 28 February takes £5 off the first bin, so it costs £47.", "A garden bin costs £52 a year."),
+        ("Standard is free on orders over £40, so your £27.51 basket was £12.49 short.", "Standard is free over £40."),
+    ],
+)
+def test_a_sum_the_claim_works_out_from_its_own_figures_is_shown_arithmetic(claim, source):
+    assert failed(claim, source) == []
+
+
+def test_a_time_of_day_in_words():
+    assert [(q.kind, q.value) for q in quantities("No trains after seven in the evening.")] == [("time", 1140)]
+    assert [(q.kind, q.value) for q in quantities("It opens at six in the morning.")] == [("time", 360)]
+
+
+def test_a_route_number_and_the_two_are_no_amounts():
+    source = "Bus route 47 links Castle Halt with Orchard Road station every 15 minutes."
+    assert failed("Bus 47 connects the two every quarter of an hour.", source) == []
+    assert [q.kind for q in quantities("the two schools will close")] == ["count:school"]

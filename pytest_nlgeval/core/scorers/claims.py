@@ -47,7 +47,13 @@ class ClaimChecks:
             _, body, _ = source_parts(dim, planned.values)
             reading = planned.readings[u]
             evidence = claim_evidence(reading.evidence, body)
-            verdict = checks.judge(planned.units[u], head=reading.score, form=form[0], evidence=evidence, source=body)
+            # what the user asked is known too: a name of the question is no error, and a figure worked out from
+            # one of its figures is shown arithmetic ("the remaining £3,000" of £8,000 asked about, £5,000 earning)
+            question = planned.values.get("question")
+            given = question if isinstance(question, str) else ""
+            verdict = checks.judge(
+                planned.units[u], head=reading.score, form=form[0], evidence=evidence, source=body, given=given
+            )
             if spec.get("checker"):  # the checker's reading is the claim's score; a failed check caps it
                 verdict = dataclasses.replace(
                     verdict, score=min(reading.score, checks.cap) if verdict.mismatches else reading.score
