@@ -724,7 +724,10 @@ def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None
         else:
             tr.write_line(f"evaluator {fid}: {fp.get('model')} ({fp.get('provider')}, {fp.get('precision')})")
     scoring = results.get("scoring", {})
-    tr.write_line(f"scored {scoring.get('scored', 0)} evaluator inputs, {scoring.get('cached', 0)} from the cache")
+    tr.write_line(
+        f"scored {scoring.get('scored', 0)} evaluator inputs, {scoring.get('cached', 0)} read from the score cache "
+        "(earlier runs, or the same input met again in this run)"
+    )
     judges = results.get("judges")
     if judges:
         tr.write_line(
