@@ -69,9 +69,8 @@ _REFERENCE_WORDS = frozenset(
     page pages chapter chapter part annex schedule appendix table figure fig exhibit no nr number code ref reference
     version v model room flight line platform gate option tier level phase stage policy account ticket order
     extension ext rule rules question questions box question bus route tram stand bay terminal exit junction
-    year years week weeks month months day days § #""".split()
+    § #""".split()
 )
-_PERIOD_WORDS = frozenset({"year", "years", "week", "weeks", "month", "months", "day", "days"})
 #: words after a number that do not say what it counts
 _NOT_COUNTED = frozenset(
     """last next this that per each every and or but the a an of in on at to for from by with than as is are was
@@ -421,7 +420,6 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
             and before_words[-1] in _REFERENCE_WORDS
             and re.search(r"[\w§#]+[.:]?\s*$", before) is not None  # "section 4.2", never "120 V, 60 Hz"
             and mention.unit is None  # "section 4.2", never "the line 52 seconds ahead"
-            and not (mention.kind == "year" and before_words[-1] in _PERIOD_WORDS)  # "fiscal year 2025" is a year
             or re.search(r"[§#]\s*$", before)
             or re.fullmatch(r"0\d{3,}", mention.text.split()[0])  # "0300 123 4567", "01632": a phone number
             or mention.unit is None  # "bus 47 connects the two": the two stations, no amount

@@ -198,9 +198,3 @@ def test_a_route_number_and_the_two_are_no_amounts():
     source = "Bus route 47 links Castle Halt with Orchard Road station every 15 minutes."
     assert failed("Bus 47 connects the two every quarter of an hour.", source) == []
     assert [q.kind for q in quantities("the two schools will close")] == ["count:school"]
-
-
-def test_a_period_number_is_a_position_and_a_year_stays_a_year():
-    assert [q.kind for q in quantities("The results come on day 3 of the trial.")] == ["reference"]
-    assert [q.kind for q in quantities("It closes in fiscal year 2026.")] == ["year"]
-    assert [q.kind for q in quantities("It lasts 3 years.")] == ["duration"]
