@@ -304,8 +304,12 @@ for _a, _b in _ANTONYM_PAIRS:
 
 def _asserted(word: str, clause: str) -> bool:
     """Whether ``word`` (by stem) occurs in ``clause`` with no negation cue among the four words before it.
-    A part of a hyphenated compound is not asserted on its own: "pay-and-display bays" asserts no paying."""
+    A part of a hyphenated compound is not asserted on its own: "pay-and-display bays" asserts no paying; a clause
+    that opens with "No", "None", "Nobody" or "Neither" asserts nothing it says ("No orders or payments were
+    affected")."""
     toks = words(re.sub(r"\b[\w']+(?:-[\w']+)+\b", " ", clause))
+    if toks[:1] and toks[0] in {"no", "none", "nobody", "nothing", "neither", "never"}:
+        return False
     seen = False
     for k, t in enumerate(toks):
         if _stem_match(word, {t}) or _stem_match(t, {word}):
@@ -516,6 +520,8 @@ def _name_variant(name: str, source: str) -> str | None:
                 or said.startswith(mine)
             ):
                 continue
+            if any(ch.isdigit() for ch in mine):
+                continue  # "Incident INC-2291" where the source heads "Incident Postmortem: INC-2291": an identifier
             return " ".join(written)
     return None
 
@@ -538,7 +544,7 @@ def _stated_elsewhere(quantity, claim: str, source: str, rival=None) -> bool:
     if not claim_content or len(source) > LONG_SOURCE:
         return False  # a long source is read where the claim aligns (bounded cost)
     need = 2 if len(claim_content) >= 4 else max(1, len(claim_content) // 2)
-    if quantity.kind in ("duration", "length", "mass", "volume", "money", "percent"):
+    if quantity.kind in ("duration", "length", "mass", "volume", "money", "percent", "time"):
         need = 1  # a measure with its unit is specific: one shared word says the sentence is about the same thing
     sentences = split_sentences(source) or [source]
     # far less about the claim than the rival's sentence (by three words), and not beside it: a coincidence

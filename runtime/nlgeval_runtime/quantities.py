@@ -689,6 +689,10 @@ def conflicts(claim: str, evidence: str, source: str, given: str = "") -> list[t
             continue
         if q.kind == "number" and any(s.raw == q.value for s in figures):
             continue  # a bare number the source states with a unit: "for Standard it's seven" (7 working days)
+        if q.kind in _SPANS and any(
+            s.kind in _SPANS and s.kind != q.kind and s.raw == q.raw and _close(s.value, q.value) for s in said
+        ):
+            continue  # "51 to 100 hours a month" where "a month" belongs to the price: the same span of time
         if _counted(q) and any(s.raw == q.raw and _counted(s) for s in said):
             continue  # the evidence counts the same number of something ("200 customers" for "200 cafés")
         if (
@@ -718,6 +722,13 @@ def conflicts(claim: str, evidence: str, source: str, given: str = "") -> list[t
             continue  # a figure worked out from the source's ("saves $20", "in total", "works out at")
         found.append((q, slips[0] if slips else _nearest(claim, evidence, rivals, q)))  # a unit error names its twin
     return found
+
+
+_SPANS = frozenset({"duration", "rate"})  # not a frequency: "monthly" is no "within a month"
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
 
 def _within(a: float, b: float, factor: float) -> bool:

@@ -198,3 +198,43 @@ def test_a_route_number_and_the_two_are_no_amounts():
     source = "Bus route 47 links Castle Halt with Orchard Road station every 15 minutes."
     assert failed("Bus 47 connects the two every quarter of an hour.", source) == []
     assert [q.kind for q in quantities("the two schools will close")] == ["count:school"]
+
+
+POSTMORTEM = """Incident Postmortem: INC-2291 - Checkout failures after payments-gateway 4.12.0 deploy
+Timeline (UTC):
+- 14:02 - payments-gateway 4.12.0 is deployed to all regions.
+- 14:31 - Tomasz identifies that 4.12.0 opens a new database connection per request, exhausting the pool.
+- 14:44 - Tomasz begins rolling back payments-gateway to 4.11.3.
+- 15:02 - Rollback completes in all three regions. No orders or payments were affected.
+- 15:10 - The lag alert pages on-call once lag reaches 100,000 messages.
+"""
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Incident INC-2291 was a checkout outage.",  # an identifier, not another incident's name
+        "Tomasz found the root cause at 14:31 and rolled back to 4.11.3.",  # a timeline's time, one shared name
+        "Orders and payments were not affected.",  # "No orders or payments were affected" asserts nothing
+        "The rollback completed in all three regions at 15:02.",
+    ],
+)
+def test_a_postmortem_restated_fires_no_check(claim):
+    evidence = "\n".join(line for line in POSTMORTEM.splitlines() if "14:44" in line or "15:02" in line)
+    assert [m.message for m in check_claim(claim, evidence, POSTMORTEM)] == []
+
+
+def test_once_as_a_conjunction_is_no_count():
+    source = "- 22:48 - The lag alert fires at 100,000 messages and pages Kenji Watanabe, the on-call engineer."
+    claim = "The lag alert paged on-call Kenji Watanabe at 22:48 once lag reached 100,000 messages."
+    assert failed(claim, source) == []
+    assert [q.text for q in quantities(claim, liberal=False)] == ["22:48", "100,000"]
+
+
+def test_a_span_of_hours_is_the_same_whichever_period_the_sentence_gives_it():
+    source = (
+        "You can use flat rates: £10 a month for 25 to 50 hours of work at home, £18 a month for 51 to 100 hours. "
+        "You cannot claim the flat rate if you work fewer than 25 hours a month at home."
+    )
+    claim = "Use the flat rate, which for 51 to 100 hours a month is £18 per month."
+    assert failed(claim, source) == []
