@@ -49,7 +49,8 @@ _NOT_SPEAKERS = frozenset(
     """present speakers attendees apologies absent note notes agenda item date time location re subject from to cc
     minutes action actions decision decisions q a customer agent user assistant bot system caller operator
     chair host moderator interviewer summary update directors members participants guests staff board committee
-    recorder venue place""".split()
+    recorder venue place doctor patient nurse teacher student guest client caller interviewee speaker audience
+    reporter clerk parent pupil candidate panel""".split()
 )
 #: words that may stand before a sentence's subject: "To summarize:", "So", "And then"
 _LEAD_IN = re.compile(
@@ -168,9 +169,14 @@ def misattributions(claim: str, source: str) -> list[tuple[str, str]]:
         return []
     index, full = _participants(source)
     named = _named(claim, index)
-    if not named:
+    # the participant the claim is about: the first one not after a preposition ("after a question from Whitfield,
+    # Bexley said ...": Bexley)
+    subjects = [
+        n for n in named if not re.search(r"\b(?:from|to|by|with|for|of|after|before|about|asked)\s+$", claim[: n[0]])
+    ]
+    if not subjects:
         return []
-    _, person, written = named[0]
+    _, person, written = subjects[0]
     named_words = {w.lower() for _, _, w in named}
     matter = [w for w in dict.fromkeys(content_words(claim)) if w not in named_words]
     if len(matter) < _CLEAR:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Collection
+from typing import Collection, Sequence
 from dataclasses import dataclass
 
 from nlgeval_runtime.claims import STOPWORDS, content_words, words
@@ -263,8 +263,7 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     if set(words(claim)) & _CONDITIONS:
         return None  # "not final until the board votes": a condition, which the head reads
     best, best_overlap = None, 0.0
-    lines = [line for line in evidence.splitlines() if line.strip()] or [evidence]  # a list's items are apart
-    for sentence in [s for line in lines for s in split_sentences(line)] or [evidence]:
+    for sentence in split_sentences(evidence) or [evidence]:  # a list's items are sentences of their own
         for clause in _clauses(sentence):
             shared = len(claim_content & set(content_words(clause)))
             if shared / len(claim_content) > best_overlap:
@@ -487,8 +486,14 @@ def _source_names(source: str) -> tuple[tuple[tuple[str, ...], ...], frozenset[s
     """The names of ``source`` of two or more words (as word tuples), and the words it writes as a name on
     their own inside a sentence ("..., Crestline at $79,500"; not "2. Connect the modem")."""
     multiword = tuple(dict.fromkeys(tuple(n.split()) for n in names(source) if len(n.split()) >= 2))
-    alone = re.findall(r"(?<=[a-z,;])\s+([A-Z][\w'’-]+)(?![\w'’-]*\s+[A-Z])", source)
+    alone = re.findall(r"(?<=[a-z,;])\s+([A-Z][\w'’-]+)(?![\w'’-])(?!\s+[A-Z])", source)  # linear: no backtracking
     return multiword, frozenset(re.sub(r"['’]s$", "", w).lower() for w in alone)
+
+
+def _in_order(few: Sequence[str], many: Sequence[str]) -> bool:
+    """Whether every word of ``few`` occurs in ``many``, in the same order."""
+    it = iter(many)
+    return all(any(w == m for m in it) for w in few)
 
 
 def _name_variant(name: str, source: str) -> str | None:
@@ -496,15 +501,19 @@ def _name_variant(name: str, source: str) -> str | None:
     Properties LLC", "Corvid Connect" for "Corvid Home"), when the source never writes ``name`` itself; None when
     it does, or when the altered word is a name the source writes alone ("Crestline Roofing" where the source
     has "Crestline" and "Halden Roofing") or a short form of the other ("Dan" for "Dana")."""
-    parts = tuple(p.lower() for p in name.split())
-    if len(parts) < 2:
-        return None
-    flat = re.sub(r"['’]s\b", "", " ".join(re.findall(r"[\w'’.-]+", source.lower())))
+    parts = tuple(p.lower().replace("’", "'").replace("–", "-") for p in name.split())
+    if len(parts) < 2 or parts[0] in _TITLE_WORDS or parts[0] in _TITLES:
+        return None  # "Coach Smith", "Professor Schmidt": a title and a surname
+    flat = re.sub(r"['’]s\b", "", " ".join(re.findall(r"[\w'’.–-]+", source.lower())))
+    flat = flat.replace("’", "'").replace("–", "-")
     if re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, parts)) + r"(?![\w-])", flat):
         return None
     multiword, alone = _source_names(source)
     n = len(parts)
     for other in multiword:
+        words_of = [w.lower().replace("’", "'").replace("–", "-") for w in other]
+        if _in_order(parts, words_of):
+            return None  # a shortened form of a source name: "Galaxy Ultra" of "Samsung Galaxy S24 Ultra"
         for start in range(len(other) - n + 1):  # "Meridian Mutual Assurance" inside "... Assurance Ltd"
             written = other[start : start + n]
             theirs = tuple(w.lower() for w in written)

@@ -178,7 +178,7 @@ _POUNDS_OF_WEIGHT = re.compile(  # a scaled sum ("lost 42 million pounds") is mo
 )
 #: ounces of a drink are fluid ounces: "1.5 liters (about 50 ounces) of fluid", "drink 64 ounces of water"
 _FLUID_OUNCES = re.compile(
-    r"(?i)(\b(?:drink\w*|fluid\w*|liquid\w*|water|lit(?:er|re)s?|ml|millilit\w*|cups?)\b[^.;:\n]{0,40}?"
+    r"(?i)(\b(?:drink\w*|fluid\w*|liquid\w*|water|lit(?:er|re)s?|ml|millilit\w*)\b[^.;:\n]{0,40}?"
     r"\b\d+(?:\.\d+)?)\s*(?:fl\.?\s*)?(?:ounces?|oz)\b|(\b\d+(?:\.\d+)?)\s*(?:fl\.?\s*(?:ounces?|oz)|fluid\s+ounces?)\b"
 )
 # "a quarter of a million", "half a billion": a share of a scale is a number
@@ -207,7 +207,8 @@ _HOUR_WORDS = {
 # a time told by the clock face: "twenty past three", "half past nine", "a quarter to five"; never "two to three
 # days" (only a quarter goes "to" an hour here)
 _PAST_HOUR = re.compile(
-    r"\b(?:(?P<n>(?:a\s+)?quarter|half|five|ten|twenty(?:[\s-]five)?|\d{1,2})(?:\s+minutes)?\s+(?:past|after)"
+    r"\b(?:(?P<n>(?:a\s+)?quarter|half|five|ten|twenty(?:[\s-]five)?|\d{1,2})(?:\s+minutes)?\s+past"
+    r"|(?P<w>(?:a\s+)?quarter|half|twenty(?:[\s-]five)?)\s+after"  # "2 after 10 overs" is no clock
     r"|(?P<q>(?:a\s+)?quarter)\s+to)\s+(?P<h>one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})\b"
     r"(?!\s*(?:minutes?|hours?|days?|weeks?|months?|years?|%|percent|per|of)\b)",
     re.I,
@@ -274,7 +275,7 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
     def every(m: re.Match) -> str:
         word = m.group("n").lower()
         times = 1.0 if word == "once" else 2.0 if word == "twice" else _small(word.split()[0])
-        return f"every {1 / times:g} {m.group('unit')}"
+        return f"every {1 / times:g} {m.group('unit')}" if times > 0 else m.group(0)  # "0 times a week": never
 
     def part_of_day(m: re.Match) -> str:
         h = m.group("h").lower()
@@ -282,9 +283,11 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
         if not 1 <= hour <= 12:
             return m.group(0)
         part = (m.group("part") or "").lower()
-        if part == "morning" or m.group("night") and hour >= 11 or part == "afternoon" and hour == 12:
-            return f"{hour} am" if hour != 12 or part == "morning" else "12 pm"
-        return f"{hour} pm"
+        if m.group("night"):  # "eleven at night" is 23:00, "twelve at night" midnight, "two at night" 02:00
+            return "12 am" if hour == 12 else f"{hour} am" if hour <= 5 else f"{hour} pm"
+        if part == "morning":
+            return f"{hour} am"
+        return "12 pm" if hour == 12 else f"{hour} pm"
 
     def past_hour(m: re.Match) -> str:
         h = m.group("h").lower()
@@ -293,7 +296,7 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
             return m.group(0)
         if m.group("q"):  # "a quarter to five"
             return f"{hour - 1 if hour > 1 else 12}:45"
-        n = m.group("n").lower().replace("a ", "").replace("-", " ")
+        n = (m.group("n") or m.group("w")).lower().replace("a ", "").replace("-", " ")
         minutes = {"quarter": 15, "half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty five": 25}.get(n)
         minutes = int(n) if minutes is None and n.isdigit() else minutes
         return f"{hour}:{minutes:02d}" if minutes is not None and minutes < 60 else m.group(0)
@@ -588,6 +591,7 @@ def _derived(
     figures: Sequence[Quantity],
     windows: Sequence[Sequence[Quantity]] = (),
     given: Sequence[Quantity] = (),
+    total: bool = False,
 ) -> bool:
     """Whether one step of arithmetic gives the claim's value: an amount less or more a percentage of it, or a
     percentage of it, from the source's figures anywhere; a sum or a difference of two sums of money from a few
@@ -612,6 +616,8 @@ def _derived(
         sums += [(a, b) for a in theirs for b in money + theirs if a != b]
         if any(near(a + b) or near(abs(a - b)) for a, b in sums):
             return True
+        if total and any(near(a + b) for i, a in enumerate(money) for b in money[i + 1 :]):
+            return True  # "the soup and the burger come to £17 in total": a total of a price list says so
     if claim.kind != "percent":
         same = [f.value for f in figures if f.kind == claim.kind]
         for p in (f.value for f in figures if f.kind == "percent"):
@@ -718,12 +724,15 @@ def conflicts(claim: str, evidence: str, source: str, given: str = "") -> list[t
             rivals = [s for s in said if _counted(s)]
         if not rivals or any(same_quantity(q, s) for s in rivals):
             continue
-        if _derived(q, figures, _windows(source), [g for g in quantities(given) if g.kind != "reference"]):
+        given_figures = [g for g in quantities(given) if g.kind != "reference"]
+        if _derived(q, figures, _windows(source), given_figures, total=_TOTAL.search(claim) is not None):
             continue  # a figure worked out from the source's ("saves $20", "in total", "works out at")
         found.append((q, slips[0] if slips else _nearest(claim, evidence, rivals, q)))  # a unit error names its twin
     return found
 
 
+#: words with which a claim says it adds up prices
+_TOTAL = re.compile(r"(?i)\b(?:in total|total|altogether|combined|comes? to|came to|adds? up to|together)\b")
 _SPANS = frozenset({"duration", "rate"})  # not a frequency: "monthly" is no "within a month"
 
 
@@ -749,7 +758,9 @@ def _shown_product(q: Quantity, mine: Sequence[Quantity], figures: Sequence[Quan
     if q.kind == "money":  # "£5 off the first bin, so it costs £47" (of £52); "£27.51, £12.49 short of £40"
         own = [c.value for c in mine if c.kind == "money" and c is not q]
         others = [f.value for f in figures if f.kind == "money"] + own
-        if any(abs(abs(a - b) - q.value) < 0.005 or abs(a + b - q.value) < 0.005 for a in own for b in others):
+        if any(
+            abs(abs(a - b) - q.value) < 0.005 or b != a and abs(a + b - q.value) < 0.005 for a in own for b in others
+        ):  # never a sum with itself: "£60 and a double room £120" shows no arithmetic
             return True
     counts = {
         c.raw
@@ -922,17 +933,23 @@ def _value_first(text: str, liberal: bool) -> bool:
     """Whether ``text`` gives its values before the things they belong to: most of its quantities are followed by
     a preposition ("EUR 300 for economy cars and EUR 800 for SUVs"), not by "and", a comma or the end ("economy
     cars need €300 and SUVs €800")."""
+    votes = _value_votes(text, liberal)
+    return sum(votes) * 2 > len(votes)
+
+
+def _value_votes(text: str, liberal: bool) -> list[bool]:
+    """For each quantity of ``text``, whether a preposition follows it (its thing comes after it)."""
     rewritten, _ = _rewrite(text, liberal)
     votes = []
     at = 0
     for q in quantities(text, liberal):
         where = rewritten.find(q.text, at)
         if where < 0:
-            return False
+            return [True]  # a quantity this reading cannot place: read neither way
         at = where + len(q.text)
         following = re.match(r"\s*([A-Za-z]+)", rewritten[at:])
         votes.append(following is not None and following.group(1).lower() in _THEN_ITS_THING)
-    return sum(votes) * 2 > len(votes)
+    return votes
 
 
 @functools.lru_cache(maxsize=32)
@@ -969,8 +986,9 @@ def swapped_values(claim: str, source: str) -> list[tuple[Quantity, Quantity]]:
             if any((a, b) == pair for pair in found):
                 continue
             for sentence, theirs in zip(_sentences_of(source), _anchored_sentences(source, after)):
-                if _value_first(sentence, liberal=True) != after:
-                    continue  # a sentence that names its things first is not read value-first, nor the reverse
+                votes = _value_votes(sentence, liberal=True)
+                if (sum(votes) * 2 > len(votes)) != after or not after and any(votes):
+                    continue  # read each way only where the sentence is written so, never a mixed one
                 at_a = [w for q, w in theirs if q.kind == a.kind and same_quantity(a, q)]
                 at_b = [w for q, w in theirs if q.kind == b.kind and same_quantity(b, q)]
                 if len(at_a) != 1 or len(at_b) != 1:
