@@ -34,7 +34,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from nlgeval_runtime.claims import STOPWORDS, content_words, words
+from nlgeval_runtime.claims import STOPWORDS, content_words, stem_match, words
 
 __all__ = ["misattributions", "transcript_turns"]
 
@@ -68,15 +68,6 @@ class _Sentence:
     owner: str  # the participant's key (surname, lower case)
     involved: frozenset[str]  # the speaker and every participant the sentence names
     words: frozenset[str]
-
-
-def _stem_in(word: str, vocabulary: frozenset[str]) -> bool:
-    if word in vocabulary:
-        return True
-    if len(word) < 5:
-        return False
-    stem = word[: max(4, len(word) - 3)]
-    return any(v.startswith(stem) for v in vocabulary if len(v) >= len(stem))
 
 
 @functools.lru_cache(maxsize=32)
@@ -181,7 +172,7 @@ def misattributions(claim: str, source: str) -> list[tuple[str, str]]:
     matter = [w for w in dict.fromkeys(content_words(claim)) if w not in named_words]
     if len(matter) < _CLEAR:
         return []
-    scored = [(sum(1 for w in matter if _stem_in(w, s.words)), s) for s in _sentences(source)]
+    scored = [(sum(1 for w in matter if stem_match(w, s.words)), s) for s in _sentences(source)]
     best, top = max(scored, key=lambda pair: pair[0])
     if best < _CLEAR or top.owner == person:
         return []

@@ -15,6 +15,7 @@ content are dropped (reported in the score's details as skipped).
 from __future__ import annotations
 
 import re
+from typing import Collection
 
 __all__ = ["split_claims", "is_contentless", "is_evasive", "content_words", "STOPWORDS", "words"]
 
@@ -76,6 +77,17 @@ def _verb_at(tokens: list[str], k: int) -> bool:
 def _finite_form(word: str) -> bool:
     """Whether a lower-cased word has the form of a finite verb: an auxiliary or a past form ("approved")."""
     return word in _AUXILIARIES or (word.endswith("ed") and len(word) > 4)
+
+
+def stem_match(word: str, vocabulary: Collection[str]) -> bool:
+    """Whether ``word`` is in ``vocabulary``, or (five letters or more) shares its stem with a word there: all but
+    its last three letters, at least four ("British" finds "Britain")."""
+    if word in vocabulary:
+        return True
+    if len(word) < 5:
+        return False
+    stem = word[: max(4, len(word) - 3)]
+    return any(v.startswith(stem) for v in vocabulary if len(v) >= len(stem))
 
 
 def content_words(text: str) -> list[str]:

@@ -31,7 +31,7 @@ import re
 from typing import Collection, Sequence
 from dataclasses import dataclass
 
-from nlgeval_runtime.claims import STOPWORDS, content_words, words
+from nlgeval_runtime.claims import STOPWORDS, content_words, stem_match, words
 from nlgeval_runtime.figures import _MONTHS, _WEEKDAYS, NumberMention, numbers
 
 __all__ = [
@@ -80,15 +80,6 @@ class Mismatch:
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "span": self.span, "evidence": self.evidence, "message": self.message}
-
-
-def _stem_match(word: str, vocabulary: Collection[str]) -> bool:
-    if word in vocabulary:
-        return True
-    if len(word) < 5:
-        return False
-    stem = word[: max(4, len(word) - 3)]
-    return any(v.startswith(stem) for v in vocabulary if len(v) >= len(stem))
 
 
 #: titles before a name: the name is what follows them
@@ -150,7 +141,7 @@ def lexical_support(claim: str, source: str) -> float:
     if not claim_words:
         return 1.0
     vocabulary = _word_set(source)
-    return sum(1 for w in claim_words if _stem_match(w, vocabulary)) / len(claim_words)
+    return sum(1 for w in claim_words if stem_match(w, vocabulary)) / len(claim_words)
 
 
 def check_claim(claim: str, evidence: str, source: str | None = None, given: str = "") -> list[Mismatch]:
@@ -213,7 +204,7 @@ def _check_claim(claim: str, evidence: str, source: str | None, given: str = "")
         missing = [
             p
             for p in words(" ".join(parts))
-            if p not in STOPWORDS and not _stem_match(p, source_words) and p + "s" not in source_words  # SUV, SUVs
+            if p not in STOPWORDS and not stem_match(p, source_words) and p + "s" not in source_words  # SUV, SUVs
         ]
         altered = _name_variant(name, source)  # "Waypoint Mutual Assurance": the source says Meridian ...
         if missing or altered is not None:
@@ -277,13 +268,13 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     for word in claim_negated:
         if _ANTONYMS.get(word, frozenset()) & best_words:
             continue  # "won't be open on 1 January" against "closed on 1 January, open on other days"
-        if word not in best_negated and _stem_match(word, best_words) and _asserted(word, best):
+        if word not in best_negated and stem_match(word, best_words) and _asserted(word, best):
             # the source clause may negate something else ("funded by a grant, not by local taxes"): what
             # matters is that the word the claim negates is asserted there
             return Mismatch("negation", _cue(claim) + " " + word, f"the source asserts it: {best.strip()!r}")
     for word in best_negated:
         contrast = re.search(r"(?i)\b(?:rather than|instead of|other than|except|apart from)\b", claim)
-        if word not in claim_negated and _stem_match(word, claim_words) and not negated(claim) and not contrast:
+        if word not in claim_negated and stem_match(word, claim_words) and not negated(claim) and not contrast:
             return Mismatch("negation", claim.strip(), f"the source negates it: {best.strip()!r}")
     return None
 
@@ -311,7 +302,7 @@ def _asserted(word: str, clause: str) -> bool:
         return False
     seen = False
     for k, t in enumerate(toks):
-        if _stem_match(word, {t}) or _stem_match(t, {word}):
+        if stem_match(word, {t}) or stem_match(t, {word}):
             seen = True
             near = toks[max(0, k - 4) : k] + toks[k + 1 : k + 4]  # "not repaired", "a repair is not possible"
             if any(b in _NEGATION or b.endswith("n't") for b in near):
@@ -561,7 +552,7 @@ def _stated_elsewhere(quantity, claim: str, source: str, rival=None) -> bool:
     if rival is not None:
         for k, sentence in enumerate(sentences):
             if any(q.kind == rival.kind and q.text == rival.text for q in quantities(sentence)):
-                at_rival[k] = sum(1 for w in claim_content if _stem_match(w, set(words(sentence))))
+                at_rival[k] = sum(1 for w in claim_content if stem_match(w, set(words(sentence))))
     for k, sentence in enumerate(sentences):
         beside = k - 1 in at_rival or k + 1 in at_rival  # "99.9% uptime. If it falls below that level, 10%"
         need_here = need if beside or not at_rival else max(need, max(at_rival.values()) - 2)
@@ -574,7 +565,7 @@ def _stated_elsewhere(quantity, claim: str, source: str, rival=None) -> bool:
         if not any(q.kind == quantity.kind and same_quantity(quantity, q) for q in stated):
             continue
         sentence_words = set(words(sentence))
-        if sum(1 for w in claim_content if _stem_match(w, sentence_words)) >= need_here:
+        if sum(1 for w in claim_content if stem_match(w, sentence_words)) >= need_here:
             return True
     return False
 
