@@ -646,6 +646,11 @@ def build_results(parts: list[dict[str, Any]], test_outcomes: dict[str, str] | N
     summary: dict[str, Any] = dict(count_outcomes(checks))
     if test_outcomes is not None:
         summary["tests"] = count_tests(test_outcomes)  # pytest's own line, over all the tests that ran
+        # a comparison that passed inside a test that failed on something else (a plain assert after it, such as
+        # the gate `assert not score.proven_wrong_claims`): the check passed, its test did not
+        summary["passed_in_failed_tests"] = sum(
+            1 for c in checks if c["outcome"] == "passed" and test_outcomes.get(c["nodeid"]) == "failed"
+        )
     results = {
         "schema": RESULTS_SCHEMA,
         "version": RESULTS_VERSION,
@@ -713,7 +718,13 @@ def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None
         tr.write_line(line, red=bool(counts["failed"]), green=not counts["failed"])
     totals = count_outcomes(results["checks"])
     said = [f"{totals[k]} {k}" for k in ("failed", "passed", "xfailed", "xpassed") if totals[k]]
-    tr.write_line(f"checks: {', '.join(said) or 'none'} (counted as pytest counts their tests)")
+    tr.write_line(f"checks: {', '.join(said) or 'none'} (each comparison's own result; an xfail test's checks as pytest counts it)")
+    elsewhere = results.get("summary", {}).get("passed_in_failed_tests", 0)
+    if elsewhere:
+        tr.write_line(
+            f"{elsewhere} of the passed checks are in tests that failed on something else (an assert after the "
+            "check, such as `assert not score.proven_wrong_claims`): pytest's own line counts those tests as failed"
+        )
     for fid, fp in sorted(results["evaluators"].items()):
         if fp.get("kind") == "judge":
             criterion = " ".join(str(fp.get("criterion", "")).split())

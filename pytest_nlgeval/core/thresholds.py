@@ -35,19 +35,22 @@ class Threshold:
 
 #: python benchmarks/thresholds.py --data $NLGEVAL_DATA [--grid]; evaluator 715291eb0b59b8bf (the embedded default)
 THRESHOLDS: dict[str, Threshold] = {
-    "summarization/consistency": Threshold(0.45, 0.09, 0.75, 143, 219),
+    "summarization/consistency": Threshold(0.45, 0.05, 0.74, 143, 219),
     "summarization/fluency": Threshold(0.8, 0.08, 0.98, 414, 414),
     # fluency and coherence re-measured read by passages of three sentences (evaluator a683986f1cdea874)
     "summarization/coherence": Threshold(0.4, 0.08, 0.70, 120, 120),
     "summarization/relevance": Threshold(0.65, 0.09, 1.00, 120, 120),
+    # the fact rows re-measured with the claim head trained on evidence sets (evaluator 2fe900da8ad525de): the rule
+    # would now give 0.55, 0.35 and 0.5; kept, since outside news a stricter one fails more good outputs
+    # (docs/validity.md, "Recommended thresholds")
     # 0.25 since claims are read in steps: at 0.3 five of the 48 probe texts fail (10.4%), one of them at 0.298
-    "fact/consistency": Threshold(0.25, 0.02, 1.00, 48, 48),
+    "fact/consistency": Threshold(0.25, 0.04, 1.00, 48, 48),
     # 0.35 since a683986f1cdea874: at 0.45 three more of the realistic cases' faithful answers fail (12%), each a
     # paraphrase the head reads as unsupported
-    "rag/faithfulness": Threshold(0.35, 0.04, 0.74, 77, 85),
+    "rag/faithfulness": Threshold(0.35, 0.00, 0.73, 77, 85),
     "rag/answer_relevance": Threshold(0.9, 0.00, 1.00, 24, 24),
     "rag/context_relevance": Threshold(0.9, 0.08, 1.00, 24, 24),
-    "rag/context_recall": Threshold(0.7, 0.00, 1.00, 24, 24),
+    "rag/context_recall": Threshold(0.7, 0.08, 1.00, 24, 24),
     "dialogue/naturalness": Threshold(0.45, 0.07, 0.97, 120, 120),
     "dialogue/coherence": Threshold(0.35, 0.10, 0.50, 60, 60),
     "dialogue/engagingness": Threshold(0.5, 0.08, 1.00, 60, 60),
