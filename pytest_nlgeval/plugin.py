@@ -648,9 +648,14 @@ def build_results(parts: list[dict[str, Any]], test_outcomes: dict[str, str] | N
         summary["tests"] = count_tests(test_outcomes)  # pytest's own line, over all the tests that ran
         # a comparison that passed inside a test that failed on something else (a plain assert after it, such as
         # the gate `assert not score.proven_wrong_claims`): the check passed, its test did not
-        summary["passed_in_failed_tests"] = sum(
-            1 for c in checks if c["outcome"] == "passed" and test_outcomes.get(c["nodeid"]) == "failed"
+        failing = {c["nodeid"] for c in checks if c["outcome"] != "passed"}
+        elsewhere = sum(
+            1
+            for c in checks
+            if c["outcome"] == "passed" and c["nodeid"] not in failing and test_outcomes.get(c["nodeid"]) == "failed"
         )
+        if elsewhere:
+            summary["passed_in_failed_tests"] = elsewhere
     results = {
         "schema": RESULTS_SCHEMA,
         "version": RESULTS_VERSION,
@@ -718,7 +723,10 @@ def write_summary(tr, results: dict[str, Any], results_path: str | None) -> None
         tr.write_line(line, red=bool(counts["failed"]), green=not counts["failed"])
     totals = count_outcomes(results["checks"])
     said = [f"{totals[k]} {k}" for k in ("failed", "passed", "xfailed", "xpassed") if totals[k]]
-    tr.write_line(f"checks: {', '.join(said) or 'none'} (each comparison's own result; an xfail test's checks as pytest counts it)")
+    tr.write_line(
+        f"checks: {', '.join(said) or 'none'} (each comparison's own result; an xfail test's checks as pytest "
+        "counts it)"
+    )
     elsewhere = results.get("summary", {}).get("passed_in_failed_tests", 0)
     if elsewhere:
         tr.write_line(

@@ -148,6 +148,24 @@ def _relative(sentence: str) -> list[str] | None:
     return [f"{subject} {m.group('about').strip()}.", f"{subject} {m.group('rest').strip()}"]
 
 
+# "Other products, including the smoked salmon flakes and smoked trout, are not affected": a subject, a list
+# between commas that it includes or leaves out, and the rest of the sentence (its verb first)
+_PARENTHETICAL = re.compile(
+    r"^(?P<subject>[^,;:]{2,60}?),\s+(?:including|such as|like|except|excluding|apart from|other than|notably|"
+    r"especially|among them)\s+[^,;:]+?,\s+(?P<rest>.+)$",
+    re.S | re.I,
+)
+
+
+def _parenthetical(sentence: str) -> bool:
+    """Whether ``sentence``'s subject carries a list between commas ("X, including A and B, are ...")."""
+    m = _PARENTHETICAL.match(sentence.strip())
+    if not m or len(words(m.group("subject"))) > 6:
+        return False
+    first = _verb_words(m.group("rest"))[:1]
+    return bool(first) and (_finite_form(first[0]) or first[0] in _AUXILIARIES)
+
+
 def _clauses(sentence: str) -> list[str]:
     """A sentence split where a conjunction, a comma or a semicolon joins two statements; a clause that
     starts with its verb ("and will start in May") gets the sentence's subject back, and a relative clause
@@ -155,6 +173,8 @@ def _clauses(sentence: str) -> list[str]:
     relative = _relative(sentence)
     if relative is not None:
         return [relative[0], *_clauses(relative[1])]
+    if _parenthetical(sentence):
+        return [sentence.strip()]  # its "and" joins the list, not two statements
     parts = _merge([p for p in _CLAUSE.split(sentence) if p and p.strip()])
     out: list[str] = []
     for part in parts:

@@ -87,6 +87,21 @@ _TITLE_WORDS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame"
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|van|von|al|bin|la|le|da|del|der)?\s*[A-Z][\w'’.-]*)*")
 
 
+_NUMERIC_MONTH = re.compile(r"(?<![\d/.])(0?[1-9]|1[0-2])/(?:19|20)\d{2}\b")
+_MONTH_BY_NUMBER = {
+    1: "january", 2: "february", 3: "march", 4: "april", 5: "may", 6: "june", 7: "july", 8: "august",
+    9: "september", 10: "october", 11: "november", 12: "december",
+}  # fmt: skip
+# a word quoted inside a name ("Little Fern 'Sprout' high chairs"): the quotes are no part of it
+_QUOTED_WORD = re.compile(r"(?<=\s)['‘\"“]([A-Z][\w-]*)['’\"”](?=[\s,.;:])")
+# words that open a sentence as its verb or adverb, never as a name: "Let Brightwater know", "Leaving Fixed Saver"
+_OPENING_VERB = re.compile(
+    r"^(?:[A-Z][a-z]+ing|Let|Make|Call|Send|Keep|Take|Leave|Bring|Check|Contact|Ask|Tell|Give|"
+    r"Use|Note|Remember|Please|Visit|Return|Stop|Switch|Turn|Pay|Read|Book|Choose|Expect|Go|"
+    r"Try|Find|Get|Put|Move|Submit|Apply|Register|Email|Phone|Ring|Write|Bear|Mind|Do|Don't)$"
+)
+
+
 def names(text: str) -> list[str]:
     """Capitalised names of ``text`` that are not sentence openers, titles, months or weekdays.
 
@@ -99,12 +114,15 @@ def names(text: str) -> list[str]:
 
     found: list[str] = []
     for sentence in split_sentences(text) or [text]:
+        sentence = _QUOTED_WORD.sub(r"\1", sentence)
         for m in _NAME.finditer(sentence):
             parts = [re.sub(r"['’]s$", "", p).strip(".’'") for p in m.group(0).split()]  # "Sam's" is Sam
             at_start = not sentence[: m.start()].strip(" \"'“‘([")
             while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in _MONTHS):
                 parts.pop(0)
                 at_start = False if parts else at_start
+            if at_start and len(parts) > 1 and _OPENING_VERB.match(parts[0]):
+                parts, at_start = parts[1:], False  # "Let Brightwater know": the name is Brightwater
             titled = [k for k, p in enumerate(parts) if p.lower().rstrip(".") in _TITLE_WORDS]
             if titled:  # "See Dr. Lisa Park": the name is what follows the title
                 parts, at_start = parts[titled[-1] + 1 :], False
@@ -178,6 +196,8 @@ def _check_claim(claim: str, evidence: str, source: str | None, given: str = "")
     evidence_words = _ordered_words(evidence)  # in reading order: "the source says" names the first one
     source_words = _word_set(source + "\n" + given if given else source)
     source_months = {_MONTHS[w] for w in source_words if w in _MONTHS}
+    # "01/2022 to 06/2023": months written as numbers of a year
+    source_months |= {_MONTH_BY_NUMBER[int(m)] for m in _NUMERIC_MONTH.findall(source) if 1 <= int(m) <= 12}
     dated = {n.unit for n in claim_numbers if n.kind == "date"}
     for month in dict.fromkeys(w for w in claim_words if w in _MONTHS and len(w) > 3):
         if month in source_words or _MONTHS[month] in source_months:
@@ -492,6 +512,7 @@ def _name_variant(name: str, source: str) -> str | None:
     Properties LLC", "Corvid Connect" for "Corvid Home"), when the source never writes ``name`` itself; None when
     it does, or when the altered word is a name the source writes alone ("Crestline Roofing" where the source
     has "Crestline" and "Halden Roofing") or a short form of the other ("Dan" for "Dana")."""
+    source = _QUOTED_WORD.sub(r"\1", source)  # "Little Fern 'Sprout'" writes Little Fern Sprout
     parts = tuple(p.lower().replace("’", "'").replace("–", "-") for p in name.split())
     if len(parts) < 2 or parts[0] in _TITLE_WORDS or parts[0] in _TITLES:
         return None  # "Coach Smith", "Professor Schmidt": a title and a surname

@@ -142,6 +142,7 @@ _TIMES_SIGN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|by)\s*(\d+(?:\.\d+)?)(?:\s*
 
 _MONTH_ORDER = ("",) + tuple(forms[0] for forms in _MONTH_SPELLINGS)  # month number -> name
 _MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_NUMERIC_MONTH_YEAR = re.compile(r"(?<![\d/.])(0?[1-9]|1[0-2])/((?:19|20)\d{2})\b")
 #: "weekly", "once a month", "twice a week": how often, read as "every <period>"
 _PERIODIC = {
     "hourly": "1 hour",
@@ -190,9 +191,10 @@ _PART_OF_SCALE = re.compile(
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 # "one minute to midnight", "five minutes past noon": a time of day
 _TO_NOON = re.compile(
-    rf"\b(?P<n>{_SMALL_RE}|fifteen|twenty|thirty)\s+minutes?\s+(?P<dir>to|before|past|after)\s+(?P<at>midnight|noon|midday)\b",
+    rf"\b(?:(?P<n>{_SMALL_RE}|fifteen|twenty|thirty)\s+minutes?|(?P<f>half|(?:a\s+)?quarter))\s+"
+    r"(?P<dir>to|before|past|after)\s+(?P<at>midnight|noon|midday)\b",
     re.I,
-)
+)  # "half past midnight" is 00:30
 _MINUTE_WORDS = {"fifteen": 15, "twenty": 20, "thirty": 30}
 # "seven in the evening", "9 o'clock at night", "six in the morning": an hour and its half of the day
 _PART_OF_DAY = re.compile(
@@ -233,6 +235,31 @@ def _clock(text: str, at: int, minutes: float, shown: str, clock: str | None) ->
     elif before and before[0] in ("after", "from") and not _UNTIL_TIME.match(text, at + len(shown)):
         high = 1440.0  # "from 6pm"; but "from 06:00 to 23:00" is a range whose ends are read apart
     return Quantity(minutes, "time", shown, low, high, clock, minutes)
+
+
+_BETWEEN_TIMES = re.compile(r"\s*(?:to|until|till|and|-|–|—)\s*", re.I)
+
+
+def _time_ranges(out: list[Quantity], times: list[tuple[int, int, int]], text: str) -> None:
+    """Two times of day joined as a span ("between 00:30 and 05:30", "from 06:00 to 23:00", "9am-5pm") each hold
+    the whole span, so that a time inside it ("at 2am" of the off-peak hours) is no conflict; a span across
+    midnight is left as two times."""
+    for (i, begin, end), (j, start, _) in zip(times, times[1:]):
+        joiner = text[end:start]
+        before = re.findall(r"[a-z]+", text[max(0, begin - 12) : begin].lower())[-1:]
+        if not _BETWEEN_TIMES.fullmatch(joiner):
+            continue
+        word = joiner.strip().lower()
+        if word == "and" and before != ["between"] or word not in ("-", "–", "—", "and") and before != ["from"]:
+            continue
+        first, second = out[i], out[j]
+        low, high = first.value, second.value
+        if "12h" in (first.currency, second.currency) and high <= low:
+            high += 720  # "from 9 to 5": the afternoon
+        if high <= low:
+            continue
+        out[i] = Quantity(first.value, "time", first.text, low, high, None, first.raw, first.before)
+        out[j] = Quantity(second.value, "time", second.text, low, high, None, second.raw, second.before)
 
 
 def _small(word: str) -> float:
@@ -302,13 +329,18 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
         return f"{hour}:{minutes:02d}" if minutes is not None and minutes < 60 else m.group(0)
 
     def to_noon(m: re.Match) -> str:
-        n = m.group("n").lower()
-        minutes = _MINUTE_WORDS[n] if n in _MINUTE_WORDS else _small(n)
+        if m.group("f"):
+            minutes = 30.0 if m.group("f").lower() == "half" else 15.0
+        else:
+            n = m.group("n").lower()
+            minutes = _MINUTE_WORDS[n] if n in _MINUTE_WORDS else _small(n)
         at: float = 0 if m.group("at").lower() == "midnight" else 720
         at = (at - minutes if m.group("dir").lower() in ("to", "before") else at + minutes) % 1440
         return f"{int(at // 60)}:{int(at % 60):02d}"
 
     text = _CODE_BEFORE.sub(lambda m: _CODE_SIGNS[m.group(1)], text)  # "EUR 300" is €300, as the figures read it
+    # "01/2022" is January 2022 (a month of a year, never a share of 2022)
+    text = _NUMERIC_MONTH_YEAR.sub(lambda m: f"{_MONTH_ORDER[int(m.group(1))].capitalize()} {m.group(2)}", text)
     text = _TO_NOON.sub(to_noon, text)
     text = _PAST_HOUR.sub(past_hour, text)
     text = _PART_OF_DAY.sub(part_of_day, text)
@@ -393,6 +425,7 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
     rewritten, fractions = _rewrite(text, liberal)
     out: list[Quantity] = []
     spans: list[tuple[int, int, int]] = []  # (index in out, start, end) of the numbers read from ``lowered``
+    times: list[tuple[int, int, int]] = []  # (index in out, start, end) of the times of day
     for m in _TIME.finditer(rewritten):
         hour = int(m.group(1) or m.group(4))
         minute = int(m.group(2) or m.group(5) or 0)
@@ -407,9 +440,12 @@ def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
             written_24h = (m.group(1) or m.group(4) or "").startswith("0")  # "09:00" is nine in the morning
             clock = None if half or hour > 12 or written_24h else "12h"  # "at 7:02" may be 7:02 p.m.
             out.append(_clock(rewritten, m.start(), minutes, shown, clock))
+            times.append((len(out) - 1, m.start(), m.end()))
     for m in _NOON.finditer(rewritten):
         minutes = 720.0 if m.group(0).lower() == "noon" or m.group(0).lower() == "midday" else 0.0
         out.append(_clock(rewritten, m.start(), minutes, m.group(0), None))
+        times.append((len(out) - 1, m.start(), m.end()))
+    _time_ranges(out, sorted(times, key=lambda t: t[1]), rewritten)
     rewritten = _TIME.sub(" ", rewritten)
     lowered = rewritten.lower()
     ranges = [(float(a), float(b), r) for r in _RANGE.finditer(lowered) for a, b in [r.groups()] if float(a) < float(b)]
@@ -548,6 +584,8 @@ def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     if claim.kind == "date" and _date_bound(claim) is not None and _date_bound(claim) == _date_bound(evidence):
         return True  # "from 1 May" and "after 30 April" start on the same day
     if claim.kind == "time" and "12h" in (claim.currency, evidence.currency):
+        if claim.low == claim.high and evidence.low < evidence.high < 1440:  # a span of the day holds either half
+            return any(evidence.holds(v) for v in (claim.value % 720, claim.value % 720 + 720))
         return claim.value % 720 == evidence.value % 720
     if claim.currency and evidence.currency and claim.currency != evidence.currency:
         return False  # "50 euros" for "£50"

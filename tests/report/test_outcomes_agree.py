@@ -96,7 +96,8 @@ def test_every_view_counts_as_pytest_does(pytester, capsys, workers):
             "*= nlgeval =*",
             "task*kind*name*checks*passed*failed*xfailed*xpassed*mean*min",
             "-  * metric * quality * 8 * 2 * 3 * 2 * 1 *",
-            "checks: 3 failed, 2 passed, 2 xfailed, 1 xpassed (each comparison's own result; an xfail test's checks as pytest counts it)",
+            "checks: 3 failed, 2 passed, 2 xfailed, 1 xpassed (each comparison's own result; an xfail test's "
+            "checks as pytest counts it)",
         ]
     )
 

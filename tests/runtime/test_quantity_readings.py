@@ -238,3 +238,52 @@ def test_a_span_of_hours_is_the_same_whichever_period_the_sentence_gives_it():
     )
     claim = "Use the flat rate, which for 51 to 100 hours a month is £18 per month."
     assert failed(claim, source) == []
+
+
+RECALL = """Little Fern Baby Products Ltd recalls about 18,400 Little Fern 'Sprout' convertible wooden high chairs,
+model numbers LF-HC100 and LF-HC120, with production dates from 01/2022 to 06/2023. Chairs produced from July 2023
+onwards are not affected. Other Northcove products, including the hot smoked salmon flakes, are not recalled."""
+
+TARIFF = """EV Night charges 8.50p per kWh between 00:30 and 05:30 every night, including weekends. Customers who are
+leaving Fixed Saver 24 early pay an exit fee of 75 pounds per fuel. Let Brightwater know 48 hours before you move.
+Brightwater Fixed Saver 24 fixes the price for two years."""
+
+
+@pytest.mark.parametrize(
+    "claim, source",
+    [
+        # a time inside a span of the day the source gives ("between 00:30 and 05:30") is no conflict
+        ("At 2am you would pay 8.5p per kWh on EV Night.", TARIFF),
+        ("Off-peak on EV Night runs from half past midnight to half past five.", TARIFF),
+        ("At 10:00 the Airport office is open.", TERMS),
+        # months written as numbers of a year ("01/2022") are those months
+        ("The recall covers model numbers LF-HC100 and LF-HC120 made between January 2022 and June 2023.", RECALL),
+        # a quoted word inside a name is part of the name; a sentence's opening verb is no part of one
+        ("About 18,400 Little Fern Sprout high chairs are recalled.", RECALL),
+        ("Leaving Fixed Saver 24 early costs 75 pounds per fuel.", TARIFF),
+        ("Let Brightwater know 48 hours before you move.", TARIFF),
+    ],
+)
+def test_recall_and_tariff_readings_fire_no_check(claim, source):
+    assert failed(claim, source) == []
+
+
+@pytest.mark.parametrize(
+    "claim, source, span",
+    [
+        ("The recall covers chairs produced between March 2022 and June 2023.", RECALL, "March"),
+        ("Off-peak on EV Night runs from 01:30 to 05:30.", TARIFF, "01:30"),
+        ("The Airport office is open from 07:00 to 23:00.", TERMS, "07:00"),
+        ("About 18,400 Little Fern Sapling high chairs are recalled.", RECALL, "Little Fern Sapling"),
+    ],
+)
+def test_a_wrong_month_time_or_name_is_still_named(claim, source, span):
+    assert any(span in message for message in failed(claim, source))
+
+
+def test_a_listed_inclusion_between_commas_keeps_its_sentence_whole():
+    from nlgeval_runtime.claims import split_claims
+
+    text = "Other Northcove products, including the hot smoked salmon flakes and smoked trout, are not affected."
+    assert split_claims(text)[0] == [text]
+    assert failed(text.replace("and smoked trout, ", ""), RECALL) == []
