@@ -32,7 +32,7 @@ from typing import Collection, Sequence
 from dataclasses import dataclass
 
 from nlgeval_runtime.claims import STOPWORDS, content_words, stem_match, words
-from nlgeval_runtime.figures import _MONTHS, _WEEKDAYS, NumberMention, numbers
+from nlgeval_runtime.figures import _MONTH_SPELLINGS, _MONTHS, _NUMERIC_MONTH_YEAR, _WEEKDAYS, NumberMention, numbers
 
 __all__ = [
     "FactChecks",
@@ -87,11 +87,6 @@ _TITLE_WORDS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame"
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|van|von|al|bin|la|le|da|del|der)?\s*[A-Z][\w'’.-]*)*")
 
 
-_NUMERIC_MONTH = re.compile(r"(?<![\d/.])(0?[1-9]|1[0-2])/(?:19|20)\d{2}\b")
-_MONTH_BY_NUMBER = {
-    1: "january", 2: "february", 3: "march", 4: "april", 5: "may", 6: "june", 7: "july", 8: "august",
-    9: "september", 10: "october", 11: "november", 12: "december",
-}  # fmt: skip
 # a word quoted inside a name ("Little Fern 'Sprout' high chairs"): the quotes are no part of it
 _QUOTED_WORD = re.compile(r"(?<=\s)['‘\"“]([A-Z][\w-]*)['’\"”](?=[\s,.;:])")
 # words that open a sentence as its verb or adverb, never as a name: "Let Brightwater know", "Leaving Fixed Saver"
@@ -197,7 +192,7 @@ def _check_claim(claim: str, evidence: str, source: str | None, given: str = "")
     source_words = _word_set(source + "\n" + given if given else source)
     source_months = {_MONTHS[w] for w in source_words if w in _MONTHS}
     # "01/2022 to 06/2023": months written as numbers of a year
-    source_months |= {_MONTH_BY_NUMBER[int(m)] for m in _NUMERIC_MONTH.findall(source) if 1 <= int(m) <= 12}
+    source_months |= {_MONTH_SPELLINGS[int(month) - 1][0] for month, _ in _NUMERIC_MONTH_YEAR.findall(source)}
     dated = {n.unit for n in claim_numbers if n.kind == "date"}
     for month in dict.fromkeys(w for w in claim_words if w in _MONTHS and len(w) > 3):
         if month in source_words or _MONTHS[month] in source_months:

@@ -18,40 +18,14 @@ from nlgeval_runtime.claims import STOPWORDS
 
 __all__ = ["NumberMention", "numbers"]
 
+# not "once": "once lag reached 100,000" is a conjunction; "once a week" is read as a rate
 _UNITS_WORDS = {
-    "zero": 0,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-    "hundred": 100,
-    "dozen": 12,
-    "half": 0.5,
-    "twice": 2,
-    "thrice": 3,
-}  # fmt: skip  (not "once": "once lag reached 100,000" is a conjunction; "once a week" is read as a rate)
+    "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12, "half": 0.5,
+    "twice": 2, "thrice": 3,
+}  # fmt: skip
 #: ordinals from "third" on ("first" and "second" are too often not counts: "the first time", "a second")
 _ORDINALS = {
     "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
@@ -68,6 +42,8 @@ _MONTH_SPELLINGS = (
 )  # fmt: skip
 #: every spelling of a month -> the month's full name
 _MONTHS = {spelling: forms[0] for forms in _MONTH_SPELLINGS for spelling in forms}
+#: a month of a year written as numbers: "01/2022" is January 2022 (groups: month, year)
+_NUMERIC_MONTH_YEAR = re.compile(r"(?<![\d/.])(0?[1-9]|1[0-2])/((?:19|20)\d{2})\b")
 _MONTH_NAMES = frozenset(forms[0] for forms in _MONTH_SPELLINGS)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 #: the noun after a number that says what is counted; plural and singular map to one name

@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from nlgeval_runtime.figures import _CODE_BEFORE, _CODE_SIGNS, _MONTH_SPELLINGS, _PEOPLE, numbers
+from nlgeval_runtime.figures import _CODE_BEFORE, _CODE_SIGNS, _MONTH_SPELLINGS, _NUMERIC_MONTH_YEAR, _PEOPLE, numbers
 
 __all__ = ["Quantity", "conflicts", "in_evidence_terms", "quantities", "same_quantity"]
 
@@ -142,7 +142,6 @@ _TIMES_SIGN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|by)\s*(\d+(?:\.\d+)?)(?:\s*
 
 _MONTH_ORDER = ("",) + tuple(forms[0] for forms in _MONTH_SPELLINGS)  # month number -> name
 _MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-_NUMERIC_MONTH_YEAR = re.compile(r"(?<![\d/.])(0?[1-9]|1[0-2])/((?:19|20)\d{2})\b")
 #: "weekly", "once a month", "twice a week": how often, read as "every <period>"
 _PERIODIC = {
     "hourly": "1 hour",
