@@ -183,6 +183,13 @@ def report(rows: list[dict], documented: dict[str, float] | None = None) -> None
                 proven = [any(c["proven"] for c in r["claim_verdicts"]) for r in good]
                 caught = [any(c["proven"] for c in r["claim_verdicts"]) for r in bad]
                 print(f"| {domain} | {sum(proven) / max(1, len(good)):.1%} | {sum(caught) / max(1, len(bad)):.1%} |")
+            heads = {
+                c["text"]: sig["head"] for r in mine if r["good"] for c, sig in zip(r["claim_verdicts"], r["signals"])
+            }
+            low = sum(1 for h in heads.values() if h < 0.5)
+            print(
+                f"\nthe claim head alone scores {low} of the {len(heads)} faithful claims of the good outputs below 0.5"
+            )
         print(f"\ncaught by kind (all outputs, at {t}):")
         kinds: dict[str, list[dict]] = defaultdict(list)
         for r in mine:
