@@ -32,6 +32,7 @@ from typing import Collection, Sequence
 from dataclasses import dataclass
 
 from nlgeval_runtime.claims import STOPWORDS, content_words, stem_match, words
+from nlgeval_runtime.sentences import split_sentences
 from nlgeval_runtime.figures import _MONTH_SPELLINGS, _MONTHS, _NUMERIC_MONTH_YEAR, _WEEKDAYS, NumberMention, numbers
 
 __all__ = [
@@ -62,8 +63,8 @@ _NOT_NAMES = frozenset(
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One explicit check that failed: ``kind`` (number, date, year, month, weekday, name, role, attribution, swap,
-    negation, form), the claim's
+    """One explicit check that failed: ``kind`` (number, date, year, month, weekday, name, role, attribution, party,
+    swap, negation, form), the claim's
     span, and what the evidence says instead (or None when it says nothing of the kind)."""
 
     kind: str
@@ -72,7 +73,7 @@ class Mismatch:
 
     @property
     def message(self) -> str:
-        if self.kind in ("negation", "form", "attribution"):
+        if self.kind in ("negation", "form", "attribution", "party"):
             return f"`{self.span}`: {self.evidence}"
         if self.evidence:
             return f"`{self.span}`: the source says {self.evidence}"
@@ -225,6 +226,7 @@ def _check_claim(claim: str, evidence: str, source: str | None, given: str = "")
         if missing or altered is not None:
             found.append(Mismatch("name", name, altered))
     found.extend(_role_swaps(claim, source))
+    found.extend(_party_swaps(claim, evidence, source))
     found.extend(Mismatch("attribution", span, said) for span, said in misattributions(claim, source))
     for first, second in swapped_values(claim, evidence):
         found.append(
@@ -263,7 +265,8 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
 
     from nlgeval_runtime.claims import _clauses
 
-    claim_content = {w for w in content_words(claim) if w not in _NEGATION}
+    # what the claim is about, without its modals ("may also be used" is about using)
+    claim_content = {w for w in content_words(claim) if w not in _NEGATION and w not in _MODALS}
     if len(claim_content) < 2:
         return None
     if set(words(claim)) & _CONDITIONS:
@@ -271,7 +274,8 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     best, best_overlap = None, 0.0
     for sentence in split_sentences(evidence) or [evidence]:  # a list's items are sentences of their own
         for clause in _clauses(sentence):
-            shared = len(claim_content & set(content_words(clause)))
+            theirs = set(content_words(clause))
+            shared = sum(1 for w in claim_content if _inflected(w, theirs))
             if shared / len(claim_content) > best_overlap:
                 best, best_overlap = clause, shared / len(claim_content)
     if best is None or best_overlap < 0.65:
@@ -283,18 +287,39 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     for word in claim_negated:
         if _ANTONYMS.get(word, frozenset()) & best_words:
             continue  # "won't be open on 1 January" against "closed on 1 January, open on other days"
-        if word not in best_negated and stem_match(word, best_words) and _asserted(word, best):
+        if word not in best_negated and _inflected(word, best_words) and _asserted(word, best):
             # the source clause may negate something else ("funded by a grant, not by local taxes"): what
             # matters is that the word the claim negates is asserted there
             return Mismatch("negation", _cue(claim) + " " + word, f"the source asserts it: {best.strip()!r}")
     for word in best_negated:
         contrast = re.search(r"(?i)\b(?:rather than|instead of|other than|except|apart from)\b", claim)
-        if word not in claim_negated and stem_match(word, claim_words) and not negated(claim) and not contrast:
+        if word not in claim_negated and _inflected(word, claim_words) and not negated(claim) and not contrast:
             return Mismatch("negation", claim.strip(), f"the source negates it: {best.strip()!r}")
     return None
 
 
 _CONDITIONS = frozenset("until unless if only except before after without".split())
+_MODALS = frozenset("may might can could must shall should will would also still already even".split())
+
+
+def _base(word: str) -> str:
+    """A word without its inflection: "used", "uses", "using" -> "us"; "crossing" -> "cross"; "carries" -> "carry"."""
+    if len(word) > 4 and word.endswith(("ies", "ied")):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "en", "es", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2 and not (suffix == "s" and word.endswith("ss")):
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "sl":
+        word = word[:-1]  # "running" -> "run", "stopped" -> "stop"
+    return word
+
+
+def _inflected(word: str, vocabulary: Collection[str]) -> bool:
+    """Whether ``word`` is in ``vocabulary`` by stem (:func:`stem_match`) or by inflection ("use" and "used")."""
+    return stem_match(word, vocabulary) or any(_base(v) == _base(word) for v in vocabulary)
+
+
 _ANTONYM_PAIRS = (
     ("open", "closed"), ("open", "shut"), ("allowed", "banned"), ("allowed", "prohibited"), ("allowed", "forbidden"),
     ("included", "excluded"), ("available", "unavailable"), ("accepted", "refused"), ("accepted", "rejected"),
@@ -454,6 +479,92 @@ def _role_swaps(claim: str, source: str) -> list[Mismatch]:
     return found
 
 
+#: the parties of a contract, a policy, a service or a consultation: a claim that gives one party's duty or right
+#: to the other ("the landlord must report a leak" where the tenant must) is wrong whatever words it shares
+_PARTIES = frozenset(
+    """landlord tenant lessor lessee buyer seller purchaser vendor insurer policyholder customer company employer
+    employee patient doctor lender borrower provider supplier contractor client driver passenger guest host
+    student teacher sender recipient manufacturer retailer dealer applicant subscriber licensee licensor carrier
+    shipper merchant cardholder pharmacist""".split()
+)
+#: words between two parties that make the second the agent or turn the relation round ("is paid by", "rents
+#: from", "more than"), or join the two ("the landlord and the tenant")
+_CONVERSE = re.compile(
+    r"\b(?:by|from|to be|receives?|received|gets?|got|buys?|bought|rents?|rented|borrows?|borrowed|owe[sd]?|than|"
+    r"as|with|and|or|nor|both|either|between)\b",
+    re.I,
+)
+_BEFORE_AGENT = frozenset("to from by with of against on at in into than as".split())
+_PARTY_CLAUSE = re.compile(r";|,\s+(?:while|whereas|but|and|except|unless)\s+|\.\s")
+
+
+def _parties(text: str) -> tuple[list[str], list[tuple[int, str]]]:
+    toks = re.findall(r"[A-Za-z][\w'’-]*", text)
+    return toks, [(k, p) for k, t in enumerate(toks) if (p := re.sub(r"['’]s$", "", t.lower())) in _PARTIES]
+
+
+def _party_swaps(claim: str, evidence: str, source: str) -> list[Mismatch]:
+    """A duty or a right of one party of the source given to the other, where the evidence says it plainly:
+
+    - the claim names two parties and a clause of the evidence holds them the other way round with the same
+      relation between them ("the landlord must tell the tenant" against "Tenant must report any leak to
+      Landlord"), neither side turned by a passive or a converse verb;
+    - the claim names one party as the doer, and the evidence clause that holds nearly all its other content
+      words (seven in ten, by stem) has another party as its subject and not this one ("the landlord may end the
+      lease by giving 60 days' notice" against "Tenant may end this lease ... by giving 60 days' written notice").
+
+    Parties are the nouns of :data:`_PARTIES` that the source uses; a clause with more parties, or none, is left
+    to the head."""
+    toks, mine = _parties(claim)
+    kinds = list(dict.fromkeys(p for _, p in mine))
+    lowered = source.lower()
+    if not kinds or any(p not in lowered for p in kinds):
+        return []
+    clauses = [c for s in split_sentences(evidence) or [evidence] for c in _PARTY_CLAUSE.split(s) if c.strip()]
+    if len(mine) == 2 and len(kinds) == 2:
+        (i, a), (j, b) = mine
+        between = toks[i + 1 : j]
+        relation = {w.lower() for w in between if w.lower() not in STOPWORDS and len(w) > 2}
+        if relation and not _CONVERSE.search(" ".join(between)):
+            claim_words = set(content_words(claim))
+            for clause in clauses:
+                theirs, held = _parties(clause)
+                if [p for _, p in held] != [b, a]:
+                    continue
+                said = {w.lower() for w in theirs[held[0][0] + 1 : held[1][0]]}
+                if _CONVERSE.search(" ".join(theirs[held[0][0] + 1 : held[1][0]])) or not any(
+                    stem_match(r, said) for r in relation
+                ):
+                    continue
+                clause_words = set(words(clause))
+                if sum(1 for w in claim_words if stem_match(w, clause_words)) * 2 >= len(claim_words):
+                    return [Mismatch("party", f"the {a} ... the {b}", f"the source has it the other way round: "
+                                     f"{clause.strip()!r}")]  # fmt: skip
+        return []
+    if len(kinds) != 1:
+        return []
+    at, party = mine[0]
+    before = [t.lower() for t in toks[max(0, at - 2) : at]]
+    if any(t in _BEFORE_AGENT for t in before):
+        return []  # "paid to the tenant": not the doer ("for the landlord to replace" is)
+    rest = {w for w in content_words(claim) if w not in _PARTIES}
+    if len(rest) < 3:
+        return []
+    best, overlap = None, 0.0
+    for clause in clauses:
+        share = sum(1 for w in rest if stem_match(w, set(words(clause)))) / len(rest)
+        if share > overlap:
+            best, overlap = clause, share
+    if best is None or overlap < 0.7:
+        return []
+    theirs, held = _parties(best)
+    if len({p for _, p in held}) != 1 or held[0][1] == party:
+        return []
+    if held[0][0] > 3 or any(t.lower() in _BEFORE_AGENT for t in theirs[: held[0][0]]):
+        return []  # the other party is no subject there ("returned to the tenant")
+    return [Mismatch("party", f"the {party}", f"the source gives this to the {held[0][1]}: {best.strip()!r}")]
+
+
 @functools.lru_cache(maxsize=64)
 def _initials(text: str) -> frozenset[str]:
     """The initials of the capitalised phrases of ``text`` ("European Economic Area" -> "eea"; "of", "and",
@@ -569,7 +680,18 @@ def _stated_elsewhere(quantity, claim: str, source: str, rival=None) -> bool:
         for k, sentence in enumerate(sentences):
             if any(q.kind == rival.kind and q.text == rival.text for q in quantities(sentence)):
                 at_rival[k] = sum(1 for w in claim_content if stem_match(w, set(words(sentence))))
+    # the things the claim gives this figure to ("Vertex Lift bid $189,000, while Apex bid $212,000"): a sentence
+    # that states the figure of another of them, beside the one that gives this thing the rival figure, is no
+    # evidence for the claim ("Vertex Lift quoted $212,000. Apex Elevator quoted $189,000.")
+    owners = _owners(quantity, claim, source) if at_rival else frozenset()
+    owned = {k for k in at_rival if _names_any(owners, sentences[k])}
     for k, sentence in enumerate(sentences):
+        if (
+            owned
+            and not _names_any(owners, sentence)
+            and not (_REFERS_BACK.match(sentence) and k - 1 >= 0 and _names_any(owners, sentences[k - 1]))
+        ):
+            continue
         beside = k - 1 in at_rival or k + 1 in at_rival  # "99.9% uptime. If it falls below that level, 10%"
         need_here = need if beside or not at_rival else max(need, max(at_rival.values()) - 2)
         # a bound states its own figure ("at least 3 minutes"), not every one it holds ("below 2,000 mg": 60 mg)
@@ -582,6 +704,42 @@ def _stated_elsewhere(quantity, claim: str, source: str, rival=None) -> bool:
             continue
         sentence_words = set(words(sentence))
         if sum(1 for w in claim_content if stem_match(w, sentence_words)) >= need_here:
+            return True
+    return False
+
+
+_REFERS_BACK = re.compile(r"\s*(?:it|its|this|that|they|their|he|she|his|her)\b", re.I)
+
+
+def _owners(quantity, claim: str, source: str) -> frozenset[str]:
+    """The names the claim gives ``quantity`` to: those of its clause (up to the next "while", "whereas", "but",
+    "and", comma or semicolon) that the source mentions."""
+    from nlgeval_runtime.quantities import own_clause
+
+    at = claim.find(quantity.text)
+    return _mentioned(own_clause(claim, at, at + len(quantity.text)), source) if at >= 0 else frozenset()
+
+
+def _mentioned(clause: str, source: str) -> frozenset[str]:
+    found = [n for n in names(clause) if n.lower() not in _NOT_NAMES]
+    # a capitalised word opening the claim is a name where the source writes it so inside a sentence ("Starter
+    # costs $29" of "The Starter plan costs $12")
+    first = re.match(r"\s*([A-Z][\w'’-]+)", clause)
+    if (
+        first
+        and first.group(1).lower() not in _NOT_NAMES
+        and re.search(r"[a-z,;]\s+" + re.escape(first.group(1)) + r"\b", source)
+    ):
+        found.append(first.group(1))
+    return frozenset(n for n in found if _names_any(frozenset({n}), source))
+
+
+def _names_any(owners: frozenset[str], text: str) -> bool:
+    """Whether ``text`` mentions one of the names (a name's words in order; a last name alone will do)."""
+    lowered = " ".join(words(text))
+    for name in owners:
+        parts = words(name)
+        if parts and (" ".join(parts) in lowered or re.search(r"\b" + re.escape(parts[-1]) + r"\b", lowered)):
             return True
     return False
 

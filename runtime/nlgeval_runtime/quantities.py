@@ -864,6 +864,23 @@ def _about_the_same(claim: str, q: Quantity, evidence: str) -> list[Quantity] | 
 
 
 _REFERS_BACK = re.compile(r"\s*(?:it|its|this|that|these|those|they|their|he|she|his|her|the)\b", re.I)
+#: where a claim passes from one thing to another: "X costs $12, whereas Y costs $29"
+CLAUSE_BREAK = re.compile(
+    r"(?:,\s*|\s+)(?:while|whereas|but|versus|against|compared with|and)\s+|;\s*|,\s+|(?<=[.!?])\s+(?=[A-Z])"
+)
+
+
+def own_clause(text: str, start: int, end: int) -> str:
+    """The clause of ``text`` that holds ``text[start:end]``: up to the "while", "whereas", "but", "and", comma,
+    semicolon or sentence end on either side."""
+    left, right = 0, len(text)
+    for m in CLAUSE_BREAK.finditer(text):
+        if m.end() <= start:
+            left = m.end()
+        elif m.start() >= end:
+            right = m.start()
+            break
+    return text[left:right]
 
 
 def _time_of_day(claim: str, q: Quantity) -> bool:

@@ -92,6 +92,14 @@ def _can_start_sentence(text: str, pos: int) -> bool:
     return char.isalpha() and not char.islower()
 
 
+#: capitalised words that may follow a clock time inside its sentence
+_CLOCK_FOLLOWERS = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun january
+    february march april may june july august september october november december jan feb mar apr jun jul aug sep
+    sept oct nov dec gmt utc bst cet cest est edt cst cdt mst mdt pst pdt et pt ct aest ist""".split()
+)
+
+
 def _is_abbreviation(before: str, after: str) -> bool:
     """True if the text ending just before a period ends with an abbreviation or an initial."""
     match = _WORD_BEFORE.search(before)
@@ -99,6 +107,12 @@ def _is_abbreviation(before: str, after: str) -> bool:
         return False
     word = match.group(1).lstrip("-'")
     lowered = word.lower()
+    if lowered in ("a.m", "p.m") and re.search(r"\d\s*$", before[: match.start(1)]):
+        # a clock time ends the sentence when a capitalised word other than a day, a month or a zone follows:
+        # "open until 10 p.m. Off-Peak costs £28", not "at 10 p.m. Tuesday" or "9 a.m. GMT"
+        following = re.match(r"[A-Z][\w'-]*", after)
+        if following and following.group(0).lower() not in _CLOCK_FOLLOWERS:
+            return False
     if lowered in ABBREVIATIONS:
         return True
     if lowered in NUMBER_ABBREVIATIONS and after[:1].isdigit():
