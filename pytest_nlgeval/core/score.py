@@ -151,7 +151,9 @@ def explanation_lines(details: Mapping[str, Any], *, per_unit: bool = True) -> l
     for part in units or [{"window": window}]:
         verdict = (part.get("window") or {}).get("claim") or {}
         for mismatch in verdict.get("mismatches", []):
-            lines.append(f"unsupported: {_clip(mismatch['message'])}")
+            # a claim that does not read as a statement is no fact error: say which it is
+            label = "unreadable" if mismatch.get("kind") == "form" else "unsupported"
+            lines.append(f"{label}: {_clip(mismatch['message'])}")
     for finding in (window or {}).get("findings", []):
         lines.append(finding)
     if window and window.get("evasive"):

@@ -70,6 +70,7 @@ _UNIT_NOUNS = {
     "player": "player", "team": "team", "mph": "mph", "kmh": "kmh", "gb": "gb", "mb": "mb", "tb": "tb",
     "degree": "degree", "am": "am", "pm": "pm", "quarter": "quarter", "half": "half", "place": "place",
     "round": "round", "term": "term", "edition": "edition", "generation": "generation", "grade": "grade",
+    "min": "minute", "hr": "hour", "wk": "week", "mo": "month", "yr": "year",
 }  # fmt: skip
 _CURRENCY_SIGNS = {"$": "dollar", "€": "euro", "£": "pound", "us$": "dollar"}
 #: ISO currency codes written before a figure, as price lists and terms write them

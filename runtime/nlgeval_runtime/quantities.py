@@ -156,6 +156,20 @@ _PERIODIC = {
 }
 _PERIODIC_RE = re.compile(r"\b(?:every\s+)?(" + "|".join(_PERIODIC) + r")\b", re.I)
 _TIMES_PER = re.compile(rf"\b(?P<n>once|twice|{_SMALL_RE}\s+times)\s+(?:a|an|per|every|each)\s+{_TIME_UNIT_RE}\b", re.I)
+#: how often a prescription says a dose is taken, as a period in days
+_DOSING_DAYS = {
+    "SID": 1.0,
+    "OD": 1.0,
+    "QD": 1.0,
+    "BID": 0.5,
+    "BD": 0.5,
+    "TID": 1 / 3,
+    "TDS": 1 / 3,
+    "QID": 0.25,
+    "QDS": 0.25,
+}
+_DOSING = re.compile(r"\b(" + "|".join(_DOSING_DAYS) + r")\b")
+_EVERY_HOURS = re.compile(r"\bq(\d{1,2})h\b")
 #: "twice daily" is "twice a day"
 _TIMES_ADVERB = re.compile(
     rf"\b(?P<n>once|twice|{_SMALL_RE}\s+times)\s+(?P<adverb>hourly|daily|nightly|weekly|monthly|yearly|annually)\b",
@@ -350,6 +364,9 @@ def _rewrite(text: str, liberal: bool = True) -> tuple[str, frozenset[str]]:
     text = _FLUID_OUNCES.sub(lambda m: f"{m.group(1) or m.group(2)} floz", text)
     if liberal:  # a source's "weekly" is "every 7 days"; a claim's "paying yearly" may name a plan, not a period
         text = _PERIODIC_RE.sub(lambda m: f"every {_PERIODIC[m.group(1).lower()]}", text)
+        # a prescription's "BID" is twice a day, "q8h" every 8 hours (written in capitals: "bid" is an offer)
+        text = _DOSING.sub(lambda m: f"every {_DOSING_DAYS[m.group(1)]:g} day", text)
+        text = _EVERY_HOURS.sub(lambda m: f"every {m.group(1)} hour", text)
     text = _PART_OF_UNIT.sub(part_of_unit, text)
     text = _AND_A_HALF.sub(lambda m: f"{_small(m.group('num')) + 0.5:g} {m.group('unit')}", text)
     text = _QUARTER_LABEL.sub(
@@ -416,12 +433,16 @@ def _kind(unit: str | None, mention_kind: str) -> tuple[str, float]:
     return f"count:{'people' if unit in _PEOPLE else unit}", 1.0
 
 
+_WRAPPED_AFTER_COMMA = re.compile(r",[ \t]*\n[ \t]*")
+
+
 @functools.lru_cache(maxsize=256)
 def quantities(text: str, liberal: bool = True) -> tuple[Quantity, ...]:
     """The quantities of ``text`` in reading order (times of day first), references marked as such.
     ``liberal``: read "one" and "half" as numbers everywhere (a source), not only before a unit (a claim)."""
 
-    rewritten, fractions = _rewrite(text, liberal)
+    # a line broken after a comma goes on with its sentence ("x 10 days,\n30 min before food")
+    rewritten, fractions = _rewrite(_WRAPPED_AFTER_COMMA.sub(", ", text), liberal)
     out: list[Quantity] = []
     spans: list[tuple[int, int, int]] = []  # (index in out, start, end) of the numbers read from ``lowered``
     times: list[tuple[int, int, int]] = []  # (index in out, start, end) of the times of day

@@ -96,7 +96,8 @@ def _can_start_sentence(text: str, pos: int) -> bool:
 _CLOCK_FOLLOWERS = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun january
     february march april may june july august september october november december jan feb mar apr jun jul aug sep
-    sept oct nov dec gmt utc bst cet cest est edt cst cdt mst mdt pst pdt et pt ct aest ist""".split()
+    sept oct nov dec gmt utc bst cet cest est edt cst cdt mst mdt pst pdt et pt ct aest ist eastern central pacific
+    mountain atlantic alaska hawaii local uk us""".split()
 )
 
 

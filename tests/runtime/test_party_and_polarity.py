@@ -76,3 +76,67 @@ def test_a_wrong_party_figure_or_polarity_is_named(claim, source, kind):
 )
 def test_faithful_statements_about_parties_figures_and_polarity_fire_no_check(claim, source):
     assert check_claim(claim, source, source) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Full members come in between 6 a.m. and 10 p.m. Off-Peak costs £28 a month.",
+            ["Full members come in between 6 a.m. and 10 p.m.", "Off-Peak costs £28 a month."],
+        ),
+        ("Calls are taken from 8 a.m. to 6 p.m. Eastern time on weekdays.", None),
+        ("Doors open at 9 a.m. GMT and close at 5 p.m. daily.", None),
+    ],
+)
+def test_a_clock_time_ends_its_sentence_before_a_capitalised_word_other_than_a_day_month_or_zone(text, expected):
+    from nlgeval_runtime.sentences import split_sentences
+
+    assert split_sentences(text) == (expected or [text])
+
+
+CLINIC_NOTES = """Consult 12/03 - Juno, F/N Border Collie, 6y, 19.2 kg. Presented by owner (Mr Okafor).
+Hx: lame L fore x 5 days after agility class. Eating OK.
+Exam: T 38.6 C. Pain on flexion L carpus. Rads L carpus: no fracture, soft tissue swelling only.
+Dx: carpal sprain.
+Rx: Metacam 1.5 mg/ml oral susp - 0.4 ml PO SID with food x 10 days. Omeprazole 10 mg - 1 cap PO BID x 10 days,
+30 min before food. Diet: Hill's j/d.
+Advice: lead walks 2 x 15 min, NO agility or ball throwing x 4 wks. Recheck 26/03 with Dr Adebayo."""
+
+BAGGAGE = """Checked baggage. Light fares include no checked baggage. Business fares include two checked bags of up to
+32 kg each. Bags over 32 kg are not accepted as checked baggage and must be sent as cargo."""
+
+
+@pytest.mark.parametrize(
+    ("claim", "source"),
+    [
+        ("The X-rays showed no fracture, only some swelling.", CLINIC_NOTES),  # "X-ray" is no name
+        ("Feed her the Hill's j/d food.", CLINIC_NOTES),  # a name written with its possessive
+        ("Give one omeprazole capsule twice a day for ten days, half an hour before food.", CLINIC_NOTES),  # BID
+        ("Keep to two 15-minute lead walks a day and stop ball throwing for four weeks.", CLINIC_NOTES),
+        ("Although Light fares include no checked bag, Business fares include two.", BAGGAGE),  # an opener
+        ("Anything over 32 kg can't be checked in at all.", BAGGAGE),  # about heavy bags, not Business fares
+    ],
+)
+def test_clipped_notes_and_fare_rules_read_as_a_reader_reads_them(claim, source):
+    assert check_claim(claim, source, source) == []
+
+
+def test_a_long_faithful_instruction_is_no_word_salad_and_its_shuffle_is():
+    import random
+
+    from nlgeval_runtime.factcheck import FactChecks
+
+    checks = FactChecks(-2.0, (1.0, 3.0), cap=0.2, form_floor=0.1)
+    claim = (
+        "Give her 0.4 ml of Metacam by mouth once a day with food for ten days, and one omeprazole capsule twice a "
+        "day for ten days, half an hour before food."
+    )
+    shuffled = claim.split()
+    random.Random(0).shuffle(shuffled)
+    # the fluency readings measured for a faithful 31-45-word claim and for its shuffle (docs/validity.md)
+    assert not checks.judge(claim, head=0.9, form=0.035, evidence=CLINIC_NOTES, source=CLINIC_NOTES).mismatches
+    salad = checks.judge(" ".join(shuffled), head=0.9, form=0.001, evidence=CLINIC_NOTES, source=CLINIC_NOTES)
+    assert "form" in [m.kind for m in salad.mismatches]
+    short = checks.judge("Food with day once give.", head=0.9, form=0.05, evidence=CLINIC_NOTES, source=CLINIC_NOTES)
+    assert [m.kind for m in short.mismatches] == ["form"]
