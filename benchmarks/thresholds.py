@@ -13,10 +13,12 @@ threshold t on a grid of 0.05:
   by an explicit check fails ``> 0.2``).
 
 The threshold printed as chosen is the highest t whose false-alarm rate stays at most ``--max-false-alarms``
-(default 10%): the strictest gate that passes nine good outputs in ten. The table in
-pytest_nlgeval/core/thresholds.py records what this printed.
+(default 10%): the strictest gate that passes nine good outputs in ten. With ``--domains`` (the scored file of
+``benchmarks/domain_claims.py --json``: good and one-edit damaged summaries and answers in six domains) the
+fact dimensions' rule holds on every one of those domains too, and their rates at the chosen and the documented
+threshold are printed per domain. The table in pytest_nlgeval/core/thresholds.py records what this printed.
 
-    python benchmarks/thresholds.py --data ../data-kit [--model default]
+    python benchmarks/thresholds.py --data ../data-kit [--model default] [--domains scored.json]
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ def main(argv=None) -> int:
     parser.add_argument("--max-false-alarms", type=float, default=0.10)
     parser.add_argument("--dimension", action="append", help="only these task/dimension keys")
     parser.add_argument("--grid", action="store_true", help="also print both rates at every grid threshold")
+    parser.add_argument("--domains", help="benchmarks/domain_claims.py --json output: the rule on every domain too")
     args = parser.parse_args(argv)
+    domains = _domain_scores(args.domains) if args.domains else {}
 
     from liveness_dev import build_texts
     from realistic_facts import DATA, FILES, score_cases
@@ -108,6 +112,15 @@ def main(argv=None) -> int:
         if not good or not bad:
             continue
         t, fa, caught = choose(good, bad, args.max_false_alarms)
+        mine_by_domain = domains.get(key, {})
+        if mine_by_domain:  # the strictest threshold that keeps the rule on the pool and on every domain
+            ok = [
+                g
+                for g in GRID
+                if g <= t and all(rates_at(dg, db, g)[0] <= args.max_false_alarms for dg, db in mine_by_domain.values())
+            ]
+            t = max(ok) if ok else GRID[0]
+            fa, caught = rates_at(good, bad, t)
         documented = THRESHOLDS.get(key)
         doc = "-"
         if documented is not None:
@@ -116,6 +129,10 @@ def main(argv=None) -> int:
         else:
             doc = "- | - | -"
         print(f"| {key} | {len(good)} | {len(bad)} | {t} | {fa:.0%} | {caught:.0%} | {doc} |", flush=True)
+        for domain, (dg, db) in sorted(mine_by_domain.items()):
+            at = [t] + ([documented.value] if documented is not None and documented.value != t else [])
+            rates = ", ".join(f"at {v}: {rates_at(dg, db, v)[0]:.0%} / {rates_at(dg, db, v)[1]:.0%}" for v in at)
+            print(f"|   {domain} ({len(dg)} good / {len(db)} damaged) | | | | {rates} | | | | |")
         if args.grid:
             for g in GRID:
                 gfa, gcaught = rates_at(good, bad, g)
@@ -123,6 +140,19 @@ def main(argv=None) -> int:
     budget = f"{args.max_false_alarms:.0%}"
     print(f"\nmodel {args.model}, evaluator {evaluator.fingerprint_id}; chosen: false alarms <= {budget}")
     return 0
+
+
+def _domain_scores(path: str) -> dict[str, dict[str, tuple[list[float], list[float]]]]:
+    """``{task/dimension: {domain: (good scores, damaged scores)}}`` from a domain_claims.py ``--json`` file."""
+    tasks = {"summarization": "summarization/consistency", "rag": "rag/faithfulness"}
+    out: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
+    for row in json.loads(Path(path).read_text(encoding="utf-8")):
+        key = tasks.get(row["task"])
+        if key is None:
+            continue
+        good, bad = out.setdefault(key, {}).setdefault(row["domain"], ([], []))
+        (good if str(row["good"]) == "True" else bad).append(float(row["score"]))
+    return out
 
 
 if __name__ == "__main__":

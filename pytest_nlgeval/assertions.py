@@ -3,14 +3,14 @@ assertions of the DSL.
 
     from pytest_nlgeval import assert_dimension, assert_dimensions, assert_judged, assert_score, check_dimension
 
-    check_dimension(summary, "consistency", source=article)               # > the recommended threshold, 0.45
+    check_dimension(summary, "consistency", source=article)               # > the recommended threshold, 0.2
     check_dimension(reply, "groundedness", task="dialogue", fact=knowledge, above=0.2)
     assert assert_dimension(summary, "fluency") > 0.8                     # the same check as an assert statement
     assert assert_dimensions(summaries, "fluency").fraction(above=0.8) >= 0.9
     assert assert_score(len(answer.split()), "answer_words") <= 120       # a number of your own, recorded
     assert assert_judged(answer, "The answer names the refund deadline.", input=question) >= 4   # an LLM judge
 
-A comparison of a score asserts by itself (``assert_dimension(...) > 0.45`` raises when it fails), so the bare
+A comparison of a score asserts by itself (``assert_dimension(...) > 0.2`` raises when it fails), so the bare
 form works too; linters flag a comparison whose result is unused (flake8-bugbear and ruff B015), which
 ``check_dimension(...)`` and ``assert ... > t`` are not. The recommended thresholds are
 :data:`pytest_nlgeval.core.thresholds.THRESHOLDS` (``recommended_threshold(dimension, task)``), measured for the
@@ -70,8 +70,8 @@ def assert_dimension(
     A claim that an explicit check proves wrong (a number, date, name, role or negation the source contradicts)
     also bounds the score: it is at most that claim's.
 
-        assert assert_dimension(summary, "consistency", source=article) > 0.45
-        assert assert_dimension(answer, "faithfulness", task="rag", question=q, contexts=passages) > 0.35
+        assert assert_dimension(summary, "consistency", source=article) > 0.2
+        assert assert_dimension(answer, "faithfulness", task="rag", question=q, contexts=passages) > 0.2
     """
     __tracebackhide__ = hide_user_errors
     task, evaluator, recorder = _resolve(task, evaluator)
@@ -108,7 +108,7 @@ def check_dimension(
     the :class:`Score`. It is :func:`assert_dimension` followed by ``> above``, written as a call, which linters
     accept as a statement. The inputs are those of :func:`assert_dimension`.
 
-        check_dimension(summary, "consistency", source=article)            # > 0.45, the recommended threshold
+        check_dimension(summary, "consistency", source=article)            # > 0.2, the recommended threshold
         check_dimension(reply, "coherence", task="dialogue", context=history, above=0.35)  # the same, written out
 
     The recommended thresholds were measured for the embedded default model: with another model (an
@@ -197,9 +197,9 @@ def assert_dimensions(
     Per-output inputs are lists (``sources=[...]``), an input shared by all outputs a single value
     (``source=...``).
 
-        assert assert_dimensions(summaries, "consistency", sources=articles).min() > 0.45
+        assert assert_dimensions(summaries, "consistency", sources=articles).min() > 0.2
         assert assert_dimensions(summaries, "fluency").fraction(above=0.8) >= 0.9
-        assert assert_dimensions(answers, "faithfulness", task="rag", contexts=retrieved).min() > 0.35
+        assert assert_dimensions(answers, "faithfulness", task="rag", contexts=retrieved).min() > 0.2
 
     In the rag task ``contexts=`` holds each output's list of retrieved passages, ``questions=`` its question.
     """

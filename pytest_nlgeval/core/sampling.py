@@ -8,7 +8,7 @@ list of outputs, and the test asserts on a pass rate instead of a single draw::
 
     def test_summaries_stay_faithful(summarize, article):
         outputs = samples(summarize, article, n=5)
-        assert assert_dimensions(outputs, "consistency", source=article).fraction(above=0.45) >= 0.8
+        assert assert_dimensions(outputs, "consistency", source=article).fraction(above=0.2) >= 0.8
         assert assert_judged(outputs, "The summary names who decided what.").fraction(above=3) >= 0.8
 
 The aggregate checks made from a :class:`Samples` list record the spread of the scores (lowest, highest,

@@ -66,7 +66,7 @@ _NOT_NAMES = frozenset(
 @dataclass(frozen=True)
 class Mismatch:
     """One explicit check that failed: ``kind`` (number, date, year, month, weekday, name, role, attribution, party,
-    swap, negation, form), the claim's
+    swap, negation, contradiction, form), the claim's
     span, and what the evidence says instead (or None when it says nothing of the kind)."""
 
     kind: str
@@ -75,7 +75,7 @@ class Mismatch:
 
     @property
     def message(self) -> str:
-        if self.kind in ("negation", "form", "attribution", "party"):
+        if self.kind in ("negation", "form", "attribution", "party", "contradiction"):
             return f"`{self.span}`: {self.evidence}"
         if self.evidence:
             return f"`{self.span}`: the source says {self.evidence}"
@@ -273,8 +273,9 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
 
     # what the claim is about, without its modals ("may also be used" is about using) and figures ("over 32 kg
     # can't be checked in" is not about "two checked bags of up to 32 kg")
+    modals = _MODALS if re.search(r"\bmay\b", claim) else _MODALS - {"may"}  # "in May" is a month
     claim_content = {
-        w for w in content_words(claim) if w not in _NEGATION and w not in _MODALS and not _FIGURE_WORD.match(w)
+        w for w in content_words(claim) if w not in _NEGATION and w not in modals and not _FIGURE_WORD.match(w)
     }
     if len(claim_content) < 2:
         return None
@@ -293,6 +294,15 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
     # item over $500" quantify, and the head reads them
     claim_negated, best_negated = _negated_predicates(claim, ("not", "never", "cannot")), _negated_predicates(best)
     best_words, claim_words = set(words(best)), set(words(claim))
+    # a statement the evidence makes with the opposite word ("rejected" against "approved", "optional" against
+    # "mandatory"), neither side negated, the claim's word absent from the clause and the clause's from the claim
+    for word in claim_words - claim_negated:
+        opposite = _ANTONYM_BASES.get(_base(word))
+        if not opposite or _inflected(word, best_words) or negated(claim) or negated(best):
+            continue
+        said = [w for w in words(best) if _base(w) in opposite and not _inflected(w, claim_words)]
+        if said:
+            return Mismatch("contradiction", word, f"the source says {said[0]}: {best.strip()!r}")
     for word in claim_negated:
         if _ANTONYMS.get(word, frozenset()) & best_words:
             continue  # "won't be open on 1 January" against "closed on 1 January, open on other days"
@@ -348,11 +358,22 @@ _ANTONYM_PAIRS = (
     ("included", "excluded"), ("available", "unavailable"), ("accepted", "refused"), ("accepted", "rejected"),
     ("passed", "failed"), ("won", "lost"), ("approved", "rejected"), ("covered", "excluded"), ("free", "charged"),
     ("possible", "impossible"), ("valid", "invalid"), ("legal", "illegal"), ("increase", "decrease"),
+    ("rose", "fell"), ("increased", "decreased"), ("raised", "lowered"), ("higher", "lower"), ("mandatory", "optional"),
+    ("required", "optional"), ("permitted", "prohibited"), ("permitted", "banned"), ("accepted", "declined"),
+    ("approved", "refused"), ("approved", "denied"), ("granted", "denied"), ("guilty", "innocent"),
+    ("gained", "lost"), ("profit", "loss"), ("indoors", "outdoors"), ("indoor", "outdoor"), ("inside", "outside"),
+    ("minimum", "maximum"), ("eligible", "ineligible"), ("earlier", "later"),
 )  # fmt: skip
 _ANTONYMS: dict[str, frozenset[str]] = {}
 for _a, _b in _ANTONYM_PAIRS:
     _ANTONYMS[_a] = _ANTONYMS.get(_a, frozenset()) | {_b}
     _ANTONYMS[_b] = _ANTONYMS.get(_b, frozenset()) | {_a}
+
+
+_ANTONYM_BASES: dict[str, frozenset[str]] = {}
+for _a, _b in _ANTONYM_PAIRS:
+    _ANTONYM_BASES[_base(_a)] = _ANTONYM_BASES.get(_base(_a), frozenset()) | {_base(_b)}
+    _ANTONYM_BASES[_base(_b)] = _ANTONYM_BASES.get(_base(_b), frozenset()) | {_base(_a)}
 
 
 def _asserted(word: str, clause: str) -> bool:

@@ -37,9 +37,11 @@ DIMENSION = {
 #: fire only on a conflict with the evidence (a figure of the same kind about the same thing), never on a figure
 #: the source does not state: that is left to the head, and it costs a few catches here (rag 0.61 and dialogue 0.38
 #: when absence fired) against 142 of 360 good six-domain summaries that a check failed (benchmarks/domain_claims.py).
-#: rag faithfulness is read at 0.35 since its threshold moved there (at 0.45: 13.6% false alarms, 57.7% caught).
+#: summarization consistency and rag faithfulness are read at 0.2 since their thresholds moved there (the rule held
+#: on each of six domains, docs/validity.md): rag faithfulness catches half of these damaged answers there (0.51 at
+#: 0.35), with no false alarm.
 FALSE_ALARMS_AT_MOST = {"summary": 0.071, "rag": 0.07, "dialogue": 0.0}
-CAUGHT_AT_LEAST = {"summary": 0.53, "rag": 0.51, "dialogue": 0.35}
+CAUGHT_AT_LEAST = {"summary": 0.53, "rag": 0.50, "dialogue": 0.35}
 #: damaged summaries and answers whose failure message names the wrong figure, date or role (34 numbers and 18 dates
 #: when a figure absent from the source was named; 25 numbers before a conflict needed a sentence on the claim's topic)
 NAMED_AT_LEAST = {"number": 24, "date": 17, "role": 10}

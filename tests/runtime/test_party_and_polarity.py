@@ -140,3 +140,40 @@ def test_a_long_faithful_instruction_is_no_word_salad_and_its_shuffle_is():
     assert "form" in [m.kind for m in salad.mismatches]
     short = checks.judge("Food with day once give.", head=0.9, form=0.05, evidence=CLINIC_NOTES, source=CLINIC_NOTES)
     assert [m.kind for m in short.mismatches] == ["form"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "source", "expected"),
+    [
+        (
+            "The council of Lindau rejected the new bridge.",
+            "The city council of Lindau approved a new bridge.",
+            "rejected",
+        ),
+        (
+            "Hearing protection near the press is optional.",
+            "Hearing protection near the press is mandatory.",
+            "optional",
+        ),
+        ("Visitors were permitted on the roof.", "Visitors were prohibited on the roof.", "permitted"),
+        ("Sales rose in May.", "Sales fell in May after rising in April.", "rose"),
+    ],
+)
+def test_a_statement_made_with_the_opposite_word_is_a_contradiction(claim, source, expected):
+    found = check_claim(claim, source, source)
+    assert [(m.kind, m.span) for m in found] == [("contradiction", expected)], found
+
+
+@pytest.mark.parametrize(
+    ("claim", "source"),
+    [
+        ("Sales rose in May.", "Sales rose in May after falling in April."),
+        ("The council did not reject the bridge.", "The city council approved a new bridge."),
+        (
+            "Ear defenders are required near the press; elsewhere they are optional.",
+            "Hearing protection is mandatory near the press and optional elsewhere.",
+        ),
+    ],
+)
+def test_the_opposite_word_elsewhere_in_the_source_is_no_contradiction(claim, source):
+    assert [m for m in check_claim(claim, source, source) if m.kind == "contradiction"] == []
