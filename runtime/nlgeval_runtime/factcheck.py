@@ -743,6 +743,7 @@ def _stated_elsewhere(quantity, claim: str, source: str, rival=None) -> bool:
         if (
             owned
             and not _names_any(owners, sentence)
+            and _mentioned(sentence, source)  # it names another thing ("Apex Elevator quoted $189,000")
             and not (_REFERS_BACK.match(sentence) and k - 1 >= 0 and _names_any(owners, sentences[k - 1]))
         ):
             continue

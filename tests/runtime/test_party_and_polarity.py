@@ -177,3 +177,19 @@ def test_a_statement_made_with_the_opposite_word_is_a_contradiction(claim, sourc
 )
 def test_the_opposite_word_elsewhere_in_the_source_is_no_contradiction(claim, source):
     assert [m for m in check_claim(claim, source, source) if m.kind == "contradiction"] == []
+
+
+def test_a_figure_stated_in_a_sentence_that_names_nothing_else_still_supports_the_claim():
+    from pytest_nlgeval.core.scorers.boolqa import claim_evidence
+    from pytest_nlgeval.core.windows import alignment_units
+
+    source = (
+        "What to do: stop using the cot now. Do not sell or give away the recalled cots.\n\n"
+        "Remedy: Larkspur Toys will provide a free repair kit containing redesigned locking bolts, a hex key and "
+        "illustrated instructions, which takes about 15 minutes to fit. Consumers who prefer not to fit the kit can "
+        "instead receive a £160 voucher for use at larkspurtoys.com. Repair kits will be posted free of charge "
+        "within 10 working days of registration. The remedy is available until 30 June 2025."
+    )
+    claim = "Larkspur Toys will post a free repair kit with new locking bolts within ten working days of registration,"
+    evidence = claim_evidence(alignment_units(claim, source, top=6), source)
+    assert check_claim(claim, evidence, source) == []
