@@ -180,10 +180,19 @@ def _clauses(sentence: str) -> list[str]:
     for part in parts:
         pieces = _merge([p for p in _SOFT.split(part) if p and p.strip()], soft=True)
         out.extend(pieces)
+    # a clause that opens with its verb shares the subject of the nearest clause before it that has one ("The
+    # seller will pay $1,200, but you must arrange the work and should retest": "you should retest")
     subject = _subject(out[0]) if len(out) > 1 else None
-    if subject:
-        out = [out[0]] + [_with_subject(p, subject, _auxiliary(out[0], subject)) for p in out[1:]]
-    return out
+    auxiliary = _auxiliary(out[0], subject) if subject else ""
+    filled = [out[0]]
+    for part in out[1:]:
+        own = _subject(_CONJUNCTION.sub("", part.strip()))
+        if own:
+            subject, auxiliary = own, _auxiliary(_CONJUNCTION.sub("", part.strip()), own)
+            filled.append(part)
+        else:
+            filled.append(_with_subject(part, subject, auxiliary) if subject else part)
+    return filled
 
 
 def _auxiliary(clause: str, subject: str) -> str:

@@ -323,6 +323,7 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
             and not negated(claim)
             and not contrast
             and not stopped
+            and not _ADVICE.search(claim)
         ):
             return Mismatch("negation", claim.strip(), f"the source negates it: {best.strip()!r}")
     return None
@@ -331,7 +332,13 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
 _CONDITIONS = frozenset("until unless if only except before after without".split())
 _FIGURE_WORD = re.compile(r"^(?:\d[\d.,]*\w*|kg|g|mg|km|cm|mm|m|lb|lbs|oz|ml|l|gb|mb|tb|kwh|mph|percent)$")
 #: verbs that negate what follows them: "stop ball throwing", "avoid lifting"
-_NEGATING_VERBS = frozenset("stop stopped avoid avoided avoiding prevent refrain ban banned forbid prohibit".split())
+_NEGATING_VERBS = frozenset(
+    "stop stopped avoid avoided avoiding prevent refrain ban banned forbid prohibit non".split()
+)
+#: a claim that recommends ("should be sent for testing") says nothing of what was done ("was not tested")
+_ADVICE = re.compile(r"(?i)\b(?:should|ought to|recommend\w*|advis\w*|needs? to be)\b")
+#: words that deny what follows them as "not" does: "failed to sound" is "did not sound"
+_DENYING = frozenset("fail fails failed failing unable refuse refuses refused declined neglected".split())
 _MODALS = frozenset("may might can could must shall should will would also still already even".split())
 
 
@@ -389,7 +396,7 @@ def _asserted(word: str, clause: str) -> bool:
         if stem_match(word, {t}) or stem_match(t, {word}):
             seen = True
             near = toks[max(0, k - 4) : k] + toks[k + 1 : k + 4]  # "not repaired", "a repair is not possible"
-            if any(b in _NEGATION or b.endswith("n't") for b in near):
+            if any(b in _NEGATION or b in _DENYING or b.endswith("n't") for b in near):
                 return False
     return seen
 

@@ -193,3 +193,30 @@ def test_a_figure_stated_in_a_sentence_that_names_nothing_else_still_supports_th
     claim = "Larkspur Toys will post a free repair kit with new locking bolts within ten working days of registration,"
     evidence = claim_evidence(alignment_units(claim, source, top=6), source)
     assert check_claim(claim, evidence, source) == []
+
+
+INSPECTION = """Not inspected: insulation on the boiler pipes that may contain asbestos was noted but not tested; a
+laboratory test is recommended. The smoke alarm on the landing failed to sound when tested. Photography for personal
+use without flash is permitted in the show home."""
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The pipe insulation that may contain asbestos should be sent for laboratory testing.",  # advice, not a fact
+        "The landing smoke alarm did not sound when tested.",  # "failed to sound"
+        "You can take non-flash photos for personal use in the show home.",  # "without flash"
+    ],
+)
+def test_a_negation_said_in_other_words_is_no_flip(claim):
+    assert check_claim(claim, INSPECTION, INSPECTION) == []
+
+
+def test_a_clause_that_opens_with_its_verb_takes_the_subject_of_the_clause_before_it():
+    from nlgeval_runtime.claims import split_claims
+
+    claims = split_claims(
+        "The seller will pay $1,200 toward radon mitigation, but you must arrange the installation and should "
+        "retest 30 days later."
+    )[0]
+    assert claims[-1].startswith("you should retest"), claims
