@@ -238,6 +238,7 @@ def _check_claim(claim: str, evidence: str, source: str | None, given: str = "")
         found.append(
             Mismatch("swap", f"{first.text} ... {second.text}", f"{second.text} ... {first.text}, the other way round")
         )
+    found.extend(_day_states(claim, evidence))
     negation = _negation_flip(claim, evidence)
     if negation is not None:
         found.append(negation)
@@ -552,6 +553,41 @@ _PARTY_CLAUSE = re.compile(r";|,\s+(?:while|whereas|but|and|except|unless)\s+|\.
 def _parties(text: str) -> tuple[list[str], list[tuple[int, str]]]:
     toks = re.findall(r"[A-Za-z][\w'’-]*", text)
     return toks, [(k, p) for k, t in enumerate(toks) if (p := re.sub(r"['’]s$", "", t.lower())) in _PARTIES]
+
+
+#: a state something has on a day, and its opposite: "open on Mondays" against "closed on Mondays"
+_DAY_STATES = {"open": "closed", "closed": "open", "staffed": "unstaffed", "available": "unavailable"}
+_SEASONS = frozenset("winter summer spring autumn fall holiday holidays season term school".split())
+
+
+def _day_states(claim: str, evidence: str) -> list[Mismatch]:
+    """A claim that gives a weekday the opposite state of the one the evidence gives it, near the day in both
+    ("the museum is open on Mondays" against "... and is closed on Mondays"), where the evidence's sentence holds
+    every season or month the claim names and the claim negates nothing: otherwise the head reads it."""
+    if negated(claim):
+        return []
+    toks = words(claim)
+    months = {w for w in toks if w in _MONTHS and len(w) > 3} | (set(toks) & _SEASONS)
+    for k, t in enumerate(toks):
+        day = t.removesuffix("s")
+        if day not in _WEEKDAYS:
+            continue
+        near = toks[max(0, k - 4) : k]
+        state = next((w for w in reversed(near) if w in _DAY_STATES), None)
+        if state is None:
+            continue
+        for sentence in _flat_sentences(evidence):
+            theirs = words(sentence)
+            if months - set(theirs):
+                continue  # another season or month than the claim's
+            for j, w in enumerate(theirs):
+                if w.removesuffix("s") != day:
+                    continue
+                said = theirs[max(0, j - 4) : j]
+                if _DAY_STATES[state] in said and state not in said and not any(n in _NEGATION for n in said):
+                    said_instead = f"the source says {_DAY_STATES[state]}: {sentence!r}"
+                    return [Mismatch("contradiction", f"{state} on {t.capitalize()}", said_instead)]
+    return []
 
 
 @functools.lru_cache(maxsize=32)

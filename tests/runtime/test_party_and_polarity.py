@@ -220,3 +220,20 @@ def test_a_clause_that_opens_with_its_verb_takes_the_subject_of_the_clause_befor
         "retest 30 days later."
     )[0]
     assert claims[-1].startswith("you should retest"), claims
+
+
+HOURS = """From 1 November to 31 March (winter), the gallery is open Wednesday to Sunday from 10:00 to 16:00 and is
+closed on Mondays and Tuesdays. In summer it is open every day. The helpline is staffed on weekdays only."""
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("In winter the gallery is open on Mondays.", [("contradiction", "open on Mondays")]),
+        ("In winter the gallery is closed on Mondays and Tuesdays.", []),
+        ("The gallery is open on Mondays in summer.", []),  # another season than the closing day's
+        ("In winter the gallery is not open on Tuesdays.", []),
+    ],
+)
+def test_a_day_given_the_opposite_state_is_a_contradiction(claim, expected):
+    assert [(m.kind, m.span) for m in check_claim(claim, HOURS, HOURS)] == expected
