@@ -186,9 +186,10 @@ def _clauses(sentence: str) -> list[str]:
     auxiliary = _auxiliary(out[0], subject) if subject else ""
     filled = [out[0]]
     for part in out[1:]:
-        own = _subject(_CONJUNCTION.sub("", part.strip()))
+        bare = _CONJUNCTION.sub("", part.strip())
+        own = _subject(bare)
         if own:
-            subject, auxiliary = own, _auxiliary(_CONJUNCTION.sub("", part.strip()), own)
+            subject, auxiliary = own, _auxiliary(bare, own)
             filled.append(part)
         else:
             filled.append(_with_subject(part, subject, auxiliary) if subject else part)

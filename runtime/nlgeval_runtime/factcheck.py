@@ -90,8 +90,9 @@ _TITLE_WORDS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame"
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|van|von|al|bin|la|le|da|del|der)?\s*[A-Z][\w'’.-]*)*")
 
 
-# a word quoted inside a name ("Little Fern 'Sprout' high chairs"): the quotes are no part of it
+# a capital letter joined to a word ("X-ray", "T-shirt", "U-turn") is a common noun, not a name
 _LETTER_COMPOUND = re.compile(r"^[A-Z]-[a-z]")
+# a word quoted inside a name ("Little Fern 'Sprout' high chairs"): the quotes are no part of it
 _QUOTED_WORD = re.compile(r"(?<=\s)['‘\"“]([A-Z][\w-]*)['’\"”](?=[\s,.;:])")
 # words that open a sentence as its verb or adverb, never as a name: "Let Brightwater know", "Leaving Fixed Saver"
 _OPENING_VERB = re.compile(
@@ -312,20 +313,20 @@ def _negation_flip(claim: str, evidence: str) -> Mismatch | None:
             # matters is that the word the claim negates is asserted there
             return Mismatch("negation", _cue(claim) + " " + word, f"the source asserts it: {best.strip()!r}")
     claim_tokens = words(claim)
+    # a contrast ("at school rather than at the surgery"), a negation of its own or advice ("should be sent for
+    # testing") in the claim: none of the source's negations is flipped
+    if (
+        re.search(r"(?i)\b(?:rather than|instead of|other than|except|apart from)\b", claim)
+        or negated(claim)
+        or _ADVICE.search(claim)
+    ):
+        return None
     for word in best_negated:
-        contrast = re.search(r"(?i)\b(?:rather than|instead of|other than|except|apart from)\b", claim)
         stopped = any(
             t in _NEGATING_VERBS and any(_inflected(word, {n}) for n in claim_tokens[k + 1 : k + 4])
             for k, t in enumerate(claim_tokens)
         )  # "stop ball throwing" says what "NO ball throwing" says
-        if (
-            word not in claim_negated
-            and _inflected(word, claim_words)
-            and not negated(claim)
-            and not contrast
-            and not stopped
-            and not _ADVICE.search(claim)
-        ):
+        if word not in claim_negated and _inflected(word, claim_words) and not stopped:
             return Mismatch("negation", claim.strip(), f"the source negates it: {best.strip()!r}")
     return None
 
@@ -343,6 +344,7 @@ _DENYING = frozenset("fail fails failed failing unable refuse refuses refused de
 _MODALS = frozenset("may might can could must shall should will would also still already even".split())
 
 
+@functools.lru_cache(maxsize=4096)
 def _base(word: str) -> str:
     """A word without its inflection: "used", "uses", "using" -> "us"; "crossing" -> "cross"; "carries" -> "carry"."""
     if len(word) > 4 and word.endswith(("ies", "ied")):
@@ -372,16 +374,12 @@ _ANTONYM_PAIRS = (
     ("gained", "lost"), ("profit", "loss"), ("indoors", "outdoors"), ("indoor", "outdoor"), ("inside", "outside"),
     ("minimum", "maximum"), ("eligible", "ineligible"), ("earlier", "later"),
 )  # fmt: skip
-_ANTONYMS: dict[str, frozenset[str]] = {}
-for _a, _b in _ANTONYM_PAIRS:
-    _ANTONYMS[_a] = _ANTONYMS.get(_a, frozenset()) | {_b}
-    _ANTONYMS[_b] = _ANTONYMS.get(_b, frozenset()) | {_a}
-
-
-_ANTONYM_BASES: dict[str, frozenset[str]] = {}
-for _a, _b in _ANTONYM_PAIRS:
-    _ANTONYM_BASES[_base(_a)] = _ANTONYM_BASES.get(_base(_a), frozenset()) | {_base(_b)}
-    _ANTONYM_BASES[_base(_b)] = _ANTONYM_BASES.get(_base(_b), frozenset()) | {_base(_a)}
+_ANTONYMS: dict[str, frozenset[str]] = {}  # by word ("won't be open" against "closed")
+_ANTONYM_BASES: dict[str, frozenset[str]] = {}  # by inflection ("rejected", "rejects" against "approved")
+for _pair in _ANTONYM_PAIRS:
+    for _a, _b in (_pair, _pair[::-1]):
+        _ANTONYMS[_a] = _ANTONYMS.get(_a, frozenset()) | {_b}
+        _ANTONYM_BASES[_base(_a)] = _ANTONYM_BASES.get(_base(_a), frozenset()) | {_base(_b)}
 
 
 def _asserted(word: str, clause: str) -> bool:
@@ -649,7 +647,8 @@ def _party_swaps(claim: str, evidence: str, source: str) -> list[Mismatch]:
         return []
     best, overlap = None, 0.0
     for clause in clauses:
-        share = sum(1 for w in rest if stem_match(w, set(words(clause)))) / len(rest)
+        vocabulary = set(words(clause))
+        share = sum(1 for w in rest if stem_match(w, vocabulary)) / len(rest)
         if share > overlap:
             best, overlap = clause, share
     if best is None or overlap < 0.7:
@@ -832,9 +831,15 @@ def _mentioned(clause: str, source: str) -> frozenset[str]:
     return frozenset(n for n in found if _names_any(frozenset({n}), source))
 
 
+@functools.lru_cache(maxsize=256)
+def _word_text(text: str) -> str:
+    """``text``'s words, lower-cased and joined by single spaces (a claim's sentences share their source)."""
+    return " ".join(words(text))
+
+
 def _names_any(owners: frozenset[str], text: str) -> bool:
     """Whether ``text`` mentions one of the names (a name's words in order; a last name alone will do)."""
-    lowered = " ".join(words(text))
+    lowered = _word_text(text)
     for name in owners:
         parts = words(name)
         if parts and (" ".join(parts) in lowered or re.search(r"\b" + re.escape(parts[-1]) + r"\b", lowered)):
